@@ -1,0 +1,88 @@
+# SPDX-License-Identifier: MIT
+# The two commands of README.md:
+#   make run   installs missing Debian packages (as root; else prints the
+#              apt-get line), builds, and shows pmon working
+#   make test  builds and runs the whole suite: plain -Werror build, the
+#              ASan+UBSan build, and the fuzz harnesses (ctest's summary last)
+# Quiet by default; VERBOSE=1 shows the full commands.
+
+BUILD      ?= build
+BUILD_SAN  ?= build-asan
+BUILD_FUZZ ?= build-fuzz
+JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
+PREFIX     ?= /usr/local
+
+# Debian 12 packages the build and the tests need.
+DEB_DEPS := cmake make gcc clang pkg-config python3 libcmocka-dev libpfm4-dev \
+	libjansson-dev cpuid clang-format cppcheck
+
+ifeq ($(VERBOSE),1)
+Q :=
+CMAKE_VERBOSE := -DCMAKE_VERBOSE_MAKEFILE=ON
+else
+Q := @
+CMAKE_VERBOSE :=
+endif
+
+.PHONY: all deps build run test test-plain test-asan test-fuzz install format lint clean
+
+all: build
+
+deps:
+	$(Q)missing=$$(for p in $(DEB_DEPS); do \
+		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; \
+	done); \
+	if [ -n "$$missing" ]; then \
+		if [ "$$(id -u)" = 0 ]; then \
+			echo "installing: $$missing"; \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null || exit 1; \
+		else \
+			echo "pmon needs these Debian packages; run as root:"; \
+			echo "  apt-get install -y $$missing"; \
+			exit 1; \
+		fi; \
+	fi
+
+$(BUILD)/build.ninja $(BUILD)/Makefile:
+	$(Q)cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPMON_WERROR=ON $(CMAKE_VERBOSE) >/dev/null
+
+build: deps $(BUILD)/Makefile
+	$(Q)cmake --build $(BUILD) -j$(JOBS) $(if $(Q),-- --no-print-directory -s,)
+
+run: build
+	$(Q)echo '$$ pmon info'; ./$(BUILD)/pmon info
+	$(Q)echo; echo '$$ pmon info --cpuid-file ../shared/data/cpuid/intel-core-ultra9-288v-lunarlake-ecore.txt  (another machine)'
+	$(Q)if [ -f ../shared/data/cpuid/intel-core-ultra9-288v-lunarlake-ecore.txt ]; then \
+		./$(BUILD)/pmon info --cpuid-file ../shared/data/cpuid/intel-core-ultra9-288v-lunarlake-ecore.txt | sed -n '/^Performance/,/^Time/p'; \
+	fi
+	$(Q)echo '$$ pmon cpuid | head -5'; ./$(BUILD)/pmon cpuid | head -5
+
+test-plain: build
+	$(Q)cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
+
+test-asan: deps
+	$(Q)cmake -S . -B $(BUILD_SAN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPMON_WERROR=ON -DPMON_SANITIZE=ON $(CMAKE_VERBOSE) >/dev/null
+	$(Q)cmake --build $(BUILD_SAN) -j$(JOBS) $(if $(Q),-- --no-print-directory -s,)
+	$(Q)cd $(BUILD_SAN) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j$(JOBS)
+
+test-fuzz: deps
+	$(Q)CC=clang cmake -S . -B $(BUILD_FUZZ) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPMON_FUZZ=ON -DPMON_SANITIZE=ON $(CMAKE_VERBOSE) >/dev/null
+	$(Q)cmake --build $(BUILD_FUZZ) -j$(JOBS) $(if $(Q),-- --no-print-directory -s,)
+	$(Q)cd $(BUILD_FUZZ) && ctest --output-on-failure -R '^fuzz/'
+
+# The plain suite runs last so that the final line is its ctest summary.
+test: test-asan test-fuzz test-plain
+
+install: build
+	$(Q)cmake --install $(BUILD) --prefix $(PREFIX)
+
+format:
+	$(Q)clang-format -i $$(git ls-files '*.c' '*.h')
+
+lint:
+	$(Q)clang-format --dry-run --Werror $$(git ls-files '*.c' '*.h')
+	$(Q)cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
+		--suppress=missingIncludeSystem --inline-suppr -I include -I lib lib cli
+
+clean:
+	$(Q)rm -rf $(BUILD) $(BUILD_SAN) $(BUILD_FUZZ)

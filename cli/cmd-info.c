@@ -1,0 +1,707 @@
+// SPDX-License-Identifier: MIT
+/*
+ * pmon info: what this machine can count and, when it cannot, exactly why
+ * and what remains. CPUID facts come from libpmon's decoder (live, one CPU,
+ * or another machine's dump); kernel facts from its probe; the verdicts
+ * combine both. Text for people, --json (docs/info-json.md) for programs.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "cli.h"
+#include <pmon/pmon.h>
+
+enum verdict_state { V_NO, V_YES, V_PARTIAL, V_NA };
+
+struct verdict {
+	const char *key; /* JSON key */
+	const char *label; /* text label */
+	enum verdict_state state;
+	char why[320];
+};
+
+enum { VD_HW, VD_RDPMC, VD_SAMPLING, VD_SW, VD_TRACE, VD_TSC, VD_RDT, VD__COUNT };
+
+struct info {
+	struct pmon_cpu_info ci;
+	bool live; /* facts of this machine (not a dump) */
+	const char *source;
+	struct pmon_kernel_info k;
+	char clocksource[64], clocksources[256];
+	struct pmon_clock_res clocks[16];
+	size_t nclocks;
+	uint64_t tsc_hz;
+	enum pmon_tsc_source tsc_src;
+	uint32_t tsc_spread_ppm;
+	struct verdict v[VD__COUNT];
+};
+
+static void setv(struct verdict *v, enum verdict_state s, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void setv(struct verdict *v, enum verdict_state s, const char *fmt, ...)
+{
+	va_list ap;
+
+	v->state = s;
+	va_start(ap, fmt);
+	vsnprintf(v->why, sizeof(v->why), fmt, ap);
+	va_end(ap);
+}
+
+static const char *state_name(enum verdict_state s)
+{
+	switch (s) {
+	case V_YES:
+		return "yes";
+	case V_PARTIAL:
+		return "partial";
+	case V_NA:
+		return "n/a";
+	default:
+		return "no";
+	}
+}
+
+static void describe_counters(const struct pmon_perfmon *pm, char *buf, size_t len)
+{
+	if (pm->model == PMON_PERFMON_NONE) {
+		snprintf(buf, len, "none enumerated");
+		return;
+	}
+	int n = snprintf(buf, len, "%u general-purpose x %u bits", pm->gp_count, pm->gp_width);
+	if (n > 0 && (size_t)n < len && pm->fixed_count)
+		snprintf(buf + n, len - (size_t)n, ", %u fixed x %u bits", pm->fixed_count,
+			 pm->fixed_width);
+}
+
+static void compute_verdicts(struct info *in)
+{
+	const struct pmon_cpu_info *ci = &in->ci;
+	const struct pmon_kernel_info *k = &in->k;
+	const char *hv = ci->id.hv_name ? ci->id.hv_name : "the hypervisor";
+	char counters[128];
+	bool hw = false;
+
+	describe_counters(&ci->pm, counters, sizeof(counters));
+	for (int i = 0; i < VD__COUNT; i++)
+		in->v[i].state = V_NA;
+	in->v[VD_HW] = (struct verdict){ .key = "hardware_counters", .label = "hardware counters" };
+	in->v[VD_RDPMC] = (struct verdict){ .key = "user_rdpmc", .label = "user-space rdpmc" };
+	in->v[VD_SAMPLING] = (struct verdict){ .key = "sampling", .label = "sampling" };
+	in->v[VD_SW] = (struct verdict){ .key = "software_events", .label = "software events" };
+	in->v[VD_TRACE] = (struct verdict){ .key = "tracepoints", .label = "tracepoints" };
+	in->v[VD_TSC] = (struct verdict){ .key = "tsc_timing", .label = "TSC timing" };
+	in->v[VD_RDT] = (struct verdict){ .key = "rdt", .label = "RDT (CMT/MBM)" };
+
+	if (!in->live) {
+		/* Another machine's dump: only what CPUID can tell. */
+		if (ci->pm.model == PMON_PERFMON_NONE)
+			setv(&in->v[VD_HW], V_NO, "CPUID enumerates no counters%s",
+			     ci->pm.leaf_0a == PMON_LEAF_OK ? " (CPUID.0AH:EAX[7:0] = 0)" : "");
+		else
+			setv(&in->v[VD_HW], V_YES, "per CPUID: %s", counters);
+		setv(&in->v[VD_RDPMC], V_NA, "depends on the kernel of that machine");
+		setv(&in->v[VD_SAMPLING], V_NA, "depends on the kernel of that machine");
+		setv(&in->v[VD_SW], V_NA, "depends on the kernel of that machine");
+		setv(&in->v[VD_TRACE], V_NA, "depends on the kernel of that machine");
+	} else {
+		if (k->core_pmu[0] && k->hw_open_err == 0) {
+			hw = true;
+			setv(&in->v[VD_HW], V_YES, "%s, through the '%s' PMU", counters,
+			     k->core_pmu);
+		} else if (k->core_pmu[0] &&
+			   (k->hw_open_err == -EACCES || k->hw_open_err == -EPERM)) {
+			setv(&in->v[VD_HW], V_NO,
+			     "perf_event_paranoid = %d forbids counting cycles; run as root, grant "
+			     "CAP_PERFMON, or lower /proc/sys/kernel/perf_event_paranoid",
+			     k->paranoid);
+		} else if (k->core_pmu[0]) {
+			setv(&in->v[VD_HW], V_NO,
+			     "the '%s' PMU exists but cycles does not open: %s", k->core_pmu,
+			     strerror(-k->hw_open_err));
+		} else if (ci->id.hypervisor) {
+			setv(&in->v[VD_HW], V_NO,
+			     "%s exposes no PMU to this VM: the kernel registered no 'cpu' event "
+			     "source%s",
+			     hv,
+			     ci->pm.model == PMON_PERFMON_NONE
+				     ? " and CPUID.0AH reads all zero"
+				     : " (CPUID still describes counters the VM cannot use)");
+		} else {
+			setv(&in->v[VD_HW], V_NO,
+			     "the kernel registered no 'cpu' event source (no perf support for "
+			     "this "
+			     "CPU in this kernel)");
+		}
+
+		if (hw && k->cap_user_rdpmc)
+			setv(&in->v[VD_RDPMC], V_YES,
+			     "the mmapped cycles page says cap_user_rdpmc = 1 (pmc_width %u)",
+			     k->pmc_width);
+		else if (!hw)
+			setv(&in->v[VD_RDPMC], V_NO,
+			     "needs hardware counters; reads fall back to read()");
+		else if (k->rdpmc_mode == 0)
+			setv(&in->v[VD_RDPMC], V_NO,
+			     "the core PMU's rdpmc sysfs mode is 0: the kernel forbids it");
+		else
+			setv(&in->v[VD_RDPMC], V_NO,
+			     "the mmapped cycles page says cap_user_rdpmc = 0");
+
+		if (hw)
+			setv(&in->v[VD_SAMPLING], V_YES, "hardware and software events");
+		else if (k->sw_open_err == 0)
+			setv(&in->v[VD_SAMPLING], V_PARTIAL,
+			     "software events only (cpu-clock, task-clock, page-faults)");
+		else
+			setv(&in->v[VD_SAMPLING], V_NO, "no event opens here");
+
+		if (k->sw_open_err == 0)
+			setv(&in->v[VD_SW], V_YES, "task-clock opens for this process");
+		else if (k->sw_open_err == -EACCES || k->sw_open_err == -EPERM)
+			setv(&in->v[VD_SW], V_NO,
+			     "perf_event_paranoid = %d forbids perf_event_open", k->paranoid);
+		else
+			setv(&in->v[VD_SW], V_NO, "task-clock does not open: %s",
+			     strerror(-k->sw_open_err));
+
+		if (k->has_tracepoints)
+			setv(&in->v[VD_TRACE], V_YES, "the 'tracepoint' PMU exists%s",
+			     k->paranoid > -1 ? " (reading them needs root or CAP_PERFMON)" : "");
+		else
+			setv(&in->v[VD_TRACE], V_NO, "no 'tracepoint' PMU in this kernel");
+	}
+
+	if (!ci->tsc.tsc)
+		setv(&in->v[VD_TSC], V_NO, "no TSC (CPUID.01H:EDX[4] = 0)");
+	else if (!ci->tsc.invariant)
+		setv(&in->v[VD_TSC], V_PARTIAL,
+		     "TSC present but not invariant (CPUID.80000007H:EDX[8] = 0): its rate may "
+		     "follow frequency changes");
+	else if (in->tsc_hz)
+		setv(&in->v[VD_TSC], V_YES, "invariant TSC at %.3f GHz (%s)",
+		     (double)in->tsc_hz / 1e9, pmon_tsc_source_name(in->tsc_src));
+	else
+		setv(&in->v[VD_TSC], V_YES, "invariant TSC; its frequency is not enumerated");
+
+	const struct pmon_rdt *r = &ci->rdt;
+	if (!r->pqm)
+		setv(&in->v[VD_RDT], V_NO, "CPUID.(07H,0):EBX[12] PQM = 0: no resource monitoring");
+	else if (!r->l3 || !(r->occupancy || r->mbm_total || r->mbm_local))
+		setv(&in->v[VD_RDT], V_NO, "PQM = 1 but no L3 monitoring events are enumerated");
+	else if (!in->live)
+		setv(&in->v[VD_RDT], V_YES, "per CPUID: L3 %s%s%s",
+		     r->occupancy ? "occupancy " : "", r->mbm_total ? "total-bandwidth " : "",
+		     r->mbm_local ? "local-bandwidth" : "");
+	else if (in->k.resctrl_mounted && in->k.resctrl_l3_mon)
+		setv(&in->v[VD_RDT], V_YES, "resctrl mounted at %s with L3 monitoring",
+		     in->k.resctrl_path);
+	else
+		setv(&in->v[VD_RDT], V_PARTIAL,
+		     "the CPU has it; mount resctrl to use it: mount -t resctrl resctrl "
+		     "/sys/fs/resctrl");
+}
+
+/* ---- text ------------------------------------------------------------ */
+
+static void row(FILE *f, const char *label, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void row(FILE *f, const char *label, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(f, "  %-22s ", label);
+	va_start(ap, fmt);
+	vfprintf(f, fmt, ap);
+	va_end(ap);
+	fputc('\n', f);
+}
+
+static void print_perfmon(FILE *f, const struct pmon_cpu_info *ci)
+{
+	const struct pmon_perfmon *pm = &ci->pm;
+	char buf[512];
+
+	fprintf(f, "\nPerformance-monitoring counters (CPUID)\n");
+	row(f, "model", "%s", pmon_perfmon_model_name(pm->model));
+	if (ci->id.vendor == PMON_VENDOR_INTEL) {
+		if (pm->leaf_0a == PMON_LEAF_OK)
+			row(f, "leaf 0AH",
+			    "EAX=%08" PRIx32 " EBX=%08" PRIx32 " ECX=%08" PRIx32 " EDX=%08" PRIx32,
+			    pm->raw_0a[0], pm->raw_0a[1], pm->raw_0a[2], pm->raw_0a[3]);
+		else
+			row(f, "leaf 0AH", "%s", pmon_leaf_state_name(pm->leaf_0a));
+	}
+	if (pm->model == PMON_PERFMON_INTEL_ARCH) {
+		row(f, "version", "%u (CPUID.0AH:EAX[7:0])", pm->version);
+		if (pm->leaf_23 == PMON_LEAF_OK)
+			row(f, "leaf 23H",
+			    "present: counters below come from it (0AH says %u GP, "
+			    "fixed mask %#x)",
+			    pm->gp_count_0a,
+			    pm->fixed_mask_0a |
+				    (pm->fixed_count_0a ? (1u << pm->fixed_count_0a) - 1 : 0));
+		row(f, "general-purpose", "%u x %u bits (mask %#" PRIx64 ")", pm->gp_count,
+		    pm->gp_width, pm->gp_mask);
+		row(f, "fixed-function", "%u x %u bits (mask %#" PRIx32 ")", pm->fixed_count,
+		    pm->fixed_width, pm->fixed_mask);
+		for (unsigned i = 0; i < 32; i++)
+			if ((pm->fixed_mask >> i) & 1) {
+				snprintf(buf, sizeof(buf), "  fixed %u", i);
+				row(f, buf, "%s",
+				    pmon_fixed_counter_name(i) ? pmon_fixed_counter_name(i)
+							       : "(model specific)");
+			}
+		size_t n = 0;
+		buf[0] = '\0';
+		for (unsigned e = 0; e < PMON_ARCH_EVENT__COUNT; e++)
+			if ((pm->arch_events >> e) & 1) {
+				int k = snprintf(buf + n, sizeof(buf) - n, "%s%s", n ? ", " : "",
+						 pmon_arch_event_name(e));
+				if (k < 0 || (size_t)k >= sizeof(buf) - n)
+					break;
+				n += (size_t)k;
+			}
+		row(f, "architectural events", "%s", n ? buf : "none");
+		/* 23H.03H enumerates every event; 0AH only its EBX length. */
+		unsigned nev = pm->leaf_23 == PMON_LEAF_OK && (pm->subleaves_23 & 8)
+			? PMON_ARCH_EVENT__COUNT
+			: pm->ebx_length;
+		for (unsigned e = 0; e < PMON_ARCH_EVENT__COUNT && e < nev; e++)
+			if (!((pm->arch_events >> e) & 1)) {
+				snprintf(buf, sizeof(buf), "  not available");
+				row(f, buf, "%s", pmon_arch_event_name(e));
+			}
+		if (pm->version >= 2 && pm->version <= 4 && pm->fixed_count_0a < 3 &&
+		    pm->leaf_23 != PMON_LEAF_OK)
+			row(f, "note",
+			    "CPUID.0AH:EDX[4:0] reports %u fixed counters with version %u; "
+			    "these processors have 3, and Linux assumes 3",
+			    pm->fixed_count_0a, pm->version);
+		if (pm->edx_reserved)
+			row(f, "note", "reserved CPUID.0AH:EDX bits set (%#" PRIx32 "): ignored",
+			    pm->edx_reserved);
+		if (ci->hybrid.hybrid && pm->leaf_23 != PMON_LEAF_OK)
+			row(f, "note",
+			    "hybrid part without leaf 23H: 0AH reports only what all core "
+			    "types share");
+	} else if (pm->model != PMON_PERFMON_NONE) {
+		row(f, "general-purpose", "%u x %u bits", pm->gp_count, pm->gp_width);
+		for (unsigned i = 0; i < pm->nranges; i++) {
+			snprintf(buf, sizeof(buf), "  rdpmc %u-%u", pm->ranges[i].first,
+				 pm->ranges[i].first + pm->ranges[i].count - 1);
+			row(f, buf, "%s, %u bits%s", pm->ranges[i].what, pm->ranges[i].width,
+			    pm->ranges[i].fast_read ? ", ECX[31] fast read" : "");
+		}
+		if (!pm->rdpmc_instruction)
+			row(f, "rdpmc", "no (Pentium without MMX: RDMSR at CPL 0 only)");
+		if (pm->amd_v2)
+			row(f, "PerfMonV2", "yes: %u core, %u DF, %u UMC counters", pm->gp_count,
+			    pm->amd_nb_count, pm->amd_umc_count);
+	} else {
+		row(f, "counters", "none enumerated");
+	}
+}
+
+static void print_text(FILE *f, const struct info *in)
+{
+	const struct pmon_cpu_info *ci = &in->ci;
+
+	fprintf(f, "pmon info%s%s\n\n", in->live ? "" : " -- dump ", in->live ? "" : in->source);
+	row(f, "CPU", "%s", ci->id.brand[0] ? ci->id.brand : "(no brand string)");
+	row(f, "vendor", "%s (%s), family %02XH, model %02XH, stepping %u",
+	    pmon_vendor_name(ci->id.vendor), ci->id.vendor_id, ci->id.family, ci->id.model,
+	    ci->id.stepping);
+	if (ci->id.hypervisor)
+		row(f, "hypervisor", "%s (signature \"%s\")",
+		    ci->id.hv_name ? ci->id.hv_name : "unknown", ci->id.hv_signature);
+	else
+		row(f, "hypervisor", "none (CPUID.01H:ECX[31] = 0)");
+	if (ci->hybrid.leaf_1a == PMON_LEAF_OK && ci->hybrid.core_type)
+		row(f, "core type", "%s",
+		    pmon_core_type_name(ci->hybrid.core_type)
+			    ? pmon_core_type_name(ci->hybrid.core_type)
+			    : "unknown");
+
+	fprintf(f, "\nVerdict\n");
+	for (int i = 0; i < VD__COUNT; i++)
+		fprintf(f, "  %-22s %-7s %s\n", in->v[i].label, state_name(in->v[i].state),
+			in->v[i].why);
+	if (in->live && in->v[VD_HW].state == V_NO)
+		fprintf(f,
+			"  -> without hardware counters, pmon still measures with software events, "
+			"tracepoints and TSC timing; simulation needs no PMU either.\n");
+
+	print_perfmon(f, ci);
+
+	if (in->live) {
+		const struct pmon_kernel_info *k = &in->k;
+		char buf[512];
+		size_t n = 0;
+
+		fprintf(f, "\nKernel\n");
+		buf[0] = '\0';
+		for (size_t i = 0; i < k->npmus; i++) {
+			int w = snprintf(buf + n, sizeof(buf) - n, "%s%s", i ? " " : "",
+					 k->pmus[i].name);
+			if (w < 0 || (size_t)w >= sizeof(buf) - n)
+				break;
+			n += (size_t)w;
+		}
+		row(f, "event sources", "%s", n ? buf : "(none)");
+		row(f, "core PMU", "%s", k->core_pmu[0] ? k->core_pmu : "none");
+		if (k->paranoid == INT_MIN)
+			row(f, "perf_event_paranoid", "absent (kernel without perf events?)");
+		else
+			row(f, "perf_event_paranoid", "%d%s", k->paranoid,
+			    k->paranoid >= 2 ? " (own processes, user space only, unless root)"
+				    : k->paranoid == 1 ? " (own processes, user and kernel)"
+						       : " (system-wide allowed)");
+		if (k->rdpmc_mode >= 0)
+			row(f, "rdpmc sysfs mode", "%d (%s)", k->rdpmc_mode,
+			    k->rdpmc_mode == 0		 ? "never"
+				    : k->rdpmc_mode == 1 ? "processes with an mmapped event"
+							 : "any process");
+		else
+			row(f, "rdpmc sysfs mode", "absent (no core PMU)");
+		if (k->mmap_event)
+			row(f, "mmap page", "%s: cap_user_rdpmc=%d cap_user_time=%d pmc_width=%u",
+			    k->mmap_event, k->cap_user_rdpmc, k->cap_user_time, k->pmc_width);
+		else
+			row(f, "mmap page", "no event could be mapped");
+		row(f, "/dev/cpu/0/msr", "%s", k->msr_dev ? "present" : "absent (modprobe msr)");
+		row(f, "/dev/cpu/0/cpuid", "%s",
+		    k->cpuid_dev ? "present" : "absent (modprobe cpuid)");
+		if (k->nmi_watchdog >= 0)
+			row(f, "nmi_watchdog", "%d%s", k->nmi_watchdog,
+			    k->nmi_watchdog ? " (holds one counter)" : "");
+	}
+
+	fprintf(f, "\nTime-stamp counter\n");
+	row(f, "TSC / RDTSCP", "%s / %s", ci->tsc.tsc ? "yes" : "no",
+	    ci->tsc.rdtscp ? "yes" : "no");
+	row(f, "invariant", "%s (CPUID.80000007H:EDX[8]%s)", ci->tsc.invariant ? "yes" : "no",
+	    ci->id.max_ext_leaf >= 0x80000007 ? "" : " not enumerated");
+	if (ci->tsc.leaf_15 == PMON_LEAF_OK)
+		row(f, "leaf 15H", "ratio %" PRIu32 "/%" PRIu32 ", crystal %" PRIu32 " Hz",
+		    ci->tsc.numerator, ci->tsc.denominator, ci->tsc.crystal_hz);
+	else
+		row(f, "leaf 15H", "%s", pmon_leaf_state_name(ci->tsc.leaf_15));
+	if (ci->tsc.leaf_16 == PMON_LEAF_OK)
+		row(f, "leaf 16H", "base %" PRIu32 " MHz, max %" PRIu32 " MHz, bus %" PRIu32 " MHz",
+		    ci->tsc.base_mhz, ci->tsc.max_mhz, ci->tsc.bus_mhz);
+	if (ci->tsc.leaf_hv == PMON_LEAF_OK)
+		row(f, "leaf 40000010H", "TSC %" PRIu32 " kHz, bus %" PRIu32 " kHz",
+		    ci->tsc.hv_tsc_khz, ci->tsc.hv_bus_khz);
+	if (in->tsc_hz)
+		row(f, "frequency", "%.6f GHz (%s%s)", (double)in->tsc_hz / 1e9,
+		    pmon_tsc_source_name(in->tsc_src),
+		    in->tsc_src == PMON_TSC_HZ_CALIBRATED ? ", 5 x 20 ms windows" : "");
+	else
+		row(f, "frequency", "not enumerated%s",
+		    in->live ? "" : " (calibration needs the machine)");
+	if (in->tsc_src == PMON_TSC_HZ_CALIBRATED)
+		row(f, "calibration spread", "%" PRIu32 " ppm", in->tsc_spread_ppm);
+
+	if (in->live) {
+		fprintf(f, "\nOther timers\n");
+		if (in->clocksource[0])
+			row(f, "clocksource", "%s (available: %s)", in->clocksource,
+			    in->clocksources);
+		for (size_t i = 0; i < in->nclocks; i++) {
+			if (in->clocks[i].res_ns < 0)
+				row(f, in->clocks[i].name, "unsupported");
+			else
+				row(f, in->clocks[i].name, "%ld ns resolution: %s",
+				    in->clocks[i].res_ns, in->clocks[i].what);
+		}
+	}
+
+	const struct pmon_rdt *r = &ci->rdt;
+	fprintf(f, "\nResource monitoring (CMT/MBM, SDM 17.16.3 steps 1-5)\n");
+	row(f, "1 max leaf", "%02" PRIX32 "H%s", r->max_leaf,
+	    r->max_leaf >= 7 ? "" : " (< 7: stop)");
+	row(f, "2 PQM", "%s (CPUID.(07H,0):EBX[12])", r->pqm ? "1" : "0");
+	if (r->pqm) {
+		if (r->leaf_0f == PMON_LEAF_OK)
+			row(f, "3 leaf 0FH.0",
+			    "max RMID %" PRIu32 ", resources %#" PRIx32 " (L3 %s)", r->max_rmid,
+			    r->resources, r->l3 ? "yes" : "no");
+		else
+			row(f, "3 leaf 0FH.0", "%s", pmon_leaf_state_name(r->leaf_0f));
+		if (r->l3 && r->leaf_0f_1 == PMON_LEAF_OK) {
+			row(f, "4 leaf 0FH.1",
+			    "L3 max RMID %" PRIu32 ", upscale %" PRIu32
+			    " bytes/unit, counter width %u%s",
+			    r->l3_max_rmid, r->upscale, r->counter_width,
+			    r->overflow_bit ? ", overflow bit" : "");
+			row(f, "  events", "%s%s%s", r->occupancy ? "llc_occupancy " : "",
+			    r->mbm_total ? "mbm_total_bytes " : "",
+			    r->mbm_local ? "mbm_local_bytes" : "");
+		}
+		row(f, "5 other resources", "%s", r->other_resources ? "yes" : "none");
+	}
+	if (r->pqe && r->leaf_10 == PMON_LEAF_OK) {
+		if (r->l3_cat)
+			row(f, "L3 allocation", "%u-bit masks, %u classes%s", r->l3_cbm_len,
+			    r->l3_cos_max + 1, r->l3_cdp ? ", CDP" : "");
+		if (r->l2_cat)
+			row(f, "L2 allocation", "%u-bit masks, %u classes", r->l2_cbm_len,
+			    r->l2_cos_max + 1);
+		if (r->mba)
+			row(f, "memory bandwidth alloc", "max %u, %u classes%s", r->mba_max,
+			    r->mba_cos_max + 1, r->mba_linear ? ", linear" : "");
+	}
+	if (in->live)
+		row(f, "resctrl", "%s%s",
+		    in->k.resctrl_mounted ? in->k.resctrl_path : "not mounted",
+		    in->k.resctrl_mounted && in->k.resctrl_l3_mon ? " (L3_MON)" : "");
+}
+
+/* ---- JSON (schema: docs/info-json.md) -------------------------------- */
+
+static json_t *json_info(const struct info *in)
+{
+	const struct pmon_cpu_info *ci = &in->ci;
+	const struct pmon_perfmon *pm = &ci->pm;
+	const struct pmon_rdt *r = &ci->rdt;
+	json_t *root = json_object(), *o, *a;
+
+	json_object_set_new(root, "schema", json_string("pmon-info/1"));
+	json_object_set_new(root, "source", json_string(in->source));
+	json_object_set_new(root, "cpu",
+			    json_pack("{s:s, s:s, s:i, s:i, s:i, s:s, s:i, s:i}", "vendor",
+				      pmon_vendor_name(ci->id.vendor), "vendor_id",
+				      ci->id.vendor_id, "family", (int)ci->id.family, "model",
+				      (int)ci->id.model, "stepping", (int)ci->id.stepping, "brand",
+				      ci->id.brand, "max_leaf", (json_int_t)ci->id.max_leaf,
+				      "max_ext_leaf", (json_int_t)ci->id.max_ext_leaf));
+	if (ci->id.hypervisor)
+		json_object_set_new(root, "hypervisor",
+				    json_pack("{s:s?, s:s}", "name", ci->id.hv_name, "signature",
+					      ci->id.hv_signature));
+	else
+		json_object_set_new(root, "hypervisor", json_null());
+
+	o = json_object();
+	json_object_set_new(o, "model", json_string(pmon_perfmon_model_name(pm->model)));
+	json_object_set_new(o, "version", json_integer(pm->version));
+	json_object_set_new(o, "leaf_0a", json_string(pmon_leaf_state_name(pm->leaf_0a)));
+	json_object_set_new(o, "leaf_23", json_boolean(pm->leaf_23 == PMON_LEAF_OK));
+	json_object_set_new(o, "gp",
+			    json_pack("{s:i, s:i, s:I}", "count", (int)pm->gp_count, "width",
+				      (int)pm->gp_width, "mask", (json_int_t)pm->gp_mask));
+	json_object_set_new(o, "fixed",
+			    json_pack("{s:i, s:i, s:I}", "count", (int)pm->fixed_count, "width",
+				      (int)pm->fixed_width, "mask", (json_int_t)pm->fixed_mask));
+	a = json_array();
+	for (unsigned e = 0; e < PMON_ARCH_EVENT__COUNT; e++)
+		if ((pm->arch_events >> e) & 1)
+			json_array_append_new(a, json_string(pmon_arch_event_name(e)));
+	json_object_set_new(o, "arch_events", a);
+	a = json_array();
+	for (unsigned i = 0; i < pm->nranges; i++)
+		json_array_append_new(
+			a,
+			json_pack("{s:i, s:i, s:i, s:b, s:s}", "first", (int)pm->ranges[i].first,
+				  "count", (int)pm->ranges[i].count, "width",
+				  (int)pm->ranges[i].width, "fast_read", pm->ranges[i].fast_read,
+				  "what", pm->ranges[i].what));
+	json_object_set_new(o, "rdpmc_ranges", a);
+	json_object_set_new(o, "rdpmc_instruction", json_boolean(pm->rdpmc_instruction));
+	if (pm->model >= PMON_PERFMON_AMD_LEGACY)
+		json_object_set_new(o, "amd",
+				    json_pack("{s:b, s:b, s:b, s:b, s:i, s:i}", "perfctr_ext_core",
+					      pm->amd_ext_core, "perfctr_ext_nb", pm->amd_ext_nb,
+					      "perfctr_ext_llc", pm->amd_ext_llc, "perfmon_v2",
+					      pm->amd_v2, "df_counters", (int)pm->amd_nb_count,
+					      "umc_counters", (int)pm->amd_umc_count));
+	json_object_set_new(root, "perfmon", o);
+
+	json_object_set_new(root, "rdt",
+			    json_pack("{s:b, s:b, s:b, s:b, s:b, s:I, s:I, s:I, s:i}", "pqm",
+				      r->pqm, "l3", r->l3, "cmt", r->occupancy, "mbm_total",
+				      r->mbm_total, "mbm_local", r->mbm_local, "max_rmid",
+				      (json_int_t)r->max_rmid, "l3_max_rmid",
+				      (json_int_t)r->l3_max_rmid, "upscale", (json_int_t)r->upscale,
+				      "counter_width", (int)r->counter_width));
+	json_object_set_new(root, "tsc",
+			    json_pack("{s:b, s:b, s:I, s:s}", "present", ci->tsc.tsc, "invariant",
+				      ci->tsc.invariant, "hz", (json_int_t)in->tsc_hz, "source",
+				      pmon_tsc_source_name(in->tsc_src)));
+	if (ci->hybrid.leaf_1a == PMON_LEAF_OK && ci->hybrid.core_type)
+		json_object_set_new(root, "hybrid",
+				    json_pack("{s:i, s:s?}", "core_type", (int)ci->hybrid.core_type,
+					      "name", pmon_core_type_name(ci->hybrid.core_type)));
+	else
+		json_object_set_new(root, "hybrid", json_null());
+
+	if (in->live) {
+		const struct pmon_kernel_info *k = &in->k;
+		json_t *pmus = json_array();
+		for (size_t i = 0; i < k->npmus; i++)
+			json_array_append_new(pmus,
+					      json_pack("{s:s, s:i}", "name", k->pmus[i].name,
+							"type", k->pmus[i].type));
+		o = json_pack("{s:o, s:s?, s:o, s:i, s:b, s:b, s:b, s:b}", "pmus", pmus, "core_pmu",
+			      k->core_pmu[0] ? k->core_pmu : NULL, "perf_event_paranoid",
+			      k->paranoid == INT_MIN ? json_null() : json_integer(k->paranoid),
+			      "rdpmc_mode", k->rdpmc_mode, "cap_user_rdpmc", k->cap_user_rdpmc,
+			      "msr_dev", k->msr_dev, "cpuid_dev", k->cpuid_dev, "resctrl_mounted",
+			      k->resctrl_mounted);
+		json_object_set_new(root, "kernel", o);
+		a = json_array();
+		for (size_t i = 0; i < in->nclocks; i++)
+			json_array_append_new(a,
+					      json_pack("{s:s, s:I}", "name", in->clocks[i].name,
+							"resolution_ns",
+							(json_int_t)in->clocks[i].res_ns));
+		json_object_set_new(root, "clocks", a);
+		json_object_set_new(root, "clocksource", json_string(in->clocksource));
+	} else {
+		json_object_set_new(root, "kernel", json_null());
+	}
+	o = json_object();
+	for (int i = 0; i < VD__COUNT; i++)
+		json_object_set_new(o, in->v[i].key,
+				    json_pack("{s:s, s:s}", "state", state_name(in->v[i].state),
+					      "why", in->v[i].why));
+	json_object_set_new(root, "verdict", o);
+	return root;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: pmon info [--json] [--cpu N | --cpuid-file FILE] [-o FILE]\n\n"
+		"  --json             machine-readable output (schema: docs/info-json.md)\n"
+		"  --cpu N            describe logical CPU N (hybrid parts differ per core type)\n"
+		"  --cpuid-file FILE  decode another machine's dump ('pmon cpuid' writes one)\n"
+		"  -o FILE            write to FILE instead of standard output\n");
+}
+
+int cmd_info(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "cpu", required_argument, NULL, 'c' },
+		{ "cpuid-file", required_argument, NULL, 'f' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *file = NULL, *outpath = NULL;
+	bool json = false;
+	long cpu = -1;
+	unsigned long ul;
+	struct pmon_cpuid *snap;
+	struct info *in;
+	int c, rc = CLI_OK;
+	FILE *out;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+jc:f:o:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			json = true;
+			break;
+		case 'c':
+			if (!cli_parse_uint(optarg, 4095, "--cpu", &ul))
+				return CLI_USAGE;
+			cpu = (long)ul;
+			break;
+		case 'f':
+			file = optarg;
+			break;
+		case 'o':
+			outpath = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return CLI_OK;
+		default:
+			usage(stderr);
+			return CLI_USAGE;
+		}
+	}
+	if (optind < argc) {
+		cli_error("unexpected argument '%s' (see 'pmon info --help')", argv[optind]);
+		return CLI_USAGE;
+	}
+	if (file && cpu >= 0) {
+		cli_error("--cpu and --cpuid-file exclude each other: a dump is one CPU already");
+		return CLI_USAGE;
+	}
+
+	if (file)
+		snap = pmon_cpuid__new_file(file);
+	else if (cpu >= 0)
+		snap = pmon_cpuid__new_cpu((int)cpu);
+	else
+		snap = pmon_cpuid__new_live();
+	if (!snap) {
+		if (file)
+			cli_error("%s", pmon_errdetail());
+		else
+			cli_error("cannot read CPUID%s: %s", cpu >= 0 ? " of that CPU" : "",
+				  pmon_errdetail()[0] ? pmon_errdetail() : strerror(errno));
+		return errno == ENOMEM || errno == EIO ? CLI_FAIL : CLI_USAGE;
+	}
+	in = calloc(1, sizeof(*in));
+	if (!in) {
+		pmon_cpuid__free(snap);
+		cli_error("out of memory");
+		return CLI_FAIL;
+	}
+	if (pmon_cpu_decode(snap, &in->ci)) {
+		cli_error("%s", pmon_errdetail());
+		rc = CLI_USAGE;
+		goto out_free;
+	}
+	in->live = !file;
+	in->source = file ? file : pmon_cpuid__source(snap);
+	in->tsc_hz = in->ci.tsc.hz;
+	in->tsc_src = in->ci.tsc.source;
+	if (in->live) {
+		pmon_kernel_probe(NULL, &in->k);
+		in->nclocks = pmon_clocks(in->clocks, sizeof(in->clocks) / sizeof(in->clocks[0]));
+		if (pmon_clocksource(NULL, in->clocksource, sizeof(in->clocksource),
+				     in->clocksources, sizeof(in->clocksources)))
+			in->clocksource[0] = '\0';
+		if (!in->tsc_hz && in->ci.tsc.tsc &&
+		    !pmon_tsc_calibrate(20, &in->tsc_hz, &in->tsc_spread_ppm))
+			in->tsc_src = PMON_TSC_HZ_CALIBRATED;
+	}
+	compute_verdicts(in);
+
+	out = cli_open_output(outpath);
+	if (!out) {
+		rc = CLI_FAIL;
+		goto out_free;
+	}
+	if (json) {
+		json_t *root = json_info(in);
+		if (!root || json_dumpf(root, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER) ||
+		    fputc('\n', out) == EOF)
+			rc = CLI_FAIL;
+		json_decref(root);
+	} else {
+		print_text(out, in);
+	}
+	if (outpath && out != stdout && cli_close_output(out, outpath) != CLI_OK)
+		rc = CLI_FAIL;
+out_free:
+	free(in);
+	pmon_cpuid__free(snap);
+	return rc;
+}

@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: MIT
+/*
+ * pmon: the command table and the setup every subcommand shares (git's
+ * builtin table, perf.c). Each subcommand lives in cli/cmd-<name>.c and uses
+ * only libpmon's public headers.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include <pmon/pmon.h>
+
+struct cmd {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *help;
+};
+
+static const struct cmd commands[] = {
+	{ "info", cmd_info, "what this CPU and kernel can count, and why not" },
+	{ "cpuid", cmd_cpuid, "print the raw CPUID leaves as a dump file" },
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: pmon [--version] [--help] <command> [<args>]\n\ncommands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].help);
+	fprintf(f,
+		"\n'pmon <command> --help' describes a command. Exit codes: docs/exit-codes.md\n");
+}
+
+int main(int argc, char **argv)
+{
+	const char *name;
+	int rc;
+
+	if (argc < 2) {
+		usage(stderr);
+		return CLI_USAGE;
+	}
+	name = argv[1];
+	if (!strcmp(name, "--help") || !strcmp(name, "-h") || !strcmp(name, "help")) {
+		if (argc > 2 && strcmp(name, "help") == 0) {
+			char *hargv[] = { argv[2], "--help", NULL };
+			for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+				if (!strcmp(commands[i].name, argv[2]))
+					return commands[i].fn(2, hargv);
+		}
+		usage(stdout);
+		return cli_close_output(stdout, NULL);
+	}
+	if (!strcmp(name, "--version") || !strcmp(name, "version")) {
+		printf("pmon %s (libpmon %s)\n", PMON_VERSION_STRING, pmon_version());
+		return cli_close_output(stdout, NULL);
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		if (strcmp(commands[i].name, name))
+			continue;
+		rc = commands[i].fn(argc - 1, argv + 1);
+		/* A full disk or closed pipe must not pass for success. */
+		if (cli_close_output(stdout, NULL) != CLI_OK && rc == CLI_OK)
+			rc = CLI_FAIL;
+		return rc;
+	}
+	cli_error("'%s' is not a pmon command (see 'pmon --help')", name);
+	return CLI_USAGE;
+}

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the running kernel exposes for counting: the perf event sources
+ * (/sys/bus/event_source/devices), perf_event_paranoid, the core PMU's rdpmc
+ * sysfs mode, whether a hardware event opens, what an mmapped event's page
+ * says (cap_user_rdpmc, pmc_width), and the device files of the direct paths
+ * (/dev/cpu/N/msr, /dev/cpu/N/cpuid) and resctrl. Read-only: nothing here
+ * changes a setting.
+ */
+#ifndef PMON_KERNEL_H
+#define PMON_KERNEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <pmon/common.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PMON_MAX_PMUS 64
+
+struct pmon_pmu_desc {
+	char name[64]; /* "cpu", "software", "msr", "uncore_imc_0" */
+	int type; /* perf_event_attr.type, -1 when unreadable */
+};
+
+struct pmon_kernel_info {
+	int paranoid; /* /proc/sys/kernel/perf_event_paranoid; INT_MIN if absent */
+	int nmi_watchdog; /* /proc/sys/kernel/nmi_watchdog; -1 if absent */
+	struct pmon_pmu_desc pmus[PMON_MAX_PMUS];
+	size_t npmus;
+	char core_pmu[64]; /* "cpu", or "cpu_core" on hybrid parts; "" when none */
+	int rdpmc_mode; /* core PMU's rdpmc file: 0 never, 1 mmapped events, 2 always; -1 absent */
+	bool has_sw_pmu; /* the "software" PMU exists */
+	bool has_tracepoints; /* the "tracepoint" PMU exists */
+	int hw_open_err; /* 0 when a cycles event opens for this process, else -errno */
+	int sw_open_err; /* likewise for task-clock */
+	/* The mmapped page of an event of this process (cycles if it opens, else
+	 * task-clock). A software event's page never allows rdpmc. */
+	const char *mmap_event; /* "cycles", "task-clock", or NULL when none could be mapped */
+	int mmap_err;
+	bool cap_user_rdpmc, cap_user_time, cap_user_time_zero;
+	unsigned pmc_width;
+	bool msr_dev; /* /dev/cpu/0/msr exists */
+	bool cpuid_dev; /* /dev/cpu/0/cpuid exists */
+	bool resctrl_mounted; /* a resctrl file system is mounted */
+	char resctrl_path[256];
+	bool resctrl_l3_mon; /* <resctrl>/info/L3_MON exists */
+};
+
+struct pmon_kernel_probe_opts {
+	size_t sz; /* sizeof(struct pmon_kernel_probe_opts) */
+	const char *sysfs_root; /* NULL: "/sys" */
+	const char *procfs_root; /* NULL: "/proc" */
+	const char *dev_root; /* NULL: "/dev" */
+	bool no_perf_open; /* skip perf_event_open probes (tests on fake trees) */
+};
+
+/**
+ * pmon_kernel_probe() - find out what this kernel offers.
+ * @opts: may be NULL.
+ * Return: 0 (every field filled, absences recorded in it), or -EINVAL for
+ * bad @opts.
+ */
+PMON_API int pmon_kernel_probe(const struct pmon_kernel_probe_opts *opts,
+			       struct pmon_kernel_info *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

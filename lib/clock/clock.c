@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Timers (pmon/clock.h): TSC calibration against CLOCK_MONOTONIC_RAW for
+ * machines whose CPUID enumerates no TSC frequency (this project's VMs), the
+ * POSIX clocks with their resolution, and the kernel's clocksource.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+#include <pmon/arch.h>
+#include <pmon/clock.h>
+
+static const struct {
+	const char *name;
+	clockid_t id;
+	const char *what;
+} clock_table[] = {
+	{ "CLOCK_REALTIME", CLOCK_REALTIME, "wall clock, steps with settimeofday/NTP" },
+	{ "CLOCK_REALTIME_COARSE", CLOCK_REALTIME_COARSE, "wall clock at tick resolution, cheap" },
+	{ "CLOCK_MONOTONIC", CLOCK_MONOTONIC, "monotonic, NTP-slewed" },
+	{ "CLOCK_MONOTONIC_COARSE", CLOCK_MONOTONIC_COARSE, "monotonic at tick resolution, cheap" },
+	{ "CLOCK_MONOTONIC_RAW", CLOCK_MONOTONIC_RAW, "monotonic, never slewed (TSC calibration)" },
+	{ "CLOCK_BOOTTIME", CLOCK_BOOTTIME, "monotonic including suspend" },
+	{ "CLOCK_TAI", CLOCK_TAI, "international atomic time" },
+	{ "CLOCK_PROCESS_CPUTIME_ID", CLOCK_PROCESS_CPUTIME_ID, "CPU time of this process" },
+	{ "CLOCK_THREAD_CPUTIME_ID", CLOCK_THREAD_CPUTIME_ID, "CPU time of this thread" },
+};
+
+size_t pmon_clocks(struct pmon_clock_res *out, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < PMON_ARRAY_SIZE(clock_table) && n < max; i++, n++) {
+		struct timespec ts;
+
+		out[n].name = clock_table[i].name;
+		out[n].id = clock_table[i].id;
+		out[n].what = clock_table[i].what;
+		out[n].res_ns = clock_getres(clock_table[i].id, &ts)
+			? -1
+			: (long)(ts.tv_sec * 1000000000L + ts.tv_nsec);
+	}
+	return n;
+}
+
+int pmon_clocksource(const char *sysfs_root, char *cur, size_t curlen, char *avail, size_t availlen)
+{
+	char path[512];
+	long n;
+
+	if (!sysfs_root)
+		sysfs_root = "/sys";
+	pmon__fmt(path, sizeof(path),
+		  "%s/devices/system/clocksource/clocksource0/current_clocksource", sysfs_root);
+	n = pmon__read_text(path, cur, curlen);
+	if (n < 0)
+		return pmon__err((int)n, "%s: %s", path, strerror((int)-n));
+	if (avail && availlen) {
+		pmon__fmt(path, sizeof(path),
+			  "%s/devices/system/clocksource/clocksource0/available_clocksource",
+			  sysfs_root);
+		if (pmon__read_text(path, avail, availlen) < 0)
+			avail[0] = '\0';
+	}
+	return 0;
+}
+
+static uint64_t ns_raw(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Read the TSC between two clock reads and keep the tightest of a few tries,
+ * so that an interrupt between the reads cannot skew the pairing. */
+static void paired_read(uint64_t *tsc, uint64_t *ns)
+{
+	uint64_t best = UINT64_MAX;
+
+	for (int i = 0; i < 8; i++) {
+		uint64_t a = ns_raw();
+		pmon_lfence();
+		uint64_t t = pmon_rdtsc();
+		pmon_lfence();
+		uint64_t b = ns_raw();
+		if (b - a < best) {
+			best = b - a;
+			*tsc = t;
+			*ns = a + (b - a) / 2;
+		}
+	}
+}
+
+int pmon_tsc_calibrate(unsigned ms, uint64_t *hz, uint32_t *spread_ppm)
+{
+	enum { WINDOWS = 5 };
+	uint64_t f[WINDOWS];
+
+	if (ms < 1 || ms > 1000)
+		return pmon__err(-EINVAL, "calibration window %u ms is outside 1..1000", ms);
+	for (int w = 0; w < WINDOWS; w++) {
+		uint64_t t0, n0, t1, n1;
+		struct timespec d = { .tv_sec = ms / 1000,
+				      .tv_nsec = (long)(ms % 1000) * 1000000L };
+
+		paired_read(&t0, &n0);
+		while (nanosleep(&d, &d) && errno == EINTR)
+			;
+		paired_read(&t1, &n1);
+		f[w] = n1 > n0 ? (uint64_t)((double)(t1 - t0) * 1e9 / (double)(n1 - n0)) : 0;
+	}
+	qsort(f, WINDOWS, sizeof(f[0]), cmp_u64);
+	*hz = f[WINDOWS / 2];
+	if (spread_ppm)
+		*spread_ppm =
+			*hz ? (uint32_t)((double)(f[WINDOWS - 1] - f[0]) * 1e6 / (double)*hz) : 0;
+	return 0;
+}

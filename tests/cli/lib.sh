@@ -1,0 +1,53 @@
+# SPDX-License-Identifier: MIT
+# Helpers for the numbered CLI tests (git's t/ style). Each test script
+# sources this, runs checks, and ends with `finish`.
+set -u
+: "${PMON:?set PMON to the pmon binary}"
+: "${PMON_CPUID_DIR:?set PMON_CPUID_DIR}"
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/pmon-t.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+passed=0
+failed=0
+
+ok() { passed=$((passed + 1)); echo "ok - $*"; }
+not_ok() { failed=$((failed + 1)); echo "not ok - $*"; }
+
+# check DESC CMD...: CMD must succeed.
+check() {
+	desc=$1; shift
+	if "$@"; then ok "$desc"; else not_ok "$desc"; fi
+}
+
+# run_pmon EXPECTED_STATUS ARGS...: runs pmon, keeps stdout/stderr in
+# $TMP/out and $TMP/err, and checks the exit status.
+run_pmon() {
+	want=$1; shift
+	"$PMON" "$@" >"$TMP/out" 2>"$TMP/err"
+	got=$?
+	if [ "$got" -eq "$want" ]; then
+		ok "pmon $* exits $want"
+	else
+		not_ok "pmon $* exits $got, expected $want; stderr: $(head -c 300 "$TMP/err")"
+	fi
+}
+
+# stderr must be exactly one line starting "pmon: " and containing TEXT.
+one_line_error() {
+	text=$1
+	lines=$(wc -l <"$TMP/err")
+	if [ "$lines" -eq 1 ] && grep -q '^pmon: ' "$TMP/err" && grep -qF -- "$text" "$TMP/err"; then
+		ok "one-line error with '$text'"
+	else
+		not_ok "expected one 'pmon: ...$text...' line, got: $(cat "$TMP/err")"
+	fi
+}
+
+json_ok() { python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$1"; }
+
+# jq-like field read: jfield FILE 'd["perfmon"]["gp"]["count"]'
+jfield() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"; }
+
+finish() {
+	echo "$passed passed, $failed failed"
+	[ "$failed" -eq 0 ]
+}

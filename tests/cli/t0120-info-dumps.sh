@@ -1,0 +1,48 @@
+#!/bin/sh
+# pmon info --cpuid-file on every shared dump: exit 0, JSON parses, and the
+# right numbers for a few (the unit tests assert many more fields).
+. "$(dirname "$0")/lib.sh"
+
+n=0
+for f in "$PMON_CPUID_DIR"/*.txt; do
+	"$PMON" info --json --cpuid-file "$f" >"$TMP/d.json" 2>"$TMP/err" && json_ok "$TMP/d.json" ||
+		{ not_ok "$(basename "$f") decodes"; continue; }
+	"$PMON" info --cpuid-file "$f" >/dev/null 2>&1 || { not_ok "$(basename "$f") text"; continue; }
+	n=$((n + 1))
+done
+check "all $n dumps decode" [ "$n" -ge 30 ]
+
+expect() { # FILE EXPR VALUE
+	run_pmon 0 info --json --cpuid-file "$PMON_CPUID_DIR/$1.txt"
+	got=$(jfield "$TMP/out" "$2")
+	check "$1: $2 = $3 (got $got)" [ "$got" = "$3" ]
+}
+expect intel-core-ultra9-288v-lunarlake-ecore 'd["perfmon"]["fixed"]["mask"]' 119
+expect intel-core-ultra9-288v-lunarlake-pcore 'd["perfmon"]["gp"]["count"]' 10
+expect intel-core2-x6800-conroe 'd["perfmon"]["fixed"]["count"]' 0
+expect amd-epyc-9654-zen4-genoa 'd["perfmon"]["gp"]["count"]' 6
+expect amd-epyc-9654-zen4-genoa 'd["rdt"]["counter_width"]' 44
+expect intel-xeon-8160-skylake-sp 'd["rdt"]["upscale"]' 98304
+expect intel-xeon-8160-skylake-sp 'd["tsc"]["hz"]' 2100000000
+expect intel-pentium-pro 'd["perfmon"]["model"]' intel-p6
+expect intel-pentium-pro 'd["kernel"]' None
+
+# Text mode says "hybrid" caveats and fixed-counter notes where they apply.
+run_pmon 0 info --cpuid-file "$PMON_CPUID_DIR/intel-core-i9-12900k-alderlake-pcore.txt"
+check "ADL: 0AH shared-subset note" grep -q "0AH reports only what all core types share" "$TMP/out"
+run_pmon 0 info --cpuid-file "$PMON_CPUID_DIR/intel-core2-x6800-conroe.txt"
+check "Conroe: fixed-counter note" grep -q "Linux assumes 3" "$TMP/out"
+
+# pmon cpuid writes a dump that reads back to the same decoding.
+run_pmon 0 cpuid -o "$TMP/self.txt"
+run_pmon 0 info --json --cpuid-file "$TMP/self.txt"
+cp "$TMP/out" "$TMP/a.json"
+run_pmon 0 info --json
+check "own dump decodes like the live CPU" [ "$(jfield "$TMP/a.json" 'd["cpu"]["brand"]')" = \
+	"$(jfield "$TMP/out" 'd["cpu"]["brand"]')" ]
+check "own dump: same perfmon model" [ "$(jfield "$TMP/a.json" 'd["perfmon"]')" = \
+	"$(jfield "$TMP/out" 'd["perfmon"]')" ]
+run_pmon 0 cpuid --cpuid-file "$PMON_CPUID_DIR/intel-xeon-8160-skylake-sp.txt"
+check "re-printed dump keeps every row" [ "$(grep -vc '^#' "$TMP/out")" = \
+	"$(grep -vc '^#' "$PMON_CPUID_DIR/intel-xeon-8160-skylake-sp.txt")" ]
+finish

@@ -1,0 +1,315 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Decoder tests against real CPUID dumps (shared/data/cpuid). Each row was
+ * checked by hand against the raw leaves and the SDM / AMD APM field layouts
+ * (see the comments), and tests/cli/t0130-info-oracle.sh cross-checks the
+ * same dumps against Debian's `cpuid` tool.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <dirent.h>
+#include <stdlib.h>
+#include <cmocka.h>
+
+#include <pmon/pmon.h>
+
+struct expect {
+	int line;
+	const char *file;
+	enum pmon_vendor vendor;
+	unsigned family, model, stepping;
+	enum pmon_perfmon_model pm_model;
+	unsigned version, gp_count, gp_width, fixed_count, fixed_width;
+	uint32_t fixed_mask, arch_events;
+	bool pqm, cmt, mbm_total, mbm_local;
+	uint32_t max_rmid, upscale;
+	unsigned rmid_width;
+	uint64_t tsc_hz;
+	unsigned core_type;
+};
+
+#define ROW(...)                                                                                   \
+	{                                                                                          \
+		__LINE__, __VA_ARGS__                                                              \
+	}
+#define I PMON_VENDOR_INTEL
+#define A PMON_VENDOR_AMD
+
+static const struct expect rows[] = {
+	/* v1: Yonah, 0AH EAX=07280201 -> 2 GP x 40, 7 events, no fixed. */
+	ROW("intel-celeron-215-yonah", I, 6, 0x0e, 8, PMON_PERFMON_INTEL_ARCH, 1, 2, 40, 0, 0, 0,
+	    0x7f, 0, 0, 0, 0, 0, 0, 0, 0, 0),
+	/* v2 with no fixed counters in EDX (EDX=0): decoded as reported. */
+	ROW("intel-core2-x6800-conroe", I, 6, 0x0f, 6, PMON_PERFMON_INTEL_ARCH, 2, 2, 40, 0, 0, 0,
+	    0x7f, 0, 0, 0, 0, 0, 0, 0, 0, 0),
+	/* v2, EDX=0503: 3 fixed x 40. */
+	ROW("intel-core2-qx9650-yorkfield", I, 6, 0x17, 6, PMON_PERFMON_INTEL_ARCH, 2, 2, 40, 3, 40,
+	    0x7, 0x7f, 0, 0, 0, 0, 0, 0, 0, 0, 0),
+	/* v3, EDX=2501: 1 fixed x 40; bit 13 is reserved (set on this chip). */
+	ROW("intel-atom-330-diamondville", I, 6, 0x1c, 2, PMON_PERFMON_INTEL_ARCH, 3, 2, 40, 1, 40,
+	    0x1, 0x7f, 0, 0, 0, 0, 0, 0, 0, 0, 0),
+	/* v3, EBX=44: reference cycles and branch mispredicts unavailable. */
+	ROW("intel-core-i7-860-lynnfield", I, 6, 0x1e, 5, PMON_PERFMON_INTEL_ARCH, 3, 4, 48, 3, 48,
+	    0x7, 0x3b, 0, 0, 0, 0, 0, 0, 0, 0, 0),
+	/* v4; TSC from 15H ratio 334/2 and the SDM's nominal 24 MHz crystal. */
+	ROW("intel-core-i7-6700k-skylake", I, 6, 0x5e, 3, PMON_PERFMON_INTEL_ARCH, 4, 4, 48, 3, 48,
+	    0x7, 0x7f, 0, 0, 0, 0, 0, 0, 0, 4008000000ULL, 0),
+	/* v4 Xeon with CMT/MBM: 0FH.0 EBX=bf, 0FH.1 EBX=18000, width 24. */
+	ROW("intel-xeon-8160-skylake-sp", I, 6, 0x55, 4, PMON_PERFMON_INTEL_ARCH, 4, 4, 48, 3, 48,
+	    0x7, 0x7f, 1, 1, 1, 1, 191, 98304, 24, 2100000000ULL, 0),
+	/* Haswell-EP: occupancy only (0FH.1 EDX=1). No leaf 15H (max leaf 0FH). */
+	ROW("intel-xeon-e5-2696v3-haswell-ep", I, 6, 0x3f, 2, PMON_PERFMON_INTEL_ARCH, 3, 4, 48, 3,
+	    48, 0x7, 0x7f, 1, 1, 0, 0, 71, 73728, 24, 0, 0),
+	/* v5 Ice Lake-SP: 4 fixed (ECX=f), RMID width 24+8; TSC from 16H base. */
+	ROW("intel-xeon-8351n-icelake-sp", I, 6, 0x6a, 6, PMON_PERFMON_INTEL_ARCH, 5, 8, 48, 4, 48,
+	    0xf, 0xff, 1, 1, 1, 1, 287, 73728, 32, 2400000000ULL, 0),
+	/* Hybrid, E-cores on: 0AH gives only what both core types share. */
+	ROW("intel-core-i9-12900k-alderlake-pcore", I, 6, 0x97, 2, PMON_PERFMON_INTEL_ARCH, 5, 6,
+	    48, 3, 48, 0x7, 0x7f, 0, 0, 0, 0, 0, 0, 0, 3187200000ULL, 0x40),
+	/* Same chip, E-cores off in the BIOS: the P-core's full 8 GP + 4 fixed. */
+	ROW("intel-core-i9-12900k-alderlake-ecores-off", I, 6, 0x97, 2, PMON_PERFMON_INTEL_ARCH, 5,
+	    8, 48, 4, 48, 0xf, 0xff, 0, 0, 0, 0, 0, 0, 0, 3187200000ULL, 0x40),
+	/* Meteor Lake P-core: 23H.1 GP ff fixed f; 23H.3 events dff. */
+	ROW("intel-core-ultra7-155h-meteorlake-pcore", I, 6, 0xaa, 4, PMON_PERFMON_INTEL_ARCH, 5, 8,
+	    48, 4, 48, 0xf, 0xdff, 0, 0, 0, 0, 0, 0, 0, 2995200000ULL, 0x40),
+	/* Lunar Lake P-core: 23H reports 10 GP where 0AH says 8. */
+	ROW("intel-core-ultra9-288v-lunarlake-pcore", I, 6, 0xbd, 1, PMON_PERFMON_INTEL_ARCH, 6, 10,
+	    48, 4, 48, 0xf, 0x1dff, 0, 0, 0, 0, 0, 0, 0, 3302400000ULL, 0x40),
+	/* Lunar Lake E-core: fixed mask 77 has a gap at 3 -- a mask, not a count. */
+	ROW("intel-core-ultra9-288v-lunarlake-ecore", I, 6, 0xbd, 1, PMON_PERFMON_INTEL_ARCH, 6, 8,
+	    48, 6, 48, 0x77, 0x1f7f, 0, 0, 0, 0, 0, 0, 0, 3302400000ULL, 0x20),
+	/* Granite Rapids: 23H and CMT/MBM; crystal 25 MHz in 15H:ECX. */
+	ROW("intel-xeon-658x-graniterapids", I, 6, 0xad, 1, PMON_PERFMON_INTEL_ARCH, 5, 8, 48, 4,
+	    48, 0xf, 0xdff, 1, 1, 1, 1, 287, 73728, 32, 3000000000ULL, 0x40),
+	/* No leaf 0AH (max leaf 2): P6 legacy, 2 x 40. */
+	ROW("intel-pentium-pro", I, 6, 0x01, 9, PMON_PERFMON_INTEL_P6, 0, 2, 40, 0, 0, 0, 0, 0, 0,
+	    0, 0, 0, 0, 0, 0, 0),
+	/* AMD: 0AH reads zero; K8 has 4 x 48-bit counters. */
+	ROW("amd-athlon64-2800-k8", A, 0xf, 0x04, 10, PMON_PERFMON_AMD_LEGACY, 0, 4, 48, 0, 0, 0, 0,
+	    0, 0, 0, 0, 0, 0, 0, 0, 0),
+	ROW("amd-phenom2-x4-940-k10", A, 0x10, 0x04, 2, PMON_PERFMON_AMD_LEGACY, 0, 4, 48, 0, 0, 0,
+	    0, 0, 0, 0, 0, 0, 0, 0, 0, 0),
+	/* PerfCtrExtCore (80000001H:ECX[23]) -> 6 counters. */
+	ROW("amd-fx-8150-bulldozer", A, 0x15, 0x01, 2, PMON_PERFMON_AMD_EXT, 0, 6, 48, 0, 0, 0, 0,
+	    0, 0, 0, 0, 0, 0, 0, 0, 0),
+	/* Zen 2: AMD's leaf 0FH in Intel's layout, width 24 + 0. */
+	ROW("amd-epyc-7742-zen2-rome", A, 0x17, 0x31, 0, PMON_PERFMON_AMD_EXT, 0, 6, 48, 0, 0, 0, 0,
+	    1, 1, 1, 1, 255, 64, 24, 0, 0),
+	/* Zen 3: 80000022H present but zero -> still PerfCtrExtCore. */
+	ROW("amd-epyc-7763-zen3-milan", A, 0x19, 0x01, 1, PMON_PERFMON_AMD_EXT, 0, 6, 48, 0, 0, 0,
+	    0, 1, 1, 1, 1, 255, 64, 24, 0, 0),
+	/* Zen 4: PerfMonV2, 80000022H:EBX[3:0] = 6; 0FH.1 EAX=14 -> 44-bit counters. */
+	ROW("amd-epyc-9654-zen4-genoa", A, 0x19, 0x11, 1, PMON_PERFMON_AMD_V2, 0, 6, 48, 0, 0, 0, 0,
+	    1, 1, 1, 1, 255, 64, 44, 0, 0),
+	/* Zen 5: 4096 RMIDs. */
+	ROW("amd-epyc-9655-zen5-turin", A, 0x1a, 0x02, 1, PMON_PERFMON_AMD_V2, 0, 6, 48, 0, 0, 0, 0,
+	    1, 1, 1, 1, 4095, 64, 44, 0, 0),
+};
+
+static struct pmon_cpuid *load(const char *name)
+{
+	char path[512];
+	struct pmon_cpuid *c;
+
+	snprintf(path, sizeof(path), "%s/%s.txt", PMON_CPUID_DIR, name);
+	c = pmon_cpuid__new_file(path);
+	if (!c)
+		fail_msg("%s: %s", path, pmon_errdetail());
+	return c;
+}
+
+static void test_cpu__dumps_decode_as_checked(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		const struct expect *e = &rows[i];
+		struct pmon_cpuid *c = load(e->file);
+		struct pmon_cpu_info ci;
+
+		print_message("row at line %d: %s\n", e->line, e->file);
+		assert_int_equal(pmon_cpu_decode(c, &ci), 0);
+		assert_int_equal(ci.id.vendor, e->vendor);
+		assert_int_equal(ci.id.family, e->family);
+		assert_int_equal(ci.id.model, e->model);
+		assert_int_equal(ci.id.stepping, e->stepping);
+		assert_int_equal(ci.pm.model, e->pm_model);
+		assert_int_equal(ci.pm.version, e->version);
+		assert_int_equal(ci.pm.gp_count, e->gp_count);
+		assert_int_equal(ci.pm.gp_width, e->gp_width);
+		assert_int_equal(ci.pm.fixed_count, e->fixed_count);
+		assert_int_equal(ci.pm.fixed_width, e->fixed_width);
+		assert_int_equal(ci.pm.fixed_mask, e->fixed_mask);
+		assert_int_equal(ci.pm.arch_events, e->arch_events);
+		assert_int_equal(ci.rdt.pqm, e->pqm);
+		assert_int_equal(ci.rdt.occupancy, e->cmt);
+		assert_int_equal(ci.rdt.mbm_total, e->mbm_total);
+		assert_int_equal(ci.rdt.mbm_local, e->mbm_local);
+		assert_int_equal(ci.rdt.max_rmid, e->max_rmid);
+		assert_int_equal(ci.rdt.upscale, e->upscale);
+		assert_int_equal(ci.rdt.counter_width, e->rmid_width);
+		assert_int_equal(ci.tsc.hz, e->tsc_hz);
+		assert_int_equal(ci.hybrid.core_type, e->core_type);
+		pmon_cpuid__free(c);
+	}
+}
+
+/* Every shared dump decodes, and its figures are internally consistent. */
+static void test_cpu__every_dump_decodes(void **state)
+{
+	DIR *d = opendir(PMON_CPUID_DIR);
+	struct dirent *de;
+	int n = 0;
+
+	(void)state;
+	assert_non_null(d);
+	while ((de = readdir(d))) {
+		size_t len = strlen(de->d_name);
+		char name[256];
+		struct pmon_cpuid *c;
+		struct pmon_cpu_info ci;
+
+		if (len < 5 || strcmp(de->d_name + len - 4, ".txt"))
+			continue;
+		snprintf(name, sizeof(name), "%.*s", (int)(len - 4), de->d_name);
+		c = load(name);
+		assert_int_equal(pmon_cpu_decode(c, &ci), 0);
+		assert_true(ci.id.vendor == PMON_VENDOR_INTEL || ci.id.vendor == PMON_VENDOR_AMD);
+		assert_true(ci.id.family >= 5);
+		assert_int_equal(ci.pm.gp_count, (unsigned)__builtin_popcountll(ci.pm.gp_mask));
+		assert_int_equal(ci.pm.fixed_count, (unsigned)__builtin_popcount(ci.pm.fixed_mask));
+		if (ci.pm.model != PMON_PERFMON_NONE)
+			assert_true(ci.pm.gp_width >= 32 && ci.pm.gp_width <= 64);
+		if (ci.rdt.l3)
+			assert_true(ci.rdt.counter_width >= 24);
+		pmon_cpuid__free(c);
+		n++;
+	}
+	closedir(d);
+	assert_true(n >= 30);
+}
+
+/* Leaves beyond the maximum leaf are never decoded, even when the dump
+ * carries rows for them (garbage a real CPU would not return). */
+static void test_cpu__beyond_max_leaf_not_enumerated(void **state)
+{
+	static const char dump[] = "00000000 00: 00000005 756e6547 6c65746e 49656e69\n"
+				   "00000001 00: 000006f6 00020800 0000e3bd bfebfbff\n"
+				   "0000000a 00: 07280202 00000000 00000000 00000503\n"
+				   "0000000f 00: 00000000 000000ff 00000000 00000002\n";
+	struct pmon_cpuid *c = pmon_cpuid__new_buf(dump, sizeof(dump) - 1, "t");
+	struct pmon_cpu_info ci;
+
+	(void)state;
+	assert_non_null(c);
+	assert_int_equal(pmon_cpu_decode(c, &ci), 0);
+	assert_int_equal(ci.pm.leaf_0a, PMON_LEAF_NOT_ENUMERATED);
+	assert_int_equal(ci.pm.version, 0);
+	assert_int_equal(ci.pm.model, PMON_PERFMON_INTEL_P6); /* legacy by family */
+	assert_int_equal(ci.rdt.leaf_0f, PMON_LEAF_NOT_ENUMERATED);
+	assert_int_equal(ci.tsc.leaf_15, PMON_LEAF_NOT_ENUMERATED);
+	assert_false(ci.rdt.l3);
+	pmon_cpuid__free(c);
+}
+
+/* Atom 330's reserved EDX bit is reported, not decoded into the count. */
+static void test_cpu__atom_reserved_bit(void **state)
+{
+	struct pmon_cpuid *c = load("intel-atom-330-diamondville");
+	struct pmon_cpu_info ci;
+
+	(void)state;
+	assert_int_equal(pmon_cpu_decode(c, &ci), 0);
+	assert_int_equal(ci.pm.edx_reserved, 0x2000);
+	assert_int_equal(ci.pm.fixed_count_0a, 1);
+	pmon_cpuid__free(c);
+}
+
+/* The VM case: Intel with 0AH all zero means no counters at all. */
+static void test_cpu__vm_zero_leaf_0a(void **state)
+{
+	static const char dump[] = "00000000 00: 0000000d 756e6547 6c65746e 49656e69\n"
+				   "00000001 00: 000806f8 00800800 fffefbff bfebfbff\n"
+				   "0000000a 00: 00000000 00000000 00000000 00000000\n"
+				   "40000000 00: 40000001 4b4d564b 564b4d56 0000004d\n";
+	struct pmon_cpuid *c = pmon_cpuid__new_buf(dump, sizeof(dump) - 1, "vm");
+	struct pmon_cpu_info ci;
+
+	(void)state;
+	assert_non_null(c);
+	assert_int_equal(pmon_cpu_decode(c, &ci), 0);
+	assert_true(ci.id.hypervisor);
+	assert_string_equal(ci.id.hv_name, "KVM");
+	assert_int_equal(ci.pm.model, PMON_PERFMON_NONE);
+	assert_int_equal(ci.pm.gp_count, 0);
+	pmon_cpuid__free(c);
+}
+
+/* Hypervisor TSC leaf 40000010H gives the frequency when 15H cannot. */
+static void test_cpu__hypervisor_tsc_leaf(void **state)
+{
+	static const char dump[] = "00000000 00: 0000000d 68747541 444d4163 69746e65\n"
+				   "00000001 00: 00a00f11 00000800 fed83203 178bfbff\n"
+				   "40000000 00: 40000010 61774d56 4d566572 65726177\n"
+				   "40000010 00: 0026259f 000f4240 00000000 00000000\n";
+	struct pmon_cpuid *c = pmon_cpuid__new_buf(dump, sizeof(dump) - 1, "vmw");
+	struct pmon_cpu_info ci;
+
+	(void)state;
+	assert_non_null(c);
+	assert_int_equal(pmon_cpu_decode(c, &ci), 0);
+	assert_string_equal(ci.id.hv_name, "VMware");
+	assert_int_equal(ci.tsc.source, PMON_TSC_HZ_HYPERVISOR);
+	assert_int_equal(ci.tsc.hz, 2499999000ULL);
+	pmon_cpuid__free(c);
+}
+
+/* The live CPU decodes, and a snapshot written out reads back identically. */
+static void test_cpu__live_round_trip(void **state)
+{
+	struct pmon_cpuid *c = pmon_cpuid__new_live(), *back;
+	struct pmon_cpu_info a, b;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(c);
+	f = open_memstream(&buf, &len);
+	assert_int_equal(pmon_cpuid__write(c, f), 0);
+	fclose(f);
+	back = pmon_cpuid__new_buf(buf, len, "mem");
+	assert_non_null(back);
+	assert_int_equal(pmon_cpuid__count(back), pmon_cpuid__count(c));
+	assert_int_equal(pmon_cpu_decode(c, &a), 0);
+	assert_int_equal(pmon_cpu_decode(back, &b), 0);
+	assert_string_equal(a.id.vendor_id, b.id.vendor_id);
+	assert_string_equal(a.id.brand, b.id.brand);
+	assert_int_equal(a.id.signature, b.id.signature);
+	assert_int_equal(a.pm.model, b.pm.model);
+	assert_int_equal(a.pm.gp_mask, b.pm.gp_mask);
+	assert_int_equal(a.pm.fixed_mask, b.pm.fixed_mask);
+	assert_int_equal(a.rdt.pqm, b.rdt.pqm);
+	assert_int_equal(a.tsc.invariant, b.tsc.invariant);
+	free(buf);
+	pmon_cpuid__free(c);
+	pmon_cpuid__free(back);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_cpu__dumps_decode_as_checked),
+		cmocka_unit_test(test_cpu__every_dump_decodes),
+		cmocka_unit_test(test_cpu__beyond_max_leaf_not_enumerated),
+		cmocka_unit_test(test_cpu__atom_reserved_bit),
+		cmocka_unit_test(test_cpu__vm_zero_leaf_0a),
+		cmocka_unit_test(test_cpu__hypervisor_tsc_leaf),
+		cmocka_unit_test(test_cpu__live_round_trip),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: MIT
+/* The kernel probe on a fake sysfs/procfs/dev tree (every field it reads),
+ * and on the real kernel (software events must open where paranoid allows). */
+#include <errno.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include <pmon/pmon.h>
+
+static char root[] = "/tmp/pmon-kernel-XXXXXX";
+
+static void put(const char *rel, const char *text)
+{
+	char path[512], cmd[600];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname '%s')\"", path);
+	assert_int_equal(system(cmd), 0);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void test_kernel__fake_tree(void **state)
+{
+	char sys[300], proc[300], dev[300], mounts[600];
+	struct pmon_kernel_probe_opts o = { .sz = sizeof(o), .no_perf_open = true };
+	struct pmon_kernel_info k;
+
+	(void)state;
+	assert_non_null(mkdtemp(root));
+	put("sys/bus/event_source/devices/cpu/type", "4\n");
+	put("sys/bus/event_source/devices/cpu/rdpmc", "2\n");
+	put("sys/bus/event_source/devices/software/type", "1\n");
+	put("sys/bus/event_source/devices/tracepoint/type", "2\n");
+	put("proc/sys/kernel/perf_event_paranoid", "-1\n");
+	put("proc/sys/kernel/nmi_watchdog", "1\n");
+	put("dev/cpu/0/msr", "");
+	put("resctrl/info/L3_MON/num_rmids", "256\n");
+	snprintf(mounts, sizeof(mounts),
+		 "proc /proc proc rw 0 0\nresctrl %s/resctrl resctrl rw 0 0\n", root);
+	put("proc/mounts", mounts);
+	snprintf(sys, sizeof(sys), "%s/sys", root);
+	snprintf(proc, sizeof(proc), "%s/proc", root);
+	snprintf(dev, sizeof(dev), "%s/dev", root);
+	o.sysfs_root = sys, o.procfs_root = proc, o.dev_root = dev;
+
+	assert_int_equal(pmon_kernel_probe(&o, &k), 0);
+	assert_int_equal(k.npmus, 3);
+	assert_string_equal(k.pmus[0].name, "cpu");
+	assert_int_equal(k.pmus[0].type, 4);
+	assert_string_equal(k.core_pmu, "cpu");
+	assert_int_equal(k.rdpmc_mode, 2);
+	assert_true(k.has_sw_pmu);
+	assert_true(k.has_tracepoints);
+	assert_int_equal(k.paranoid, -1);
+	assert_int_equal(k.nmi_watchdog, 1);
+	assert_true(k.msr_dev);
+	assert_false(k.cpuid_dev);
+	assert_true(k.resctrl_mounted);
+	assert_true(k.resctrl_l3_mon);
+	assert_null(k.mmap_event);
+
+	/* A hybrid machine: cpu_core is the core PMU. An empty proc: absent. */
+	char cmd[400];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s/sys/bus/event_source/devices/cpu %s/proc/*", root,
+		 root);
+	assert_int_equal(system(cmd), 0);
+	put("sys/bus/event_source/devices/cpu_atom/type", "10\n");
+	put("sys/bus/event_source/devices/cpu_core/type", "4\n");
+	assert_int_equal(pmon_kernel_probe(&o, &k), 0);
+	assert_string_equal(k.core_pmu, "cpu_core");
+	assert_int_equal(k.rdpmc_mode, -1);
+	assert_int_equal(k.paranoid, INT_MIN);
+	assert_false(k.resctrl_mounted);
+
+	o.sz = 3; /* not a size this library knows */
+	assert_int_equal(pmon_kernel_probe(&o, &k), -EINVAL);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
+	assert_int_equal(system(cmd), 0);
+}
+
+static void test_kernel__real(void **state)
+{
+	struct pmon_kernel_info k;
+
+	(void)state;
+	assert_int_equal(pmon_kernel_probe(NULL, &k), 0);
+	if (k.paranoid > 2 && geteuid() != 0) {
+		print_message("skip: perf_event_paranoid = %d forbids perf_event_open\n",
+			      k.paranoid);
+		skip();
+	}
+	assert_true(k.has_sw_pmu);
+	assert_int_equal(k.sw_open_err, 0);
+	assert_non_null(k.mmap_event); /* a software event's page at least */
+	if (k.hw_open_err)
+		/* Without a hardware event the page is a software event's, and
+		 * such a page never allows rdpmc. */
+		assert_false(k.cap_user_rdpmc);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_kernel__fake_tree),
+		cmocka_unit_test(test_kernel__real),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
