@@ -13,14 +13,13 @@ check "TSC frequency shown" grep -Eq '^  frequency +[0-9]+\.[0-9]+ GHz' "$TMP/ou
 run_pmon 0 info --json
 check "JSON parses" json_ok "$TMP/out"
 cp "$TMP/out" "$TMP/info.json"
-for key in 'd["cpu"]["vendor"]' 'd["cpu"]["family"]' 'd["cpu"]["model"]' 'd["hypervisor"]' \
-	'd["perfmon"]["version"]' 'd["perfmon"]["gp"]["count"]' 'd["perfmon"]["gp"]["width"]' \
-	'd["perfmon"]["fixed"]["count"]' 'd["perfmon"]["fixed"]["width"]' \
-	'd["perfmon"]["fixed"]["mask"]' 'd["rdt"]["cmt"]' 'd["rdt"]["mbm_total"]' \
-	'd["rdt"]["mbm_local"]' 'd["rdt"]["max_rmid"]' 'd["rdt"]["upscale"]' 'd["tsc"]["hz"]' \
-	'd["verdict"]["hardware_counters"]["state"]'; do
-	check "JSON has $key" jfield "$TMP/info.json" "$key"
-done
+json_has "$TMP/info.json" 'd["cpu"]["vendor"]' 'd["cpu"]["family"]' 'd["cpu"]["model"]' \
+	'd["hypervisor"]' 'd["perfmon"]["version"]' 'd["perfmon"]["gp"]["count"]' \
+	'd["perfmon"]["gp"]["width"]' 'd["perfmon"]["fixed"]["count"]' \
+	'd["perfmon"]["fixed"]["width"]' 'd["perfmon"]["fixed"]["mask"]' 'd["rdt"]["cmt"]' \
+	'd["rdt"]["mbm_total"]' 'd["rdt"]["mbm_local"]' 'd["rdt"]["max_rmid"]' \
+	'd["rdt"]["upscale"]' 'd["tsc"]["hz"]' 'd["verdict"]["hardware_counters"]["state"]' \
+	'd["kernel"]["perf_event_paranoid"]' 'd["clocks"][0]["resolution_ns"]'
 
 # The verdict agrees with the kernel: hardware counters are "yes" exactly
 # when the kernel registered a core PMU and cycles opens.

@@ -5,12 +5,16 @@
 
 n=0
 for f in "$PMON_CPUID_DIR"/*.txt; do
-	"$PMON" info --json --cpuid-file "$f" >"$TMP/d.json" 2>"$TMP/err" && json_ok "$TMP/d.json" ||
-		{ not_ok "$(basename "$f") decodes"; continue; }
-	"$PMON" info --cpuid-file "$f" >/dev/null 2>&1 || { not_ok "$(basename "$f") text"; continue; }
-	n=$((n + 1))
+	b=$(basename "$f" .txt)
+	if "$PMON" info --json --cpuid-file "$f" >"$TMP/$b.json" 2>"$TMP/err" &&
+		"$PMON" info --cpuid-file "$f" >/dev/null 2>&1; then
+		n=$((n + 1))
+	else
+		not_ok "$b decodes"
+	fi
 done
 check "all $n dumps decode" [ "$n" -ge 30 ]
+check "all their JSON parses" json_ok "$TMP"/*.json
 
 expect() { # FILE EXPR VALUE
 	run_pmon 0 info --json --cpuid-file "$PMON_CPUID_DIR/$1.txt"
