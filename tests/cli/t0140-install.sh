@@ -14,7 +14,7 @@ export PKG_CONFIG_PATH=$(dirname "$pc")
 cflags=$(pkg-config --cflags libpmon) && libs=$(pkg-config --libs libpmon)
 check "pkg-config knows libpmon" [ -n "$libs" ]
 
-cc -Wall -Werror "$PMON_SRC/examples/rdpmc-map.c" $cflags $libs -o "$TMP/map-dyn" 2>"$TMP/cc.err"
+cc -Wall -Werror ${PMON_USER_CFLAGS:-} "$PMON_SRC/examples/rdpmc-map.c" $cflags $libs -o "$TMP/map-dyn" 2>"$TMP/cc.err"
 check "example links against the shared library" [ $? -eq 0 ]
 LD_LIBRARY_PATH=$(dirname "$(find "$TMP/prefix" -name 'libpmon.so' | head -1)") \
 	"$TMP/map-dyn" "$PMON_CPUID_DIR/intel-core-i7-6700k-skylake.txt" >"$TMP/out"
@@ -23,7 +23,7 @@ check "GP 3 valid on Skylake" grep -q "gp     3  ECX=00000003  ok" "$TMP/out"
 check "GP 4 faults, with the rule" grep -q "gp     4  ECX=00000004  #GP     GP index 4 must be < CPUID.0AH:EAX\[15:8\] = 4" "$TMP/out"
 check "fixed 2 valid" grep -q "fixed  2  ECX=40000002  ok" "$TMP/out"
 
-cc -Wall -Werror "$PMON_SRC/examples/rdpmc-map.c" $cflags \
+cc -Wall -Werror ${PMON_USER_CFLAGS:-} "$PMON_SRC/examples/rdpmc-map.c" $cflags \
 	"$(find "$TMP/prefix" -name libpmon.a | head -1)" $(pkg-config --libs --static libpmon | sed 's/-lpmon//') \
 	-o "$TMP/map-static" 2>"$TMP/cc.err"
 check "example links statically" [ $? -eq 0 ]
