@@ -32,5 +32,7 @@ int cli_close_output(FILE *f, const char *path);
 
 int cmd_info(int argc, char **argv);
 int cmd_cpuid(int argc, char **argv);
+int cmd_stat(int argc, char **argv);
+int cmd_list(int argc, char **argv);
 
 #endif

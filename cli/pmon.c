@@ -20,6 +20,8 @@ struct cmd {
 static const struct cmd commands[] = {
 	{ "info", cmd_info, "what this CPU and kernel can count, and why not" },
 	{ "cpuid", cmd_cpuid, "print the raw CPUID leaves as a dump file" },
+	{ "stat", cmd_stat, "run a command and count its events (EMON)" },
+	{ "list", cmd_list, "list the event names pmon accepts, and which count here" },
 };
 
 static void usage(FILE *f)

@@ -24,6 +24,9 @@ enum pmon_errno {
 	PMON_ERRNO__NO_PMU, /* no hardware PMU is exposed */
 	PMON_ERRNO__PARANOID, /* perf_event_paranoid forbids it */
 	PMON_ERRNO__UNSUPPORTED, /* this machine or kernel lacks it */
+	PMON_ERRNO__EVENT_UNKNOWN, /* no event has that name */
+	PMON_ERRNO__EVENT_SYNTAX, /* bad modifier, raw value or PMU term */
+	PMON_ERRNO__PMU_MISSING, /* a known event of a PMU this machine lacks */
 	PMON_ERRNO__END,
 };
 

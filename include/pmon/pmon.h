@@ -14,6 +14,8 @@
 #include <pmon/p5.h>
 #include <pmon/clock.h>
 #include <pmon/kernel.h>
+#include <pmon/event.h>
+#include <pmon/counter.h>
 
 #ifdef __cplusplus
 extern "C" {

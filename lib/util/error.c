@@ -21,6 +21,9 @@ static const char *const pmon_errstr[] = {
 	[PMON_ERRNO__NO_PMU - PMON_ERRNO__START] = "no hardware PMU exposed",
 	[PMON_ERRNO__PARANOID - PMON_ERRNO__START] = "forbidden by perf_event_paranoid",
 	[PMON_ERRNO__UNSUPPORTED - PMON_ERRNO__START] = "not supported here",
+	[PMON_ERRNO__EVENT_UNKNOWN - PMON_ERRNO__START] = "unknown event",
+	[PMON_ERRNO__EVENT_SYNTAX - PMON_ERRNO__START] = "malformed event",
+	[PMON_ERRNO__PMU_MISSING - PMON_ERRNO__START] = "the event's PMU is absent here",
 };
 
 const char *pmon_strerror(int err)

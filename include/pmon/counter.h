@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Counting through perf_event_open(2): a list of events opened on a target
+ * (a forked child enabled on exec, a process or threads, CPUs), read with
+ * one read() per group (PERF_FORMAT_GROUP | ID, time enabled/running),
+ * scaled for multiplexing, with a status and a reason for every event.
+ * Also the self-monitoring read through the mmapped perf_event_mmap_page
+ * (rdpmc when the kernel allows it, read() otherwise).
+ */
+#ifndef PMON_COUNTER_H
+#define PMON_COUNTER_H
+
+#include <linux/perf_event.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+#include <pmon/common.h>
+#include <pmon/event.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct pmon_target {
+	size_t sz;             /* sizeof(struct pmon_target) */
+	pid_t pid;             /* > 0: that process, all its threads; 0: the caller; -1: none */
+	const pid_t *tids;     /* explicit threads (overrides pid) */
+	size_t ntids;
+	bool system_wide;      /* every task on the CPUs (pid -1) */
+	const int *cpus;       /* CPUs to count on; NULL: all online (system-wide) or any */
+	size_t ncpus;
+	bool inherit;          /* count children and threads created later */
+	bool enable_on_exec;   /* start when the target calls exec (a forked child) */
+	bool start_disabled;   /* start with pmon_counters__enable() */
+};
+
+enum pmon_count_status {
+	PMON_COUNT_OK = 0,
+	PMON_COUNT_NOT_COUNTED,   /* opened, but never scheduled (time_running == 0) */
+	PMON_COUNT_NOT_SUPPORTED, /* the kernel refused to open it; see reason */
+};
+
+struct pmon_count {
+	uint64_t raw;          /* the counter sum, unscaled */
+	uint64_t enabled, running; /* ns, summed over CPUs/threads */
+	double value;          /* raw scaled for multiplexing, times the event's scale */
+	double running_pct;    /* 100 * running / enabled */
+	enum pmon_count_status status;
+	int err;               /* -errno of the refusal, for NOT_SUPPORTED */
+	const char *reason;    /* why not supported / why user-only; owned by the counters */
+	bool user_only;        /* fell back to user-space counting (perf_event_paranoid) */
+};
+
+struct pmon_counters;
+
+/**
+ * pmon_counters__open() - open every event of @events on @target.
+ *
+ * An event the kernel refuses is recorded as not supported, with its reason,
+ * and the others still open (a refused group leader hands the group to the
+ * next member). Where perf_event_paranoid forbids kernel counting and the
+ * event named no u/k/h modifier, it is retried user-only and marked so.
+ * @events must outlive the counters.
+ * Return: the counters, or NULL with errno and pmon_errdetail(): ESRCH (the
+ * process does not exist), EINVAL (bad target), ENOMEM, or the error of the
+ * first event when no event at all could be opened.
+ */
+PMON_API struct pmon_counters *pmon_counters__open(const struct pmon_evlist *events,
+						   const struct pmon_target *target);
+PMON_API void pmon_counters__close(struct pmon_counters *c);
+
+PMON_API int pmon_counters__enable(struct pmon_counters *c);
+PMON_API int pmon_counters__disable(struct pmon_counters *c);
+
+/** pmon_counters__nunits() - CPUs x threads the events were opened on. */
+PMON_API size_t pmon_counters__nunits(const struct pmon_counters *c);
+/** The CPU (-1: any) and thread (-1: all) of unit @u. */
+PMON_API void pmon_counters__unit(const struct pmon_counters *c, size_t u, int *cpu, pid_t *tid);
+
+/**
+ * pmon_counters__read() - current totals, one struct per event, in list order.
+ * @out: array of pmon_evlist__count() entries.
+ * Return: 0, or -errno when a read failed (the detail names the event).
+ */
+PMON_API int pmon_counters__read(struct pmon_counters *c, struct pmon_count *out);
+/** As pmon_counters__read(), for unit @u alone. */
+PMON_API int pmon_counters__read_unit(struct pmon_counters *c, size_t u, struct pmon_count *out);
+
+/* ---- a forked child, started on exec --------------------------------- */
+
+struct pmon_child {
+	pid_t pid;
+	int go_fd;  /* parent writes: start */
+	int err_fd; /* child writes errno if exec fails */
+};
+
+/**
+ * pmon_child__fork() - fork a child that waits, then executes @argv.
+ * Open counters on child->pid with enable_on_exec, then pmon_child__start().
+ * Return: 0, or -errno.
+ */
+PMON_API int pmon_child__fork(char *const argv[], struct pmon_child *child);
+/**
+ * pmon_child__start() - let the child exec.
+ * Return: 0 when exec succeeded; -errno of the failed exec (the child then
+ * exits with status 127, reap it with pmon_child__wait()).
+ */
+PMON_API int pmon_child__start(struct pmon_child *child);
+/** Wait for the child (retrying on EINTR); @ru may be NULL. Return: 0 or -errno. */
+PMON_API int pmon_child__wait(struct pmon_child *child, int *status, struct rusage *ru);
+
+/* ---- self-monitoring read -------------------------------------------- */
+
+struct pmon_self_count {
+	uint64_t value, enabled, running;
+	bool via_rdpmc; /* read with rdpmc from user space, not read() */
+};
+
+/* The instructions the mmap read uses; tests replace them. */
+struct pmon_mmap_ops {
+	uint64_t (*rdpmc)(uint32_t counter);
+	uint64_t (*rdtsc)(void);
+};
+
+/**
+ * pmon_mmap_read() - read an event of this thread from its mmapped page.
+ *
+ * The kernel's protocol (tools/lib/perf/mmap.c, perf_mmap__read_self): retry
+ * while the page's seqlock moves; rdpmc only when cap_user_rdpmc and index
+ * are set, the value sign-extended by pmc_width and added to offset; time
+ * enabled/running extended with the TSC conversion when cap_user_time.
+ * @ops: NULL for the real instructions.
+ * Return: 0, or -EOPNOTSUPP when the page does not allow rdpmc (use read()).
+ */
+PMON_API int pmon_mmap_read(const volatile struct perf_event_mmap_page *pc,
+			    const struct pmon_mmap_ops *ops, struct pmon_self_count *out);
+
+struct pmon_self;
+
+/**
+ * pmon_self__open() - count @ev on the calling thread, mmapped for self-reads.
+ * Return: 0 with *@out set, or -errno (detail set).
+ */
+PMON_API int pmon_self__open(const struct pmon_event_desc *ev, struct pmon_self **out);
+/** Read: rdpmc through the page where allowed, else read(). Return: 0 or -errno. */
+PMON_API int pmon_self__read(struct pmon_self *s, struct pmon_self_count *out);
+PMON_API void pmon_self__close(struct pmon_self *s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

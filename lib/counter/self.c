@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Self-monitoring reads (pmon/counter.h): the perf_event_mmap_page protocol
+ * with rdpmc, and the read() fallback. The protocol follows the kernel's
+ * documentation in include/uapi/linux/perf_event.h and libperf's
+ * perf_mmap__read_self; the instructions are injectable for tests.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include <pmon/arch.h>
+#include <pmon/counter.h>
+#include <pmon/rdpmc.h>
+
+#define barrier() __asm__ __volatile__("" ::: "memory")
+
+static uint64_t real_rdpmc(uint32_t c)
+{
+	return pmon_rdpmc(c);
+}
+
+static uint64_t real_rdtsc(void)
+{
+	return pmon_rdtsc();
+}
+
+static const struct pmon_mmap_ops real_ops = { real_rdpmc, real_rdtsc };
+
+/* (cyc * mult) >> shift without overflowing 64 bits. */
+static uint64_t mul_shift(uint64_t cyc, uint32_t mult, uint16_t shift)
+{
+	return (uint64_t)(((unsigned __int128)cyc * mult) >> shift);
+}
+
+int pmon_mmap_read(const volatile struct perf_event_mmap_page *pc, const struct pmon_mmap_ops *ops,
+		   struct pmon_self_count *out)
+{
+	uint32_t seq, idx, mult = 0;
+	uint64_t ena, run, cnt, cyc = 0, time_offset = 0, time_cycles = 0, time_mask = ~0ULL;
+	uint16_t shift = 0;
+	bool short_time = false;
+
+	if (!ops)
+		ops = &real_ops;
+	do {
+		seq = pc->lock;
+		barrier();
+		ena = pc->time_enabled;
+		run = pc->time_running;
+		if (pc->cap_user_time && ena != run) {
+			cyc = ops->rdtsc();
+			mult = pc->time_mult;
+			shift = pc->time_shift;
+			time_offset = pc->time_offset;
+			if (pc->cap_user_time_short) {
+				short_time = true;
+				time_cycles = pc->time_cycles;
+				time_mask = pc->time_mask;
+			}
+		}
+		idx = pc->index;
+		cnt = pc->offset;
+		/* index is the hardware counter + 1; 0 means not on a counter now. */
+		if (!pc->cap_user_rdpmc || !idx)
+			return -EOPNOTSUPP;
+		cnt += (uint64_t)pmon_pmc_sign_extend(ops->rdpmc(idx - 1), pc->pmc_width);
+		barrier();
+	} while (pc->lock != seq);
+
+	if (ena != run) {
+		if (short_time)
+			cyc = time_cycles + ((cyc - time_cycles) & time_mask);
+		uint64_t delta = time_offset + mul_shift(cyc, mult, shift);
+		ena += delta;
+		if (idx)
+			run += delta;
+	}
+	out->value = cnt;
+	out->enabled = ena;
+	out->running = run;
+	out->via_rdpmc = true;
+	return 0;
+}
+
+struct pmon_self {
+	int fd;
+	struct perf_event_mmap_page *pc;
+	size_t len;
+};
+
+int pmon_self__open(const struct pmon_event_desc *ev, struct pmon_self **out)
+{
+	struct perf_event_attr a = ev->attr;
+	struct pmon_self *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return -ENOMEM;
+	a.size = sizeof(a);
+	a.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+	s->fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (s->fd < 0 && (errno == EACCES || errno == EPERM) && !a.exclude_kernel) {
+		a.exclude_kernel = 1;
+		a.exclude_hv = 1;
+		s->fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	}
+	if (s->fd < 0) {
+		int e = -errno;
+		free(s);
+		return pmon__err(e, "cannot open '%s' on this thread: %s", ev->name, strerror(-e));
+	}
+	s->len = (size_t)sysconf(_SC_PAGESIZE);
+	s->pc = mmap(NULL, s->len, PROT_READ, MAP_SHARED, s->fd, 0);
+	if (s->pc == MAP_FAILED)
+		s->pc = NULL; /* read() still works */
+	*out = s;
+	return 0;
+}
+
+int pmon_self__read(struct pmon_self *s, struct pmon_self_count *out)
+{
+	uint64_t v[3];
+
+	if (s->pc && pmon_mmap_read(s->pc, NULL, out) == 0)
+		return 0;
+	if (read(s->fd, v, sizeof(v)) != (ssize_t)sizeof(v))
+		return -errno ? -errno : -EIO;
+	out->value = v[0];
+	out->enabled = v[1];
+	out->running = v[2];
+	out->via_rdpmc = false;
+	return 0;
+}
+
+void pmon_self__close(struct pmon_self *s)
+{
+	if (!s)
+		return;
+	if (s->pc)
+		munmap(s->pc, s->len);
+	close(s->fd);
+	free(s);
+}

@@ -1,0 +1,1147 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Event text -> struct pmon_event_desc (pmon/event.h), in perf's syntax.
+ * Generic and software events are tables (the kernel's uapi enums); PMU
+ * terms are read from the PMU's sysfs format/ files and aliases from its
+ * events/ files (ABI: sysfs-bus-event_source-devices-format/-events);
+ * tracepoints from tracefs; CPU-specific names from libpfm4 (event/pfm.c).
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "event/pfm.h"
+#include "internal.h"
+#include <pmon/event.h>
+
+struct pmon_evlist {
+	struct pmon_event_desc *ev;
+	size_t n, cap;
+	char sysfs[256];
+	char tracefs[256];
+	bool tracefs_default;
+	bool no_pfm;
+};
+
+struct name_id {
+	const char *name;
+	uint64_t id;
+};
+
+/* include/uapi/linux/perf_event.h: enum perf_hw_id, perf_sw_ids. */
+static const struct name_id hw_events[] = {
+	{ "cycles", PERF_COUNT_HW_CPU_CYCLES },
+	{ "cpu-cycles", PERF_COUNT_HW_CPU_CYCLES },
+	{ "instructions", PERF_COUNT_HW_INSTRUCTIONS },
+	{ "cache-references", PERF_COUNT_HW_CACHE_REFERENCES },
+	{ "cache-misses", PERF_COUNT_HW_CACHE_MISSES },
+	{ "branches", PERF_COUNT_HW_BRANCH_INSTRUCTIONS },
+	{ "branch-instructions", PERF_COUNT_HW_BRANCH_INSTRUCTIONS },
+	{ "branch-misses", PERF_COUNT_HW_BRANCH_MISSES },
+	{ "bus-cycles", PERF_COUNT_HW_BUS_CYCLES },
+	{ "stalled-cycles-frontend", PERF_COUNT_HW_STALLED_CYCLES_FRONTEND },
+	{ "idle-cycles-frontend", PERF_COUNT_HW_STALLED_CYCLES_FRONTEND },
+	{ "stalled-cycles-backend", PERF_COUNT_HW_STALLED_CYCLES_BACKEND },
+	{ "idle-cycles-backend", PERF_COUNT_HW_STALLED_CYCLES_BACKEND },
+	{ "ref-cycles", PERF_COUNT_HW_REF_CPU_CYCLES },
+};
+
+static const struct name_id sw_events[] = {
+	{ "cpu-clock", PERF_COUNT_SW_CPU_CLOCK },
+	{ "task-clock", PERF_COUNT_SW_TASK_CLOCK },
+	{ "page-faults", PERF_COUNT_SW_PAGE_FAULTS },
+	{ "faults", PERF_COUNT_SW_PAGE_FAULTS },
+	{ "context-switches", PERF_COUNT_SW_CONTEXT_SWITCHES },
+	{ "cs", PERF_COUNT_SW_CONTEXT_SWITCHES },
+	{ "cpu-migrations", PERF_COUNT_SW_CPU_MIGRATIONS },
+	{ "migrations", PERF_COUNT_SW_CPU_MIGRATIONS },
+	{ "minor-faults", PERF_COUNT_SW_PAGE_FAULTS_MIN },
+	{ "major-faults", PERF_COUNT_SW_PAGE_FAULTS_MAJ },
+	{ "alignment-faults", PERF_COUNT_SW_ALIGNMENT_FAULTS },
+	{ "emulation-faults", PERF_COUNT_SW_EMULATION_FAULTS },
+	{ "dummy", PERF_COUNT_SW_DUMMY },
+	{ "bpf-output", PERF_COUNT_SW_BPF_OUTPUT },
+	{ "cgroup-switches", 11 /* PERF_COUNT_SW_CGROUP_SWITCHES, Linux 5.13 */ },
+};
+
+static const struct name_id caches[] = {
+	{ "L1-dcache", PERF_COUNT_HW_CACHE_L1D }, { "L1-icache", PERF_COUNT_HW_CACHE_L1I },
+	{ "LLC", PERF_COUNT_HW_CACHE_LL },         { "dTLB", PERF_COUNT_HW_CACHE_DTLB },
+	{ "iTLB", PERF_COUNT_HW_CACHE_ITLB },      { "branch", PERF_COUNT_HW_CACHE_BPU },
+	{ "node", PERF_COUNT_HW_CACHE_NODE },
+};
+
+static const struct {
+	const char *one, *many;
+	uint64_t id;
+} cache_ops[] = {
+	{ "load", "loads", PERF_COUNT_HW_CACHE_OP_READ },
+	{ "store", "stores", PERF_COUNT_HW_CACHE_OP_WRITE },
+	{ "prefetch", "prefetches", PERF_COUNT_HW_CACHE_OP_PREFETCH },
+};
+
+#define MODIFIER_CHARS "ukhGHpPID"
+
+const char *pmon_event_source_name(enum pmon_event_source s)
+{
+	static const char *const names[] = { "hardware", "cache",      "software", "raw",
+					     "pmu",      "sysfs alias", "tracepoint", "libpfm4" };
+	return (unsigned)s < PMON_ARRAY_SIZE(names) ? names[s] : "?";
+}
+
+/* ---- list ------------------------------------------------------------ */
+
+struct pmon_evlist *pmon_evlist__new(const struct pmon_event_opts *opts)
+{
+	struct pmon_evlist *l = calloc(1, sizeof(*l));
+
+	if (!l)
+		return NULL;
+	if (opts && (opts->sz < sizeof(size_t) || opts->sz > sizeof(*opts))) {
+		free(l);
+		pmon__detail("pmon_event_opts: unknown size %zu", opts->sz);
+		errno = EINVAL;
+		return NULL;
+	}
+	pmon__strlcpy(l->sysfs, opts && opts->sysfs_root ? opts->sysfs_root : "/sys",
+		      sizeof(l->sysfs));
+	l->tracefs_default = !(opts && opts->tracefs_root);
+	pmon__strlcpy(l->tracefs, l->tracefs_default ? "/sys/kernel/tracing" : opts->tracefs_root,
+		      sizeof(l->tracefs));
+	l->no_pfm = opts && opts->no_pfm;
+	return l;
+}
+
+void pmon_evlist__free(struct pmon_evlist *l)
+{
+	if (!l)
+		return;
+	free(l->ev);
+	free(l);
+}
+
+size_t pmon_evlist__count(const struct pmon_evlist *l)
+{
+	return l ? l->n : 0;
+}
+
+const struct pmon_event_desc *pmon_evlist__event(const struct pmon_evlist *l, size_t i)
+{
+	return l && i < l->n ? &l->ev[i] : NULL;
+}
+
+void pmon_evlist__set_user_only(struct pmon_evlist *l, size_t i)
+{
+	if (i < l->n) {
+		l->ev[i].attr.exclude_kernel = 1;
+		l->ev[i].attr.exclude_hv = 1;
+	}
+}
+
+/* ---- helpers --------------------------------------------------------- */
+
+static bool lookup(const struct name_id *t, size_t n, const char *name, uint64_t *id)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcasecmp(t[i].name, name)) {
+			*id = t[i].id;
+			return true;
+		}
+	return false;
+}
+
+static bool lookup_cache(const char *name, uint64_t *config)
+{
+	for (size_t c = 0; c < PMON_ARRAY_SIZE(caches); c++) {
+		size_t cl = strlen(caches[c].name);
+
+		if (strncasecmp(name, caches[c].name, cl) || name[cl] != '-')
+			continue;
+		const char *rest = name + cl + 1;
+		for (size_t o = 0; o < PMON_ARRAY_SIZE(cache_ops); o++) {
+			uint64_t result;
+			size_t ol = strlen(cache_ops[o].one);
+
+			if (!strcasecmp(rest, cache_ops[o].many))
+				result = PERF_COUNT_HW_CACHE_RESULT_ACCESS;
+			else if (!strncasecmp(rest, cache_ops[o].one, ol) &&
+				 !strcasecmp(rest + ol, "-misses"))
+				result = PERF_COUNT_HW_CACHE_RESULT_MISS;
+			else
+				continue;
+			*config = caches[c].id | cache_ops[o].id << 8 | result << 16;
+			return true;
+		}
+	}
+	return false;
+}
+
+static int parse_num(const char *s, uint64_t *out)
+{
+	int base = 10;
+
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+		base = 16, s += 2;
+	return pmon__parse_u64(s, base, out);
+}
+
+static bool pmu_exists(const struct pmon_evlist *l, const char *pmu)
+{
+	char path[512];
+
+	pmon__fmt(path, sizeof(path), "%s/bus/event_source/devices/%s/type", l->sysfs, pmu);
+	return access(path, R_OK) == 0;
+}
+
+/* The names of the PMUs here, for messages ("breakpoint msr software ..."). */
+static void pmu_names(const struct pmon_evlist *l, char *buf, size_t len)
+{
+	char path[512];
+	struct dirent **list;
+	size_t off = 0;
+	int n;
+
+	buf[0] = '\0';
+	pmon__fmt(path, sizeof(path), "%s/bus/event_source/devices", l->sysfs);
+	n = scandir(path, &list, NULL, alphasort);
+	for (int i = 0; i < n; i++) {
+		if (list[i]->d_name[0] != '.' && off < len) {
+			int k = snprintf(buf + off, len - off, "%s%s", off ? ", " : "",
+					 list[i]->d_name);
+			if (k > 0)
+				off += (size_t)k;
+		}
+		free(list[i]);
+	}
+	if (n >= 0)
+		free(list);
+}
+
+static bool core_pmu_present(const struct pmon_evlist *l)
+{
+	return pmu_exists(l, "cpu") || pmu_exists(l, "cpu_core") || pmu_exists(l, "cpu_atom");
+}
+
+/* ---- PMU terms (sysfs format/) ---------------------------------------- */
+
+/* Place @value into @attr through a format spec like "config:0-7,32-35". */
+static int apply_format(struct perf_event_attr *attr, const char *spec, uint64_t value,
+			const char *ev, const char *term)
+{
+	char field[16];
+	const char *p = strchr(spec, ':');
+	uint64_t *dst, left = value;
+	unsigned bits = 0;
+
+	if (!p || (size_t)(p - spec) >= sizeof(field))
+		return pmon__err(-PMON_ERRNO__EVENT_SYNTAX, "event '%s': format of '%s' is '%s'",
+				 ev, term, spec);
+	pmon__fmt(field, sizeof(field), "%.*s", (int)(p - spec), spec);
+	if (!strcmp(field, "config"))
+		dst = (uint64_t *)&attr->config;
+	else if (!strcmp(field, "config1"))
+		dst = (uint64_t *)&attr->config1;
+	else if (!strcmp(field, "config2"))
+		dst = (uint64_t *)&attr->config2;
+	else
+		return pmon__err(-PMON_ERRNO__EVENT_SYNTAX,
+				 "event '%s': term '%s' sets unknown field '%s'", ev, term, field);
+	for (p++; *p;) {
+		char *end;
+		unsigned long lo = strtoul(p, &end, 10), hi = lo;
+
+		if (end == p)
+			break;
+		if (*end == '-')
+			hi = strtoul(end + 1, &end, 10);
+		if (hi < lo || hi > 63)
+			break;
+		for (unsigned long b = lo; b <= hi; b++, bits++) {
+			*dst = (*dst & ~(1ULL << b)) | ((left & 1) << b);
+			left >>= 1;
+		}
+		p = *end == ',' ? end + 1 : end;
+	}
+	if (left)
+		return pmon__err(-PMON_ERRNO__EVENT_SYNTAX,
+				 "event '%s': value %#" PRIx64 " does not fit '%s' (%u bits: %s)", ev,
+				 value, term, bits, spec);
+	return 0;
+}
+
+static int apply_terms(const struct pmon_evlist *l, struct pmon_event_desc *d, const char *pmu,
+		       const char *terms, const char *ev, int depth);
+
+/* A sysfs alias of @pmu: its terms, and its .unit/.scale files. */
+static int apply_alias(const struct pmon_evlist *l, struct pmon_event_desc *d, const char *pmu,
+		       const char *alias, const char *ev, int depth)
+{
+	char path[512], text[512];
+	long n;
+
+	pmon__fmt(path, sizeof(path), "%s/bus/event_source/devices/%s/events/%s", l->sysfs, pmu,
+		  alias);
+	n = pmon__read_text(path, text, sizeof(text));
+	if (n < 0)
+		return (int)n;
+	if (depth > 2)
+		return pmon__err(-PMON_ERRNO__EVENT_SYNTAX, "event '%s': alias loop at '%s'", ev,
+				 alias);
+	int err = apply_terms(l, d, pmu, text, ev, depth + 1);
+	if (err)
+		return err;
+	pmon__fmt(path, sizeof(path), "%s/bus/event_source/devices/%s/events/%s.unit", l->sysfs, pmu,
+		  alias);
+	if (pmon__read_text(path, text, sizeof(text)) > 0)
+		pmon__strlcpy(d->unit, text, sizeof(d->unit));
+	pmon__fmt(path, sizeof(path), "%s/bus/event_source/devices/%s/events/%s.scale", l->sysfs,
+		  pmu, alias);
+	if (pmon__read_text(path, text, sizeof(text)) > 0) {
+		char *end;
+		double s = strtod(text, &end);
+		if (end != text && s > 0)
+			d->scale = s;
+	}
+	return 0;
+}
+
+static void format_terms(const struct pmon_evlist *l, const char *pmu, char *buf, size_t len)
+{
+	char path[512];
+	struct dirent **list;
+	size_t off = 0;
+	int n;
+
+	buf[0] = '\0';
+	pmon__fmt(path, sizeof(path), "%s/bus/event_source/devices/%s/format", l->sysfs, pmu);
+	n = scandir(path, &list, NULL, alphasort);
+	for (int i = 0; i < n; i++) {
+		if (list[i]->d_name[0] != '.' && off < len) {
+			int k = snprintf(buf + off, len - off, "%s%s", off ? ", " : "",
+					 list[i]->d_name);
+			if (k > 0)
+				off += (size_t)k;
+		}
+		free(list[i]);
+	}
+	if (n >= 0)
+		free(list);
+	if (!off)
+		pmon__strlcpy(buf, "none", len);
+}
+
+static int apply_terms(const struct pmon_evlist *l, struct pmon_event_desc *d, const char *pmu,
+		       const char *terms, const char *ev, int depth)
+{
+	char *copy = strdup(terms), *save = NULL, *t;
+	int err = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	for (t = strtok_r(copy, ",", &save); t && !err; t = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(t, '='), path[512], spec[128];
+		const char *key = t, *val = eq ? eq + 1 : NULL;
+		uint64_t v = 1;
+
+		while (*key == ' ')
+			key++;
+		if (eq)
+			*eq = '\0';
+		if (!*key) {
+			err = pmon__err(-PMON_ERRNO__EVENT_SYNTAX, "event '%s': empty term", ev);
+			break;
+		}
+		if (!strcmp(key, "name")) {
+			if (!val || !*val)
+				err = pmon__err(-PMON_ERRNO__EVENT_SYNTAX,
+						"event '%s': name= needs a value", ev);
+			else
+				pmon__strlcpy(d->name, val, sizeof(d->name));
+			continue;
+		}
+		if (val && (err = parse_num(val, &v))) {
+			err = pmon__err(-PMON_ERRNO__EVENT_SYNTAX, "event '%s': '%s=%s': %s", ev, key,
+					val,
+					err == -ERANGE ? "the value does not fit 64 bits"
+						       : "the value is not a number");
+			break;
+		}
+		if (!strcmp(key, "config")) {
+			d->attr.config = v;
+		} else if (!strcmp(key, "config1")) {
+			d->attr.config1 = v;
+		} else if (!strcmp(key, "config2")) {
+			d->attr.config2 = v;
+		} else if (!strcmp(key, "period")) {
+			d->attr.sample_period = v;
+		} else {
+			pmon__fmt(path, sizeof(path), "%s/bus/event_source/devices/%s/format/%s",
+				  l->sysfs, pmu, key);
+			int ar = -ENOENT;
+			if (pmon__read_text(path, spec, sizeof(spec)) > 0) {
+				err = apply_format(&d->attr, spec, v, ev, key);
+			} else if (!val && (ar = apply_alias(l, d, pmu, key, ev, depth)) == 0) {
+				d->source = PMON_EV_ALIAS;
+			} else if (ar != -ENOENT) {
+				err = ar; /* the alias exists but its terms are bad */
+			} else {
+				char known[256];
+				format_terms(l, pmu, known, sizeof(known));
+				err = pmon__err(-PMON_ERRNO__EVENT_SYNTAX,
+						"event '%s': '%s' is neither a format term nor an event "
+						"of PMU '%s' (terms: %s)",
+						ev, key, pmu, known);
+			}
+		}
+	}
+	free(copy);
+	return err;
+}
+
+static int parse_pmu_event(const struct pmon_evlist *l, struct pmon_event_desc *d, const char *ev)
+{
+	const char *s1 = strchr(ev, '/'), *s2 = s1 ? strchr(s1 + 1, '/') : NULL;
+	char pmu[64], terms[512], path[512];
+	long type;
+
+	if (!s2 || s2[1])
+		return pmon__err(-PMON_ERRNO__EVENT_SYNTAX,
+				 "event '%s': expected 'pmu/term=value,.../'", ev);
+	if (s1 == ev || (size_t)(s1 - ev) >= sizeof(pmu))
+		return pmon__err(-PMON_ERRNO__EVENT_SYNTAX, "event '%s': missing PMU name before '/'",
+				 ev);
+	pmon__fmt(pmu, sizeof(pmu), "%.*s", (int)(s1 - ev), ev);
+	pmon__fmt(terms, sizeof(terms), "%.*s", (int)(s2 - s1 - 1), s1 + 1);
+	pmon__fmt(path, sizeof(path), "%s/bus/event_source/devices/%s/type", l->sysfs, pmu);
+	if (pmon__read_long(path, &type)) {
+		char have[256];
+		pmu_names(l, have, sizeof(have));
+		bool core = !strcmp(pmu, "cpu") || !strncmp(pmu, "cpu_", 4);
+		return pmon__err(-PMON_ERRNO__PMU_MISSING,
+				 "event '%s': PMU '%s' does not exist here%s (PMUs: %s)", ev, pmu,
+				 core ? "; this machine exposes no core PMU, see 'pmon info'" : "",
+				 have);
+	}
+	d->attr.type = (uint32_t)type;
+	d->source = PMON_EV_PMU;
+	pmon__strlcpy(d->pmu, pmu, sizeof(d->pmu));
+	d->needs_core_pmu = !strcmp(pmu, "cpu") || !strncmp(pmu, "cpu_", 4);
+	if (!terms[0])
+		return pmon__err(-PMON_ERRNO__EVENT_SYNTAX, "event '%s': no terms between the slashes",
+				 ev);
+	return apply_terms(l, d, pmu, terms, ev, 0);
+}
+
+/* A bare name that a PMU's events/ directory defines ("tsc", "mem-loads"). */
+static int find_alias(const struct pmon_evlist *l, struct pmon_event_desc *d, const char *name)
+{
+	char path[512];
+	struct dirent **list;
+	int n, err = -ENOENT;
+
+	pmon__fmt(path, sizeof(path), "%s/bus/event_source/devices", l->sysfs);
+	n = scandir(path, &list, NULL, alphasort);
+	for (int i = 0; i < n; i++) {
+		const char *pmu = list[i]->d_name;
+		long type;
+
+		if (err == -ENOENT && pmu[0] != '.') {
+			pmon__fmt(path, sizeof(path), "%s/bus/event_source/devices/%s/events/%s",
+				  l->sysfs, pmu, name);
+			if (strchr(name, '/') == NULL && access(path, R_OK) == 0) {
+				pmon__fmt(path, sizeof(path), "%s/bus/event_source/devices/%s/type",
+					  l->sysfs, pmu);
+				if (!pmon__read_long(path, &type)) {
+					d->attr.type = (uint32_t)type;
+					pmon__strlcpy(d->pmu, pmu, sizeof(d->pmu));
+					d->source = PMON_EV_ALIAS;
+					d->needs_core_pmu = !strcmp(pmu, "cpu") ||
+							    !strncmp(pmu, "cpu_", 4);
+					err = apply_alias(l, d, pmu, name, name, 0);
+				}
+			}
+		}
+		free(list[i]);
+	}
+	if (n >= 0)
+		free(list);
+	return err;
+}
+
+/* ---- tracepoints ----------------------------------------------------- */
+
+static bool tp_name_ok(const char *s, size_t n)
+{
+	if (!n)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)s[i]) && s[i] != '_' && s[i] != '-' && s[i] != '.')
+			return false;
+	return true;
+}
+
+/* Make sure tracefs is there; as root, mount it where the kernel expects it. */
+static bool tracefs_ready(struct pmon_evlist *l)
+{
+	char path[512];
+
+	pmon__fmt(path, sizeof(path), "%s/events", l->tracefs);
+	if (access(path, F_OK) == 0)
+		return true;
+	if (l->tracefs_default && geteuid() == 0 &&
+	    mount("nodev", l->tracefs, "tracefs", 0, NULL) == 0)
+		return access(path, F_OK) == 0;
+	return false;
+}
+
+static int parse_tracepoint(struct pmon_evlist *l, struct pmon_event_desc *d, const char *ev,
+			    bool *no_subsystem)
+{
+	const char *colon = strchr(ev, ':');
+	char path[768];
+	long id;
+
+	*no_subsystem = false;
+	if (!tracefs_ready(l)) {
+		*no_subsystem = true;
+		return pmon__err(-ENOENT,
+				 "event '%s': tracefs is not available at %s (as root: mount -t "
+				 "tracefs nodev %s)",
+				 ev, l->tracefs, l->tracefs);
+	}
+	pmon__fmt(path, sizeof(path), "%s/events/%.*s", l->tracefs, (int)(colon - ev), ev);
+	if (access(path, F_OK)) {
+		*no_subsystem = true;
+		return -ENOENT;
+	}
+	pmon__fmt(path, sizeof(path), "%s/events/%.*s/%s/id", l->tracefs, (int)(colon - ev), ev,
+		  colon + 1);
+	int err = pmon__read_long(path, &id);
+	if (err == -EACCES || err == -EPERM)
+		return pmon__err(-EACCES, "event '%s': %s is not readable (tracepoints need root or "
+					  "CAP_PERFMON)",
+				 ev, path);
+	if (err)
+		return -ENOENT;
+	d->attr.type = PERF_TYPE_TRACEPOINT;
+	d->attr.config = (uint64_t)id;
+	d->source = PMON_EV_TRACEPOINT;
+	pmon__strlcpy(d->pmu, "tracepoint", sizeof(d->pmu));
+	return 0;
+}
+
+/* ---- suggestions ----------------------------------------------------- */
+
+struct suggest {
+	const char *want;
+	char best[3][96];
+	unsigned dist[3];
+};
+
+static unsigned edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	unsigned row[97];
+
+	if (la > 96 || lb > 96)
+		return 99;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = (unsigned)j;
+	for (size_t i = 1; i <= la; i++) {
+		unsigned prev = row[0], tmp;
+		row[0] = (unsigned)i;
+		for (size_t j = 1; j <= lb; j++) {
+			tmp = row[j];
+			unsigned sub = prev + (tolower((unsigned char)a[i - 1]) !=
+					       tolower((unsigned char)b[j - 1]));
+			unsigned del = row[j] + 1, ins = row[j - 1] + 1;
+			row[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+			prev = tmp;
+		}
+	}
+	return row[lb];
+}
+
+static void consider(struct suggest *s, const char *name)
+{
+	unsigned d = edit_distance(s->want, name);
+	size_t len = strlen(s->want);
+	unsigned max = len < 6 ? 2 : (unsigned)(len / 3);
+
+	if (d > max)
+		return;
+	for (int i = 0; i < 3; i++) {
+		if (s->best[i][0] && !strcmp(s->best[i], name))
+			return;
+	}
+	for (int i = 0; i < 3; i++) {
+		if (!s->best[i][0] || d < s->dist[i]) {
+			for (int k = 2; k > i; k--) {
+				memcpy(s->best[k], s->best[k - 1], sizeof(s->best[k]));
+				s->dist[k] = s->dist[k - 1];
+			}
+			pmon__strlcpy(s->best[i], name, sizeof(s->best[i]));
+			s->dist[i] = d;
+			return;
+		}
+	}
+}
+
+static void suggest_cb(void *ctx, enum pmon_event_source src, const char *pmu, const char *name,
+		       const char *desc)
+{
+	(void)src, (void)pmu, (void)desc;
+	consider(ctx, name);
+}
+
+static int unknown(struct pmon_evlist *l, const char *ev)
+{
+	struct suggest s = { .want = ev };
+	struct pmon_event_opts o = { .sz = sizeof(o), .sysfs_root = l->sysfs,
+				     .tracefs_root = l->tracefs, .no_pfm = l->no_pfm };
+	char hint[320] = "";
+
+	pmon_event_list_names(&o, NULL, suggest_cb, &s);
+	if (s.best[0][0]) {
+		size_t off = 0;
+		for (int i = 0; i < 3 && s.best[i][0]; i++) {
+			int k = snprintf(hint + off, sizeof(hint) - off, "%s'%s'",
+					 i == 0 ? "; did you mean " : (i == 2 || !s.best[i + 1][0]) ? " or " : ", ",
+					 s.best[i]);
+			if (k > 0 && (size_t)k < sizeof(hint) - off)
+				off += (size_t)k;
+		}
+	}
+	return pmon__err(-PMON_ERRNO__EVENT_UNKNOWN, "event '%s' is unknown%s (see 'pmon list')", ev,
+			 hint);
+}
+
+/* ---- one event -------------------------------------------------------- */
+
+static int apply_mods(struct pmon_event_desc *d, const char *mods, const char *ev)
+{
+	unsigned precise = 0;
+
+	for (const char *m = mods; *m; m++) {
+		switch (*m) {
+		case 'u':
+			d->mods |= PMON_MOD_U;
+			break;
+		case 'k':
+			d->mods |= PMON_MOD_K;
+			break;
+		case 'h':
+			d->mods |= PMON_MOD_H;
+			break;
+		case 'G':
+			d->mods |= PMON_MOD_GUEST;
+			d->attr.exclude_host = 1;
+			break;
+		case 'H':
+			d->mods |= PMON_MOD_HOST;
+			d->attr.exclude_guest = 1;
+			break;
+		case 'p':
+			d->mods |= PMON_MOD_PRECISE;
+			if (++precise > 3)
+				return pmon__err(-PMON_ERRNO__EVENT_SYNTAX,
+						 "event '%s': at most 3 'p' modifiers", ev);
+			break;
+		case 'P':
+			d->mods |= PMON_MOD_PRECISE;
+			precise = 3;
+			break;
+		case 'I':
+			d->mods |= PMON_MOD_NO_IDLE;
+			d->attr.exclude_idle = 1;
+			break;
+		case 'D':
+			d->mods |= PMON_MOD_PINNED;
+			d->attr.pinned = 1;
+			break;
+		default:
+			return pmon__err(-PMON_ERRNO__EVENT_SYNTAX,
+					 "event '%s': unknown modifier '%c' (valid: u k h G H p P I D)",
+					 ev, *m);
+		}
+	}
+	d->attr.precise_ip = precise;
+	/* The seeds' ring selection: naming any of u/k/h counts only those. */
+	if (d->mods & (PMON_MOD_U | PMON_MOD_K | PMON_MOD_H)) {
+		d->attr.exclude_user = !(d->mods & PMON_MOD_U);
+		d->attr.exclude_kernel = !(d->mods & PMON_MOD_K);
+		d->attr.exclude_hv = !(d->mods & PMON_MOD_H);
+	}
+	return 0;
+}
+
+static bool all_mod_chars(const char *s)
+{
+	return *s && strspn(s, MODIFIER_CHARS) == strlen(s);
+}
+
+/* Resolve a name without modifiers. */
+static int resolve(struct pmon_evlist *l, struct pmon_event_desc *d, const char *name)
+{
+	uint64_t id;
+	size_t len = strlen(name);
+
+	if (lookup(hw_events, PMON_ARRAY_SIZE(hw_events), name, &id)) {
+		d->attr.type = PERF_TYPE_HARDWARE;
+		d->attr.config = id;
+		d->source = PMON_EV_HARDWARE;
+		d->needs_core_pmu = true;
+		pmon__strlcpy(d->pmu, "cpu", sizeof(d->pmu));
+		return 0;
+	}
+	if (lookup(sw_events, PMON_ARRAY_SIZE(sw_events), name, &id)) {
+		d->attr.type = PERF_TYPE_SOFTWARE;
+		d->attr.config = id;
+		d->source = PMON_EV_SOFTWARE;
+		pmon__strlcpy(d->pmu, "software", sizeof(d->pmu));
+		if (id == PERF_COUNT_SW_CPU_CLOCK || id == PERF_COUNT_SW_TASK_CLOCK) {
+			pmon__strlcpy(d->unit, "msec", sizeof(d->unit));
+			d->scale = 1e-6;
+		}
+		return 0;
+	}
+	if (lookup_cache(name, &id)) {
+		d->attr.type = PERF_TYPE_HW_CACHE;
+		d->attr.config = id;
+		d->source = PMON_EV_CACHE;
+		d->needs_core_pmu = true;
+		pmon__strlcpy(d->pmu, "cpu", sizeof(d->pmu));
+		return 0;
+	}
+	/* rNNNN: a raw config for the core PMU, in hex. */
+	if (name[0] == 'r' && len > 1 && strspn(name + 1, "0123456789abcdefABCDEFxX") == len - 1) {
+		const char *hex = name + 1;
+		if (hex[0] == '0' && (hex[1] == 'x' || hex[1] == 'X'))
+			hex += 2;
+		if (pmon__parse_u64(hex, 16, &id))
+			return pmon__err(-PMON_ERRNO__EVENT_SYNTAX,
+					 "raw event '%s': '%s' is not a 64-bit hexadecimal number", name,
+					 name + 1);
+		d->attr.type = PERF_TYPE_RAW;
+		d->attr.config = id;
+		d->source = PMON_EV_RAW;
+		d->needs_core_pmu = true;
+		pmon__strlcpy(d->pmu, "cpu", sizeof(d->pmu));
+		return 0;
+	}
+	if (name[0] == 'r' && len > 1 && len < 20 && !strpbrk(name, "-_:/.") &&
+	    isxdigit((unsigned char)name[1]))
+		return pmon__err(-PMON_ERRNO__EVENT_SYNTAX,
+				 "raw event '%s': '%s' is not a hexadecimal number", name, name + 1);
+	if (strchr(name, '/'))
+		return parse_pmu_event(l, d, name);
+
+	/* subsystem:name, when the subsystem exists in tracefs. */
+	const char *colon = strchr(name, ':');
+	bool no_sub = true;
+	if (colon && colon[1] != ':' && !strchr(colon + 1, ':') &&
+	    tp_name_ok(name, (size_t)(colon - name)) && tp_name_ok(colon + 1, strlen(colon + 1))) {
+		int err = parse_tracepoint(l, d, name, &no_sub);
+		if (!err || err == -EACCES)
+			return err;
+		if (!no_sub) {
+			struct suggest s = { .want = colon + 1 };
+			char dirpath[768];
+			struct dirent *de;
+			DIR *dir;
+			pmon__fmt(dirpath, sizeof(dirpath), "%s/events/%.*s", l->tracefs,
+				  (int)(colon - name), name);
+			dir = opendir(dirpath);
+			while (dir && (de = readdir(dir)))
+				if (de->d_name[0] != '.')
+					consider(&s, de->d_name);
+			if (dir)
+				closedir(dir);
+			return pmon__err(-PMON_ERRNO__EVENT_UNKNOWN,
+					 "tracepoint '%s' does not exist%s%.*s%s%s", name,
+					 s.best[0][0] ? "; did you mean '" : "",
+					 s.best[0][0] ? (int)(colon - name) + 1 : 0, name,
+					 s.best[0], s.best[0][0] ? "'" : "");
+		}
+	}
+	if (!find_alias(l, d, name))
+		return 0;
+
+	if (!l->no_pfm) {
+		struct pmon_pfm_enc enc;
+		int r = pmon__pfm_encode(name, &enc);
+
+		if (r == 0 && enc.core && !core_pmu_present(l))
+			r = -ENODEV;
+		if (r == 0) {
+			d->attr.type = enc.type;
+			d->attr.config = enc.config;
+			d->attr.config1 = enc.config1;
+			d->attr.config2 = enc.config2;
+			d->source = PMON_EV_PFM;
+			d->needs_core_pmu = enc.core;
+			pmon__strlcpy(d->pmu, enc.pmu, sizeof(d->pmu));
+			return 0;
+		}
+		if (r == -ENODEV)
+			return pmon__err(-PMON_ERRNO__PMU_MISSING,
+					 "event '%s' needs the %s PMU ('%s'); %s — see 'pmon info'",
+					 name, enc.pmu_desc[0] ? enc.pmu_desc : enc.pmu, enc.pmu,
+					 core_pmu_present(l) ? "this machine has another one"
+							     : "this machine exposes no core PMU");
+		if (r == -EINVAL)
+			return pmon__err(-PMON_ERRNO__EVENT_SYNTAX, "event '%s': %s (libpfm4)", name,
+					 enc.fstr);
+	}
+	if (colon && no_sub && !tracefs_ready(l) && !strchr(colon + 1, ':'))
+		return pmon__err(-PMON_ERRNO__EVENT_UNKNOWN,
+				 "event '%s' is unknown, and tracepoints cannot be checked: tracefs "
+				 "is not available at %s",
+				 name, l->tracefs);
+	return unknown(l, name);
+}
+
+static int parse_one(struct pmon_evlist *l, const char *text, const char *extra_mods,
+		     struct pmon_event_desc *d)
+{
+	char name[256], mods[32] = "";
+	const char *slash = strrchr(text, '/');
+	size_t len = strlen(text);
+	int err;
+
+	memset(d, 0, sizeof(*d));
+	d->attr.size = sizeof(d->attr);
+	d->scale = 1.0;
+	if (!len)
+		return pmon__err(-PMON_ERRNO__EVENT_SYNTAX, "empty event name");
+	if (len >= sizeof(name))
+		return pmon__err(-PMON_ERRNO__EVENT_SYNTAX, "event name too long (%zu bytes)", len);
+	pmon__strlcpy(name, text, sizeof(name));
+
+	if (slash && strchr(text, '/') != slash) {
+		/* pmu/terms/mods or pmu/terms/:mods */
+		const char *m = slash + 1;
+		if (*m == ':')
+			m++;
+		if (*m && !all_mod_chars(m))
+			return pmon__err(-PMON_ERRNO__EVENT_SYNTAX,
+					 "event '%s': unknown modifier in '%s' (valid: u k h G H p P I D)",
+					 text, m);
+		pmon__strlcpy(mods, m, sizeof(mods));
+		name[slash - text + 1] = '\0';
+	} else {
+		char *c = strrchr(name, ':');
+		if (c && c > name && c[-1] != ':') {
+			if (!c[1])
+				return pmon__err(-PMON_ERRNO__EVENT_SYNTAX,
+						 "event '%s': empty modifier after ':'", text);
+			if (all_mod_chars(c + 1)) {
+				pmon__strlcpy(mods, c + 1, sizeof(mods));
+				*c = '\0';
+			} else {
+				/* "cycles:x": a generic event cannot take anything else
+				 * after ':', so the suffix is a bad modifier. */
+				uint64_t id;
+				char base[256];
+				pmon__fmt(base, sizeof(base), "%.*s", (int)(c - name), name);
+				if (lookup(hw_events, PMON_ARRAY_SIZE(hw_events), base, &id) ||
+				    lookup(sw_events, PMON_ARRAY_SIZE(sw_events), base, &id) ||
+				    lookup_cache(base, &id))
+					return pmon__err(-PMON_ERRNO__EVENT_SYNTAX,
+							 "event '%s': unknown modifier '%s' (valid: u k h "
+							 "G H p P I D)",
+							 text, c + 1);
+			}
+		}
+	}
+	err = resolve(l, d, name);
+	if (err == -PMON_ERRNO__EVENT_UNKNOWN) {
+		/* "cycles:x": a known event with a bad modifier says so. */
+		char *c = strrchr(name, ':'), saved[512], base[256];
+		struct pmon_event_desc probe;
+
+		if (c && c > name && strlen(c + 1) <= 8) {
+			pmon__strlcpy(saved, pmon_errdetail(), sizeof(saved));
+			pmon__strlcpy(base, name, sizeof(base));
+			base[c - name] = '\0';
+			memset(&probe, 0, sizeof(probe));
+			if (!resolve(l, &probe, base))
+				return pmon__err(-PMON_ERRNO__EVENT_SYNTAX,
+						 "event '%s': unknown modifier '%s' (valid: u k h G H p P "
+						 "I D)",
+						 text, c + 1);
+			pmon__detail("%s", saved);
+		}
+	}
+	if (err)
+		return err;
+	if (!d->name[0])
+		pmon__strlcpy(d->name, text, sizeof(d->name));
+	err = apply_mods(d, mods, text);
+	if (!err && extra_mods)
+		err = apply_mods(d, extra_mods, text);
+	return err;
+}
+
+/* ---- lists and groups ------------------------------------------------- */
+
+static int push(struct pmon_evlist *l, const struct pmon_event_desc *d)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 16;
+		struct pmon_event_desc *ev = realloc(l->ev, cap * sizeof(*ev));
+		if (!ev)
+			return -ENOMEM;
+		l->ev = ev;
+		l->cap = cap;
+	}
+	l->ev[l->n++] = *d;
+	return 0;
+}
+
+/* Length of the next top-level item: a comma ends it unless inside {} or a
+ * pmu/.../ term list. */
+static size_t item_len(const char *s, int *err)
+{
+	int depth = 0, slashes = 0;
+	size_t i;
+
+	*err = 0;
+	for (i = 0; s[i]; i++) {
+		if (s[i] == '{')
+			depth++;
+		else if (s[i] == '}' && --depth < 0)
+			break;
+		else if (s[i] == '/')
+			slashes++;
+		else if (s[i] == ',' && depth == 0 && slashes % 2 == 0)
+			break;
+	}
+	if (depth != 0)
+		*err = depth > 0 ? 1 : -1;
+	return i;
+}
+
+int pmon_evlist__add(struct pmon_evlist *l, const char *spec)
+{
+	size_t first = l->n;
+	const char *p = spec;
+	int err = 0;
+
+	pmon__clear_detail();
+	if (!spec || !*spec)
+		return pmon__err(-PMON_ERRNO__EVENT_SYNTAX, "empty event list");
+	while (*p && !err) {
+		int berr;
+		size_t n = item_len(p, &berr);
+		char item[1024];
+
+		if (berr > 0) {
+			err = pmon__err(-PMON_ERRNO__EVENT_SYNTAX, "'%s': missing '}'", spec);
+			break;
+		}
+		if (berr < 0 || p[n] == '}') {
+			err = pmon__err(-PMON_ERRNO__EVENT_SYNTAX, "'%s': unmatched '}'", spec);
+			break;
+		}
+		if (n == 0 || n >= sizeof(item)) {
+			err = pmon__err(-PMON_ERRNO__EVENT_SYNTAX,
+					n ? "'%s': event text too long" : "'%s': empty event in the list",
+					spec);
+			break;
+		}
+		pmon__fmt(item, sizeof(item), "%.*s", (int)n, p);
+		p += n;
+		if (*p == ',') {
+			p++;
+			if (!*p) {
+				err = pmon__err(-PMON_ERRNO__EVENT_SYNTAX,
+						"'%s': empty event in the list", spec);
+				break;
+			}
+		}
+
+		if (item[0] != '{') {
+			struct pmon_event_desc d;
+			err = parse_one(l, item, NULL, &d);
+			if (!err) {
+				d.group = (int)l->n;
+				err = push(l, &d);
+			}
+			continue;
+		}
+		/* {a,b,c}[:mods] */
+		char *close = strrchr(item, '}');
+		const char *gmods = NULL;
+		if (close[1]) {
+			if (close[1] != ':' || !all_mod_chars(close + 2)) {
+				err = pmon__err(-PMON_ERRNO__EVENT_SYNTAX,
+						"group '%s': expected ':modifiers' after '}'", item);
+				break;
+			}
+			gmods = close + 2;
+		}
+		*close = '\0';
+		if (strchr(item + 1, '{')) {
+			err = pmon__err(-PMON_ERRNO__EVENT_SYNTAX, "'%s': groups cannot nest", spec);
+			break;
+		}
+		int leader = (int)l->n;
+		const char *q = item + 1;
+		if (!*q) {
+			err = pmon__err(-PMON_ERRNO__EVENT_SYNTAX, "'%s': empty group", spec);
+			break;
+		}
+		while (*q && !err) {
+			size_t m = item_len(q, &berr);
+			char member[512];
+			struct pmon_event_desc d;
+
+			if (m == 0 || m >= sizeof(member)) {
+				err = pmon__err(-PMON_ERRNO__EVENT_SYNTAX,
+						"'%s': empty event in the group", spec);
+				break;
+			}
+			pmon__fmt(member, sizeof(member), "%.*s", (int)m, q);
+			q += m;
+			if (*q == ',')
+				q++;
+			err = parse_one(l, member, gmods, &d);
+			if (!err) {
+				d.group = leader;
+				err = push(l, &d);
+			}
+		}
+	}
+	if (err)
+		l->n = first; /* nothing half-added */
+	return err;
+}
+
+/* ---- listing --------------------------------------------------------- */
+
+struct list_ctx {
+	const char *filter;
+	void (*cb)(void *, enum pmon_event_source, const char *, const char *, const char *);
+	void *ctx;
+	long n;
+};
+
+static void emit(struct list_ctx *c, enum pmon_event_source src, const char *pmu, const char *name,
+		 const char *desc)
+{
+	if (c->filter && !strcasestr(name, c->filter) && !strcasestr(pmu, c->filter))
+		return;
+	c->cb(c->ctx, src, pmu, name, desc);
+	c->n++;
+}
+
+static void pfm_cb(void *ctx, const char *pmu, const char *name, const char *desc)
+{
+	char full[256];
+
+	/* libpfm4's generic "perf" tables repeat the kernel's generic events. */
+	if (!strncmp(pmu, "perf", 4))
+		return;
+	pmon__fmt(full, sizeof(full), "%s::%s", pmu, name);
+	emit(ctx, PMON_EV_PFM, pmu, full, desc);
+}
+
+long pmon_event_list_names(const struct pmon_event_opts *opts, const char *filter,
+			   void (*cb)(void *ctx, enum pmon_event_source src, const char *pmu,
+				      const char *name, const char *desc),
+			   void *ctx)
+{
+	struct pmon_evlist *l = pmon_evlist__new(opts);
+	struct list_ctx c = { .filter = filter && *filter ? filter : NULL, .cb = cb, .ctx = ctx };
+	char path[512], name[300];
+	struct dirent **pmus;
+	int npmus;
+
+	if (!l)
+		return -errno;
+	for (size_t i = 0; i < PMON_ARRAY_SIZE(hw_events); i++)
+		emit(&c, PMON_EV_HARDWARE, "cpu", hw_events[i].name, "generic hardware event");
+	for (size_t i = 0; i < PMON_ARRAY_SIZE(caches); i++)
+		for (size_t o = 0; o < PMON_ARRAY_SIZE(cache_ops); o++) {
+			pmon__fmt(name, sizeof(name), "%s-%s", caches[i].name, cache_ops[o].many);
+			emit(&c, PMON_EV_CACHE, "cpu", name, "generic cache event");
+			pmon__fmt(name, sizeof(name), "%s-%s-misses", caches[i].name,
+				  cache_ops[o].one);
+			emit(&c, PMON_EV_CACHE, "cpu", name, "generic cache event");
+		}
+	for (size_t i = 0; i < PMON_ARRAY_SIZE(sw_events); i++)
+		emit(&c, PMON_EV_SOFTWARE, "software", sw_events[i].name, "software event");
+
+	/* sysfs aliases: pmu/alias/ */
+	pmon__fmt(path, sizeof(path), "%s/bus/event_source/devices", l->sysfs);
+	npmus = scandir(path, &pmus, NULL, alphasort);
+	for (int p = 0; p < npmus; p++) {
+		struct dirent **evs;
+		int nevs;
+
+		pmon__fmt(path, sizeof(path), "%s/bus/event_source/devices/%s/events", l->sysfs,
+			  pmus[p]->d_name);
+		nevs = pmus[p]->d_name[0] == '.' ? -1 : scandir(path, &evs, NULL, alphasort);
+		for (int e = 0; e < nevs; e++) {
+			const char *en = evs[e]->d_name;
+			if (en[0] != '.' && !strchr(en, '.')) {
+				char terms[256] = "";
+				char fp[800];
+				pmon__fmt(fp, sizeof(fp), "%s/%s", path, en);
+				pmon__read_text(fp, terms, sizeof(terms));
+				pmon__fmt(name, sizeof(name), "%s/%s/", pmus[p]->d_name, en);
+				emit(&c, PMON_EV_ALIAS, pmus[p]->d_name, name, terms);
+			}
+			free(evs[e]);
+		}
+		if (nevs >= 0)
+			free(evs);
+		free(pmus[p]);
+	}
+	if (npmus >= 0)
+		free(pmus);
+
+	/* tracepoints: subsystem:name */
+	if (tracefs_ready(l)) {
+		struct dirent **subs;
+		int nsubs;
+		pmon__fmt(path, sizeof(path), "%s/events", l->tracefs);
+		nsubs = scandir(path, &subs, NULL, alphasort);
+		for (int s = 0; s < nsubs; s++) {
+			struct dirent **evs;
+			int nevs = -1;
+			if (subs[s]->d_type == DT_DIR && subs[s]->d_name[0] != '.') {
+				pmon__fmt(path, sizeof(path), "%s/events/%s", l->tracefs,
+					  subs[s]->d_name);
+				nevs = scandir(path, &evs, NULL, alphasort);
+			}
+			for (int e = 0; e < nevs; e++) {
+				if (evs[e]->d_type == DT_DIR && evs[e]->d_name[0] != '.') {
+					pmon__fmt(name, sizeof(name), "%s:%s", subs[s]->d_name,
+						  evs[e]->d_name);
+					emit(&c, PMON_EV_TRACEPOINT, "tracepoint", name, "");
+				}
+				free(evs[e]);
+			}
+			if (nevs >= 0)
+				free(evs);
+			free(subs[s]);
+		}
+		if (nsubs >= 0)
+			free(subs);
+	}
+	if (!l->no_pfm)
+		pmon__pfm_foreach(pfm_cb, &c);
+	pmon_evlist__free(l);
+	return c.n;
+}
