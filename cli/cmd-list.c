@@ -64,8 +64,9 @@ static void cb(void *p, enum pmon_event_source src, const char *pmu, const char 
 	}
 	if ((int)src != c->last_src) {
 		fprintf(c->f, "%s%s%s\n", c->last_src < 0 ? "" : "\n", section(src),
-			usable ? "" : "  [not usable here: this machine exposes no hardware PMU, see "
-				      "'pmon info']");
+			usable ? ""
+			       : "  [not usable here: this machine exposes no hardware PMU, see "
+				 "'pmon info']");
 		c->last_src = (int)src;
 	}
 	if (desc && *desc && src != PMON_EV_HARDWARE && src != PMON_EV_CACHE &&
@@ -77,9 +78,10 @@ static void cb(void *p, enum pmon_event_source src, const char *pmu, const char 
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: pmon list [--json] [FILTER]\n\n"
-		   "Lists every event name pmon accepts, by source; FILTER keeps names (or PMUs)\n"
-		   "containing it, case-insensitively. Tracepoints need root (tracefs).\n");
+	fprintf(f,
+		"usage: pmon list [--json] [FILTER]\n\n"
+		"Lists every event name pmon accepts, by source; FILTER keeps names (or PMUs)\n"
+		"containing it, case-insensitively. Tracepoints need root (tracefs).\n");
 }
 
 int cmd_list(int argc, char **argv)
@@ -115,7 +117,7 @@ int cmd_list(int argc, char **argv)
 		return CLI_USAGE;
 	}
 	c.core = access("/sys/bus/event_source/devices/cpu/type", F_OK) == 0 ||
-		 access("/sys/bus/event_source/devices/cpu_core/type", F_OK) == 0;
+		access("/sys/bus/event_source/devices/cpu_core/type", F_OK) == 0;
 	n = pmon_event_list_names(NULL, filter, cb, &c);
 	if (n < 0) {
 		cli_error("cannot list events: %s", pmon_strerror((int)n));

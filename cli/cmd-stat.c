@@ -121,8 +121,10 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: pmon stat [options] [--] command [args]\n"
-		"       pmon stat [options] -p PID | -t TID | -a   (until Ctrl-C or the target exits)\n\n"
-		"  -e, --event LIST      events (repeatable; comma lists; groups {a,b}); 'pmon list'\n"
+		"       pmon stat [options] -p PID | -t TID | -a   (until Ctrl-C or the target "
+		"exits)\n\n"
+		"  -e, --event LIST      events (repeatable; comma lists; groups {a,b}); 'pmon "
+		"list'\n"
 		"  -r, --repeat N        run the command N times: mean, stddev and CV per event\n"
 		"  -I, --interval MS     print counts every MS milliseconds\n"
 		"      --interval-count N  stop after N intervals (the command is terminated)\n"
@@ -277,7 +279,8 @@ static int parse_args(int argc, char **argv, struct stat_opts *o)
 		return CLI_USAGE;
 	}
 	if (!o->argv && !o->npids && !o->ntids && !o->system_wide && !o->ncpus) {
-		cli_error("nothing to count: give a command ('pmon stat -- CMD') or a target (-p, -t, "
+		cli_error("nothing to count: give a command ('pmon stat -- CMD') or a target (-p, "
+			  "-t, "
 			  "-a)");
 		return CLI_USAGE;
 	}
@@ -318,7 +321,7 @@ static const char *const sw_default = "task-clock,context-switches,cpu-migration
 static bool core_pmu(void)
 {
 	return access("/sys/bus/event_source/devices/cpu/type", F_OK) == 0 ||
-	       access("/sys/bus/event_source/devices/cpu_core/type", F_OK) == 0;
+		access("/sys/bus/event_source/devices/cpu_core/type", F_OK) == 0;
 }
 
 static struct pmon_evlist *make_events(const struct stat_opts *o, const char **set)
@@ -366,7 +369,8 @@ static double find_value(const struct pmon_evlist *l, const struct pmon_count *v
 		const struct pmon_event_desc *d = pmon_evlist__event(l, i);
 		/* Compare the name without modifiers. */
 		size_t n = strcspn(d->name, ":");
-		if (strlen(name) == n && !strncmp(d->name, name, n) && v[i].status == PMON_COUNT_OK) {
+		if (strlen(name) == n && !strncmp(d->name, name, n) &&
+		    v[i].status == PMON_COUNT_OK) {
 			*found = true;
 			return v[i].value;
 		}
@@ -405,17 +409,18 @@ static struct metric derive(const struct pmon_evlist *l, const struct pmon_count
 	} else if (!strcmp(base, "cache-misses")) {
 		other = find_value(l, v, "cache-references", &f);
 		if (f && other > 0)
-			m = (struct metric){ 100 * v[i].value / other, "% of all cache refs", true };
+			m = (struct metric){ 100 * v[i].value / other, "% of all cache refs",
+					     true };
 	} else if (!strcmp(base, "L1-dcache-load-misses")) {
 		other = find_value(l, v, "L1-dcache-loads", &f);
 		if (f && other > 0)
-			m = (struct metric){ 100 * v[i].value / other, "% of all L1-dcache accesses",
-					     true };
+			m = (struct metric){ 100 * v[i].value / other,
+					     "% of all L1-dcache accesses", true };
 	} else if (d->source == PMON_EV_SOFTWARE && have_task && strcmp(base, "cpu-clock")) {
 		double rate = v[i].value / (task_ms / 1e3);
-		m = rate >= 1e6   ? (struct metric){ rate / 1e6, "M/sec", true }
-		    : rate >= 1e3 ? (struct metric){ rate / 1e3, "K/sec", true }
-				  : (struct metric){ rate, "/sec", true };
+		m = rate >= 1e6	      ? (struct metric){ rate / 1e6, "M/sec", true }
+			: rate >= 1e3 ? (struct metric){ rate / 1e3, "K/sec", true }
+				      : (struct metric){ rate, "/sec", true };
 	}
 	return m;
 }
@@ -430,9 +435,9 @@ struct out {
 
 static const char *status_text(const struct pmon_count *c)
 {
-	return c->status == PMON_COUNT_NOT_SUPPORTED ? "<not supported>"
-	       : c->status == PMON_COUNT_NOT_COUNTED ? "<not counted>"
-						     : NULL;
+	return c->status == PMON_COUNT_NOT_SUPPORTED  ? "<not supported>"
+		: c->status == PMON_COUNT_NOT_COUNTED ? "<not counted>"
+						      : NULL;
 }
 
 /* One event row. @prefix: interval time or a CPU/thread label (may be NULL). */
@@ -460,8 +465,8 @@ static void print_row(struct out *o, const struct pmon_evlist *l, const struct p
 		if (unit_label)
 			fprintf(o->f, "%s%s", unit_label, x);
 		if (st) /* perf's 7 fields: <not supported>,,cycles,0,100.00,, */
-			fprintf(o->f, "%s%s%s%s%s%s0%s100.00%s%s\n", st, x, d->unit, x, d->name, x, x,
-				x, x);
+			fprintf(o->f, "%s%s%s%s%s%s0%s100.00%s%s\n", st, x, d->unit, x, d->name, x,
+				x, x, x);
 		if (st)
 			return;
 		else
@@ -483,9 +488,11 @@ static void print_row(struct out *o, const struct pmon_evlist *l, const struct p
 		if (unit_label) {
 			/* "CPU3" from --per-cpu, a thread id from --per-thread */
 			if (!strncmp(unit_label, "CPU", 3))
-				json_object_set_new(j, "cpu", json_integer(strtol(unit_label + 3, NULL, 10)));
+				json_object_set_new(j, "cpu",
+						    json_integer(strtol(unit_label + 3, NULL, 10)));
 			else
-				json_object_set_new(j, "thread", json_integer(strtol(unit_label, NULL, 10)));
+				json_object_set_new(j, "thread",
+						    json_integer(strtol(unit_label, NULL, 10)));
 		}
 		snprintf(val, sizeof(val), "%f", mean);
 		json_object_set_new(j, "counter-value", json_string(st ? st : val));
@@ -497,8 +504,10 @@ static void print_row(struct out *o, const struct pmon_evlist *l, const struct p
 			json_object_set_new(j, "metric-value", json_real(m.value));
 			json_object_set_new(j, "metric-unit", json_string(m.unit));
 		}
-		json_object_set_new(j, "status", json_string(c->status == PMON_COUNT_OK ? "counted"
-							      : st ? st + 1 : "?"));
+		json_object_set_new(j, "status",
+				    json_string(c->status == PMON_COUNT_OK ? "counted"
+							: st		   ? st + 1
+									   : "?"));
 		if (!st)
 			json_object_set_new(j, "value", json_real(mean));
 		if (s && s->n > 1) {
@@ -543,7 +552,7 @@ static void print_row(struct out *o, const struct pmon_evlist *l, const struct p
 /* ---- running --------------------------------------------------------- */
 
 struct run_result {
-	int status;        /* wait status */
+	int status; /* wait status */
 	bool have_status;
 	double wall_s;
 	struct rusage ru;
@@ -654,9 +663,9 @@ static void interval_loop(struct out *o, const struct stat_opts *so, struct pmon
 			delta[i].enabled = cur[i].enabled - prev[i].enabled;
 			delta[i].running = cur[i].running - prev[i].running;
 			delta[i].value = cur[i].value - prev[i].value;
-			delta[i].running_pct = delta[i].enabled ? 100.0 * (double)delta[i].running /
-									  (double)delta[i].enabled
-								: 0;
+			delta[i].running_pct = delta[i].enabled
+				? 100.0 * (double)delta[i].running / (double)delta[i].enabled
+				: 0;
 			if (cur[i].status == PMON_COUNT_OK && !delta[i].running)
 				delta[i].status = PMON_COUNT_NOT_COUNTED;
 		}
@@ -768,8 +777,6 @@ static int run_once(struct out *o, const struct stat_opts *so, struct pmon_evlis
 		pmon_counters__close(c);
 		return CLI_FAIL;
 	}
-	if (first)
-		print_header(o, so, set); /* only once something can be counted */
 	if (!so->argv)
 		pmon_counters__enable(c);
 
@@ -786,6 +793,8 @@ static int run_once(struct out *o, const struct stat_opts *so, struct pmon_evlis
 			return err == -ENOENT || err == -EACCES ? 127 : CLI_FAIL;
 		}
 	}
+	if (first)
+		print_header(o, so, set); /* once counting and the command both started */
 	if (so->interval_ms) {
 		interval_loop(o, so, l, c, child.pid, rr, t0);
 	} else if (child.pid <= 0) {
@@ -858,16 +867,18 @@ static void print_footer(struct out *o, const struct stat_opts *so, const struct
 
 	if (o->fmt != FMT_TABLE) {
 		if (o->fmt == FMT_JSON) {
-			json_t *j = json_pack("{s:s, s:f, s:f, s:f}", "type", "summary", "elapsed",
-					      rr->wall_s, "user",
-					      (double)rr->ru.ru_utime.tv_sec + rr->ru.ru_utime.tv_usec / 1e6,
-					      "sys",
-					      (double)rr->ru.ru_stime.tv_sec + rr->ru.ru_stime.tv_usec / 1e6);
+			json_t *j = json_pack(
+				"{s:s, s:f, s:f, s:f}", "type", "summary", "elapsed", rr->wall_s,
+				"user",
+				(double)rr->ru.ru_utime.tv_sec + rr->ru.ru_utime.tv_usec / 1e6,
+				"sys",
+				(double)rr->ru.ru_stime.tv_sec + rr->ru.ru_stime.tv_usec / 1e6);
 			if (rr->have_status)
-				json_object_set_new(j, "exit-status",
-						    json_integer(WIFEXITED(rr->status)
-									 ? WEXITSTATUS(rr->status)
-									 : 128 + WTERMSIG(rr->status)));
+				json_object_set_new(
+					j, "exit-status",
+					json_integer(WIFEXITED(rr->status)
+							     ? WEXITSTATUS(rr->status)
+							     : 128 + WTERMSIG(rr->status)));
 			json_dumpf(j, o->f, JSON_COMPACT | JSON_PRESERVE_ORDER);
 			fputc('\n', o->f);
 			json_decref(j);
@@ -883,8 +894,9 @@ static void print_footer(struct out *o, const struct stat_opts *so, const struct
 			(double)rr->ru.ru_utime.tv_sec + rr->ru.ru_utime.tv_usec / 1e6,
 			(double)rr->ru.ru_stime.tv_sec + rr->ru.ru_stime.tv_usec / 1e6);
 	if (user_only)
-		fprintf(o->f, "\n Some events were counted in user space only: "
-			      "perf_event_paranoid forbids kernel counting (run as root or lower it).\n");
+		fprintf(o->f,
+			"\n Some events were counted in user space only: "
+			"perf_event_paranoid forbids kernel counting (run as root or lower it).\n");
 	if (rr->interrupted)
 		fprintf(o->f, "\n Interrupted: the counts cover the run up to the signal.\n");
 	fputc('\n', o->f);
@@ -948,7 +960,8 @@ int cmd_stat(int argc, char **argv)
 		if (rr.ended_by_us)
 			rc = CLI_OK;
 		else if (rr.have_status)
-			rc = WIFEXITED(rr.status) ? WEXITSTATUS(rr.status) : 128 + WTERMSIG(rr.status);
+			rc = WIFEXITED(rr.status) ? WEXITSTATUS(rr.status)
+						  : 128 + WTERMSIG(rr.status);
 		else if (got_signal)
 			rc = 128 + got_signal;
 	}

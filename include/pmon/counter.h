@@ -24,33 +24,34 @@ extern "C" {
 #endif
 
 struct pmon_target {
-	size_t sz;             /* sizeof(struct pmon_target) */
-	pid_t pid;             /* > 0: that process, all its threads; 0: the caller; -1: none */
-	const pid_t *tids;     /* explicit threads (overrides pid) */
+	size_t sz; /* sizeof(struct pmon_target) */
+	pid_t pid; /* > 0: that process, all its threads; 0: the caller; -1: none */
+	const pid_t *tids; /* explicit threads (overrides pid) */
 	size_t ntids;
-	bool system_wide;      /* every task on the CPUs (pid -1) */
-	const int *cpus;       /* CPUs to count on; NULL: all online (system-wide) or any */
+	bool system_wide; /* every task on the CPUs (pid -1) */
+	const int *cpus; /* CPUs to count on; NULL: all online (system-wide) or any */
 	size_t ncpus;
-	bool inherit;          /* count children and threads created later */
-	bool enable_on_exec;   /* start when the target calls exec (a forked child) */
-	bool start_disabled;   /* start with pmon_counters__enable() */
+	bool inherit; /* count children and threads created later */
+	bool enable_on_exec; /* start when the target calls exec (a forked child) */
+	bool start_disabled; /* start with pmon_counters__enable(); else counting starts
+				* when open returns (every group member at once) */
 };
 
 enum pmon_count_status {
 	PMON_COUNT_OK = 0,
-	PMON_COUNT_NOT_COUNTED,   /* opened, but never scheduled (time_running == 0) */
+	PMON_COUNT_NOT_COUNTED, /* opened, but never scheduled (time_running == 0) */
 	PMON_COUNT_NOT_SUPPORTED, /* the kernel refused to open it; see reason */
 };
 
 struct pmon_count {
-	uint64_t raw;          /* the counter sum, unscaled */
+	uint64_t raw; /* the counter sum, unscaled */
 	uint64_t enabled, running; /* ns, summed over CPUs/threads */
-	double value;          /* raw scaled for multiplexing, times the event's scale */
-	double running_pct;    /* 100 * running / enabled */
+	double value; /* raw scaled for multiplexing, times the event's scale */
+	double running_pct; /* 100 * running / enabled */
 	enum pmon_count_status status;
-	int err;               /* -errno of the refusal, for NOT_SUPPORTED */
-	const char *reason;    /* why not supported / why user-only; owned by the counters */
-	bool user_only;        /* fell back to user-space counting (perf_event_paranoid) */
+	int err; /* -errno of the refusal, for NOT_SUPPORTED */
+	const char *reason; /* why not supported / why user-only; owned by the counters */
+	bool user_only; /* fell back to user-space counting (perf_event_paranoid) */
 };
 
 struct pmon_counters;
@@ -92,7 +93,7 @@ PMON_API int pmon_counters__read_unit(struct pmon_counters *c, size_t u, struct 
 
 struct pmon_child {
 	pid_t pid;
-	int go_fd;  /* parent writes: start */
+	int go_fd; /* parent writes: start */
 	int err_fd; /* child writes errno if exec fails */
 };
 

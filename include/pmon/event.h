@@ -29,13 +29,13 @@ extern "C" {
 
 enum pmon_event_source {
 	PMON_EV_HARDWARE = 0, /* generic hardware event (PERF_TYPE_HARDWARE) */
-	PMON_EV_CACHE,        /* generic cache event (PERF_TYPE_HW_CACHE) */
-	PMON_EV_SOFTWARE,     /* PERF_TYPE_SOFTWARE */
-	PMON_EV_RAW,          /* rNNNN */
-	PMON_EV_PMU,          /* pmu/terms/ */
-	PMON_EV_ALIAS,        /* a sysfs events/ alias, with or without pmu/ */
-	PMON_EV_TRACEPOINT,   /* subsystem:name */
-	PMON_EV_PFM,          /* a libpfm4 name */
+	PMON_EV_CACHE, /* generic cache event (PERF_TYPE_HW_CACHE) */
+	PMON_EV_SOFTWARE, /* PERF_TYPE_SOFTWARE */
+	PMON_EV_RAW, /* rNNNN */
+	PMON_EV_PMU, /* pmu/terms/ */
+	PMON_EV_ALIAS, /* a sysfs events/ alias, with or without pmu/ */
+	PMON_EV_TRACEPOINT, /* subsystem:name */
+	PMON_EV_PFM, /* a libpfm4 name */
 };
 
 /* Modifiers the user gave (bit per letter). */
@@ -44,29 +44,29 @@ enum pmon_event_mod {
 	PMON_MOD_K = 1 << 1, /* kernel */
 	PMON_MOD_H = 1 << 2, /* hypervisor */
 	PMON_MOD_GUEST = 1 << 3, /* G */
-	PMON_MOD_HOST = 1 << 4,  /* H */
+	PMON_MOD_HOST = 1 << 4, /* H */
 	PMON_MOD_PRECISE = 1 << 5, /* p, pp, ppp, P */
 	PMON_MOD_NO_IDLE = 1 << 6, /* I */
-	PMON_MOD_PINNED = 1 << 7,  /* D */
+	PMON_MOD_PINNED = 1 << 7, /* D */
 };
 
 struct pmon_event_desc {
 	struct perf_event_attr attr;
-	char name[128];           /* display name (the text as typed, or name=) */
-	char pmu[64];             /* PMU it belongs to: "cpu", "software", "tracepoint", "msr" ... */
-	char unit[32];            /* "msec" for the clocks; a sysfs .unit file's text */
-	double scale;             /* multiply counts by this (clocks: 1e-6 ns->ms; sysfs .scale) */
+	char name[128]; /* display name (the text as typed, or name=) */
+	char pmu[64]; /* PMU it belongs to: "cpu", "software", "tracepoint", "msr" ... */
+	char unit[32]; /* "msec" for the clocks; a sysfs .unit file's text */
+	double scale; /* multiply counts by this (clocks: 1e-6 ns->ms; sysfs .scale) */
 	enum pmon_event_source source;
-	unsigned mods;            /* enum pmon_event_mod */
-	bool needs_core_pmu;      /* opens only where the kernel has the core PMU */
-	int group;                /* index of the group leader in its list (itself if leader) */
+	unsigned mods; /* enum pmon_event_mod */
+	bool needs_core_pmu; /* opens only where the kernel has the core PMU */
+	int group; /* index of the group leader in its list (itself if leader) */
 };
 
 struct pmon_event_opts {
-	size_t sz;                /* sizeof(struct pmon_event_opts) */
-	const char *sysfs_root;   /* NULL: "/sys" */
+	size_t sz; /* sizeof(struct pmon_event_opts) */
+	const char *sysfs_root; /* NULL: "/sys" */
 	const char *tracefs_root; /* NULL: /sys/kernel/tracing, mounted there if root and absent */
-	bool no_pfm;              /* do not consult libpfm4 */
+	bool no_pfm; /* do not consult libpfm4 */
 };
 
 struct pmon_evlist;

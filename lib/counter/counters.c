@@ -25,8 +25,8 @@ struct unit {
 };
 
 struct evstate {
-	int err;          /* first refusal on any unit */
-	int opened;       /* units it opened on */
+	int err; /* first refusal on any unit */
+	int opened; /* units it opened on */
 	bool user_only;
 	char reason[200];
 };
@@ -35,9 +35,9 @@ struct pmon_counters {
 	const struct pmon_evlist *list;
 	size_t nev, nunits;
 	struct unit *units;
-	int *fd;          /* [u * nev + e] */
+	int *fd; /* [u * nev + e] */
 	uint64_t *id;
-	int *leader;      /* [u * nev + e]: the event whose fd leads e's group on u */
+	int *leader; /* [u * nev + e]: the event whose fd leads e's group on u */
 	struct evstate *st;
 	uint64_t *buf;
 	size_t buflen;
@@ -51,7 +51,7 @@ static int perf_open(struct perf_event_attr *a, pid_t pid, int cpu, int group)
 static bool core_pmu_present(void)
 {
 	return access("/sys/bus/event_source/devices/cpu/type", F_OK) == 0 ||
-	       access("/sys/bus/event_source/devices/cpu_core/type", F_OK) == 0;
+		access("/sys/bus/event_source/devices/cpu_core/type", F_OK) == 0;
 }
 
 static int paranoid(void)
@@ -64,8 +64,8 @@ static int paranoid(void)
 static void set_reason(struct evstate *st, const struct pmon_event_desc *d, int err)
 {
 	const char *hw = d->needs_core_pmu && !core_pmu_present()
-				 ? "this machine exposes no hardware PMU (see 'pmon info')"
-				 : NULL;
+		? "this machine exposes no hardware PMU (see 'pmon info')"
+		: NULL;
 
 	switch (-err) {
 	case ENOENT:
@@ -267,9 +267,12 @@ static int open_one(struct pmon_counters *c, size_t u, size_t e, const struct pm
 	c->leader[base + e] = lead < 0 ? (int)e : lead;
 	a.size = sizeof(a);
 	a.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING |
-			PERF_FORMAT_ID | PERF_FORMAT_GROUP;
+		PERF_FORMAT_ID | PERF_FORMAT_GROUP;
 	a.inherit = t->inherit;
-	a.disabled = lead < 0 && (t->enable_on_exec || t->start_disabled);
+	/* Leaders start disabled: a sibling added to a running group is not
+	 * scheduled until the group is next switched in, so it would miss
+	 * counts. The whole group is enabled once every member exists. */
+	a.disabled = lead < 0;
 	a.enable_on_exec = lead < 0 && t->enable_on_exec;
 
 	fd = perf_open(&a, c->units[u].tid, c->units[u].cpu, lead < 0 ? -1 : c->fd[base + lead]);
@@ -282,9 +285,10 @@ static int open_one(struct pmon_counters *c, size_t u, size_t e, const struct pm
 			       lead < 0 ? -1 : c->fd[base + lead]);
 		if (fd >= 0 && !c->st[e].user_only) {
 			c->st[e].user_only = true;
-			pmon__fmt(c->st[e].reason, sizeof(c->st[e].reason),
-				  "user space only: perf_event_paranoid = %d forbids kernel counting",
-				  paranoid());
+			pmon__fmt(
+				c->st[e].reason, sizeof(c->st[e].reason),
+				"user space only: perf_event_paranoid = %d forbids kernel counting",
+				paranoid());
 		}
 	}
 	if (fd < 0) {
@@ -314,9 +318,8 @@ struct pmon_counters *pmon_counters__open(const struct pmon_evlist *events,
 	pmon__clear_detail();
 	if (!events || !t || t->sz < sizeof(size_t) || t->sz > sizeof(*t) ||
 	    !pmon_evlist__count(events)) {
-		pmon__detail("pmon_counters__open: %s", !events || !pmon_evlist__count(events)
-								? "no events"
-								: "bad target");
+		pmon__detail("pmon_counters__open: %s",
+			     !events || !pmon_evlist__count(events) ? "no events" : "bad target");
 		errno = EINVAL;
 		return NULL;
 	}
@@ -350,6 +353,13 @@ struct pmon_counters *pmon_counters__open(const struct pmon_evlist *events,
 	size_t opened = 0;
 	for (size_t e = 0; e < c->nev; e++)
 		opened += c->st[e].opened > 0;
+	if (opened && !t->enable_on_exec && !t->start_disabled) {
+		err = pmon_counters__enable(c);
+		if (err) {
+			pmon__err(err, "cannot enable the counters: %s", strerror(-err));
+			goto fail;
+		}
+	}
 	if (!opened) {
 		const struct pmon_event_desc *d = pmon_evlist__event(events, 0);
 		err = pmon__err(c->st[0].err ? c->st[0].err : -ENOENT, "cannot open '%s': %s",

@@ -75,8 +75,8 @@ static const struct name_id sw_events[] = {
 
 static const struct name_id caches[] = {
 	{ "L1-dcache", PERF_COUNT_HW_CACHE_L1D }, { "L1-icache", PERF_COUNT_HW_CACHE_L1I },
-	{ "LLC", PERF_COUNT_HW_CACHE_LL },         { "dTLB", PERF_COUNT_HW_CACHE_DTLB },
-	{ "iTLB", PERF_COUNT_HW_CACHE_ITLB },      { "branch", PERF_COUNT_HW_CACHE_BPU },
+	{ "LLC", PERF_COUNT_HW_CACHE_LL },	  { "dTLB", PERF_COUNT_HW_CACHE_DTLB },
+	{ "iTLB", PERF_COUNT_HW_CACHE_ITLB },	  { "branch", PERF_COUNT_HW_CACHE_BPU },
 	{ "node", PERF_COUNT_HW_CACHE_NODE },
 };
 
@@ -93,8 +93,8 @@ static const struct {
 
 const char *pmon_event_source_name(enum pmon_event_source s)
 {
-	static const char *const names[] = { "hardware", "cache",      "software", "raw",
-					     "pmu",      "sysfs alias", "tracepoint", "libpfm4" };
+	static const char *const names[] = { "hardware", "cache",	"software",   "raw",
+					     "pmu",	 "sysfs alias", "tracepoint", "libpfm4" };
 	return (unsigned)s < PMON_ARRAY_SIZE(names) ? names[s] : "?";
 }
 
@@ -273,8 +273,8 @@ static int apply_format(struct perf_event_attr *attr, const char *spec, uint64_t
 	}
 	if (left)
 		return pmon__err(-PMON_ERRNO__EVENT_SYNTAX,
-				 "event '%s': value %#" PRIx64 " does not fit '%s' (%u bits: %s)", ev,
-				 value, term, bits, spec);
+				 "event '%s': value %#" PRIx64 " does not fit '%s' (%u bits: %s)",
+				 ev, value, term, bits, spec);
 	return 0;
 }
 
@@ -299,8 +299,8 @@ static int apply_alias(const struct pmon_evlist *l, struct pmon_event_desc *d, c
 	int err = apply_terms(l, d, pmu, text, ev, depth + 1);
 	if (err)
 		return err;
-	pmon__fmt(path, sizeof(path), "%s/bus/event_source/devices/%s/events/%s.unit", l->sysfs, pmu,
-		  alias);
+	pmon__fmt(path, sizeof(path), "%s/bus/event_source/devices/%s/events/%s.unit", l->sysfs,
+		  pmu, alias);
 	if (pmon__read_text(path, text, sizeof(text)) > 0)
 		pmon__strlcpy(d->unit, text, sizeof(d->unit));
 	pmon__fmt(path, sizeof(path), "%s/bus/event_source/devices/%s/events/%s.scale", l->sysfs,
@@ -369,8 +369,8 @@ static int apply_terms(const struct pmon_evlist *l, struct pmon_event_desc *d, c
 			continue;
 		}
 		if (val && (err = parse_num(val, &v))) {
-			err = pmon__err(-PMON_ERRNO__EVENT_SYNTAX, "event '%s': '%s=%s': %s", ev, key,
-					val,
+			err = pmon__err(-PMON_ERRNO__EVENT_SYNTAX, "event '%s': '%s=%s': %s", ev,
+					key, val,
 					err == -ERANGE ? "the value does not fit 64 bits"
 						       : "the value is not a number");
 			break;
@@ -396,10 +396,11 @@ static int apply_terms(const struct pmon_evlist *l, struct pmon_event_desc *d, c
 			} else {
 				char known[256];
 				format_terms(l, pmu, known, sizeof(known));
-				err = pmon__err(-PMON_ERRNO__EVENT_SYNTAX,
-						"event '%s': '%s' is neither a format term nor an event "
-						"of PMU '%s' (terms: %s)",
-						ev, key, pmu, known);
+				err = pmon__err(
+					-PMON_ERRNO__EVENT_SYNTAX,
+					"event '%s': '%s' is neither a format term nor an event "
+					"of PMU '%s' (terms: %s)",
+					ev, key, pmu, known);
 			}
 		}
 	}
@@ -417,8 +418,8 @@ static int parse_pmu_event(const struct pmon_evlist *l, struct pmon_event_desc *
 		return pmon__err(-PMON_ERRNO__EVENT_SYNTAX,
 				 "event '%s': expected 'pmu/term=value,.../'", ev);
 	if (s1 == ev || (size_t)(s1 - ev) >= sizeof(pmu))
-		return pmon__err(-PMON_ERRNO__EVENT_SYNTAX, "event '%s': missing PMU name before '/'",
-				 ev);
+		return pmon__err(-PMON_ERRNO__EVENT_SYNTAX,
+				 "event '%s': missing PMU name before '/'", ev);
 	pmon__fmt(pmu, sizeof(pmu), "%.*s", (int)(s1 - ev), ev);
 	pmon__fmt(terms, sizeof(terms), "%.*s", (int)(s2 - s1 - 1), s1 + 1);
 	pmon__fmt(path, sizeof(path), "%s/bus/event_source/devices/%s/type", l->sysfs, pmu);
@@ -436,8 +437,8 @@ static int parse_pmu_event(const struct pmon_evlist *l, struct pmon_event_desc *
 	pmon__strlcpy(d->pmu, pmu, sizeof(d->pmu));
 	d->needs_core_pmu = !strcmp(pmu, "cpu") || !strncmp(pmu, "cpu_", 4);
 	if (!terms[0])
-		return pmon__err(-PMON_ERRNO__EVENT_SYNTAX, "event '%s': no terms between the slashes",
-				 ev);
+		return pmon__err(-PMON_ERRNO__EVENT_SYNTAX,
+				 "event '%s': no terms between the slashes", ev);
 	return apply_terms(l, d, pmu, terms, ev, 0);
 }
 
@@ -464,8 +465,8 @@ static int find_alias(const struct pmon_evlist *l, struct pmon_event_desc *d, co
 					d->attr.type = (uint32_t)type;
 					pmon__strlcpy(d->pmu, pmu, sizeof(d->pmu));
 					d->source = PMON_EV_ALIAS;
-					d->needs_core_pmu = !strcmp(pmu, "cpu") ||
-							    !strncmp(pmu, "cpu_", 4);
+					d->needs_core_pmu =
+						!strcmp(pmu, "cpu") || !strncmp(pmu, "cpu_", 4);
 					err = apply_alias(l, d, pmu, name, name, 0);
 				}
 			}
@@ -527,8 +528,9 @@ static int parse_tracepoint(struct pmon_evlist *l, struct pmon_event_desc *d, co
 		  colon + 1);
 	int err = pmon__read_long(path, &id);
 	if (err == -EACCES || err == -EPERM)
-		return pmon__err(-EACCES, "event '%s': %s is not readable (tracepoints need root or "
-					  "CAP_PERFMON)",
+		return pmon__err(-EACCES,
+				 "event '%s': %s is not readable (tracepoints need root or "
+				 "CAP_PERFMON)",
 				 ev, path);
 	if (err)
 		return -ENOENT;
@@ -561,8 +563,9 @@ static unsigned edit_distance(const char *a, const char *b)
 		row[0] = (unsigned)i;
 		for (size_t j = 1; j <= lb; j++) {
 			tmp = row[j];
-			unsigned sub = prev + (tolower((unsigned char)a[i - 1]) !=
-					       tolower((unsigned char)b[j - 1]));
+			unsigned sub = prev +
+				(tolower((unsigned char)a[i - 1]) !=
+				 tolower((unsigned char)b[j - 1]));
 			unsigned del = row[j] + 1, ins = row[j - 1] + 1;
 			row[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
 			prev = tmp;
@@ -606,8 +609,10 @@ static void suggest_cb(void *ctx, enum pmon_event_source src, const char *pmu, c
 static int unknown(struct pmon_evlist *l, const char *ev)
 {
 	struct suggest s = { .want = ev };
-	struct pmon_event_opts o = { .sz = sizeof(o), .sysfs_root = l->sysfs,
-				     .tracefs_root = l->tracefs, .no_pfm = l->no_pfm };
+	struct pmon_event_opts o = { .sz = sizeof(o),
+				     .sysfs_root = l->sysfs,
+				     .tracefs_root = l->tracefs,
+				     .no_pfm = l->no_pfm };
 	char hint[320] = "";
 
 	pmon_event_list_names(&o, NULL, suggest_cb, &s);
@@ -615,14 +620,16 @@ static int unknown(struct pmon_evlist *l, const char *ev)
 		size_t off = 0;
 		for (int i = 0; i < 3 && s.best[i][0]; i++) {
 			int k = snprintf(hint + off, sizeof(hint) - off, "%s'%s'",
-					 i == 0 ? "; did you mean " : (i == 2 || !s.best[i + 1][0]) ? " or " : ", ",
+					 i == 0					 ? "; did you mean "
+						 : (i == 2 || !s.best[i + 1][0]) ? " or "
+										 : ", ",
 					 s.best[i]);
 			if (k > 0 && (size_t)k < sizeof(hint) - off)
 				off += (size_t)k;
 		}
 	}
-	return pmon__err(-PMON_ERRNO__EVENT_UNKNOWN, "event '%s' is unknown%s (see 'pmon list')", ev,
-			 hint);
+	return pmon__err(-PMON_ERRNO__EVENT_UNKNOWN, "event '%s' is unknown%s (see 'pmon list')",
+			 ev, hint);
 }
 
 /* ---- one event -------------------------------------------------------- */
@@ -669,9 +676,10 @@ static int apply_mods(struct pmon_event_desc *d, const char *mods, const char *e
 			d->attr.pinned = 1;
 			break;
 		default:
-			return pmon__err(-PMON_ERRNO__EVENT_SYNTAX,
-					 "event '%s': unknown modifier '%c' (valid: u k h G H p P I D)",
-					 ev, *m);
+			return pmon__err(
+				-PMON_ERRNO__EVENT_SYNTAX,
+				"event '%s': unknown modifier '%c' (valid: u k h G H p P I D)", ev,
+				*m);
 		}
 	}
 	d->attr.precise_ip = precise;
@@ -729,8 +737,8 @@ static int resolve(struct pmon_evlist *l, struct pmon_event_desc *d, const char 
 			hex += 2;
 		if (pmon__parse_u64(hex, 16, &id))
 			return pmon__err(-PMON_ERRNO__EVENT_SYNTAX,
-					 "raw event '%s': '%s' is not a 64-bit hexadecimal number", name,
-					 name + 1);
+					 "raw event '%s': '%s' is not a 64-bit hexadecimal number",
+					 name, name + 1);
 		d->attr.type = PERF_TYPE_RAW;
 		d->attr.config = id;
 		d->source = PMON_EV_RAW;
@@ -741,7 +749,8 @@ static int resolve(struct pmon_evlist *l, struct pmon_event_desc *d, const char 
 	if (name[0] == 'r' && len > 1 && len < 20 && !strpbrk(name, "-_:/.") &&
 	    isxdigit((unsigned char)name[1]))
 		return pmon__err(-PMON_ERRNO__EVENT_SYNTAX,
-				 "raw event '%s': '%s' is not a hexadecimal number", name, name + 1);
+				 "raw event '%s': '%s' is not a hexadecimal number", name,
+				 name + 1);
 	if (strchr(name, '/'))
 		return parse_pmu_event(l, d, name);
 
@@ -799,14 +808,15 @@ static int resolve(struct pmon_evlist *l, struct pmon_event_desc *d, const char 
 					 core_pmu_present(l) ? "this machine has another one"
 							     : "this machine exposes no core PMU");
 		if (r == -EINVAL)
-			return pmon__err(-PMON_ERRNO__EVENT_SYNTAX, "event '%s': %s (libpfm4)", name,
-					 enc.fstr);
+			return pmon__err(-PMON_ERRNO__EVENT_SYNTAX, "event '%s': %s (libpfm4)",
+					 name, enc.fstr);
 	}
 	if (colon && no_sub && !tracefs_ready(l) && !strchr(colon + 1, ':'))
-		return pmon__err(-PMON_ERRNO__EVENT_UNKNOWN,
-				 "event '%s' is unknown, and tracepoints cannot be checked: tracefs "
-				 "is not available at %s",
-				 name, l->tracefs);
+		return pmon__err(
+			-PMON_ERRNO__EVENT_UNKNOWN,
+			"event '%s' is unknown, and tracepoints cannot be checked: tracefs "
+			"is not available at %s",
+			name, l->tracefs);
 	return unknown(l, name);
 }
 
@@ -833,9 +843,10 @@ static int parse_one(struct pmon_evlist *l, const char *text, const char *extra_
 		if (*m == ':')
 			m++;
 		if (*m && !all_mod_chars(m))
-			return pmon__err(-PMON_ERRNO__EVENT_SYNTAX,
-					 "event '%s': unknown modifier in '%s' (valid: u k h G H p P I D)",
-					 text, m);
+			return pmon__err(
+				-PMON_ERRNO__EVENT_SYNTAX,
+				"event '%s': unknown modifier in '%s' (valid: u k h G H p P I D)",
+				text, m);
 		pmon__strlcpy(mods, m, sizeof(mods));
 		name[slash - text + 1] = '\0';
 	} else {
@@ -856,10 +867,11 @@ static int parse_one(struct pmon_evlist *l, const char *text, const char *extra_
 				if (lookup(hw_events, PMON_ARRAY_SIZE(hw_events), base, &id) ||
 				    lookup(sw_events, PMON_ARRAY_SIZE(sw_events), base, &id) ||
 				    lookup_cache(base, &id))
-					return pmon__err(-PMON_ERRNO__EVENT_SYNTAX,
-							 "event '%s': unknown modifier '%s' (valid: u k h "
-							 "G H p P I D)",
-							 text, c + 1);
+					return pmon__err(
+						-PMON_ERRNO__EVENT_SYNTAX,
+						"event '%s': unknown modifier '%s' (valid: u k h "
+						"G H p P I D)",
+						text, c + 1);
 			}
 		}
 	}
@@ -875,10 +887,11 @@ static int parse_one(struct pmon_evlist *l, const char *text, const char *extra_
 			base[c - name] = '\0';
 			memset(&probe, 0, sizeof(probe));
 			if (!resolve(l, &probe, base))
-				return pmon__err(-PMON_ERRNO__EVENT_SYNTAX,
-						 "event '%s': unknown modifier '%s' (valid: u k h G H p P "
-						 "I D)",
-						 text, c + 1);
+				return pmon__err(
+					-PMON_ERRNO__EVENT_SYNTAX,
+					"event '%s': unknown modifier '%s' (valid: u k h G H p P "
+					"I D)",
+					text, c + 1);
 			pmon__detail("%s", saved);
 		}
 	}
@@ -955,7 +968,8 @@ int pmon_evlist__add(struct pmon_evlist *l, const char *spec)
 		}
 		if (n == 0 || n >= sizeof(item)) {
 			err = pmon__err(-PMON_ERRNO__EVENT_SYNTAX,
-					n ? "'%s': event text too long" : "'%s': empty event in the list",
+					n ? "'%s': event text too long"
+					  : "'%s': empty event in the list",
 					spec);
 			break;
 		}
@@ -985,14 +999,16 @@ int pmon_evlist__add(struct pmon_evlist *l, const char *spec)
 		if (close[1]) {
 			if (close[1] != ':' || !all_mod_chars(close + 2)) {
 				err = pmon__err(-PMON_ERRNO__EVENT_SYNTAX,
-						"group '%s': expected ':modifiers' after '}'", item);
+						"group '%s': expected ':modifiers' after '}'",
+						item);
 				break;
 			}
 			gmods = close + 2;
 		}
 		*close = '\0';
 		if (strchr(item + 1, '{')) {
-			err = pmon__err(-PMON_ERRNO__EVENT_SYNTAX, "'%s': groups cannot nest", spec);
+			err = pmon__err(-PMON_ERRNO__EVENT_SYNTAX, "'%s': groups cannot nest",
+					spec);
 			break;
 		}
 		int leader = (int)l->n;

@@ -15,9 +15,9 @@ struct pmon_pfm_enc {
 	uint32_t type;
 	uint64_t config, config1, config2;
 	char fstr[256]; /* libpfm4's fully qualified name, e.g. "skl::INST_RETIRED:ANY_P:k=1:u=1" */
-	char pmu[64];   /* libpfm4 PMU name of the event */
+	char pmu[64]; /* libpfm4 PMU name of the event */
 	char pmu_desc[128];
-	bool core;      /* a core PMU (not uncore, not the generic "perf" tables) */
+	bool core; /* a core PMU (not uncore, not the generic "perf" tables) */
 };
 
 /* Encode @name with libpfm4. Return: 0; -ENOENT when no PMU knows it;

@@ -1,0 +1,28 @@
+#!/bin/sh
+# pmon list: every source listed, filters, JSON, and what cannot count here.
+. "$(dirname "$0")/lib.sh"
+
+run_pmon 0 list
+for s in "Generic hardware events" "Generic cache events" "Software events"; do
+	check "section '$s'" grep -q "^$s" "$TMP/out"
+done
+check "task-clock listed" grep -q '^  task-clock$' "$TMP/out"
+check "L1-dcache-load-misses listed" grep -q '^  L1-dcache-load-misses$' "$TMP/out"
+if [ ! -e /sys/bus/event_source/devices/cpu ]; then
+	check "hardware marked unusable here" grep -q "^Generic hardware events  \[not usable here" "$TMP/out"
+fi
+# Every listed software, generic and sysfs name parses as an event.
+names=$(awk '/^Software events/ {s=1; next} /^$/ {s=0} s {print $1}' "$TMP/out" | paste -sd, -)
+run_pmon 0 stat -e "$names" -- true
+
+run_pmon 0 list --json fault
+check "JSON lines parse, filter applied" python3 -c '
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+assert rows and all("fault" in r["name"].lower() or "fault" in r["pmu"].lower() for r in rows)
+assert {"page-faults", "minor-faults", "major-faults"} <= {r["name"] for r in rows}
+assert all(r["usable"] for r in rows if r["source"] == "software")
+' "$TMP/out"
+run_pmon 2 list no-such-event-anywhere
+one_line_error "no event matches 'no-such-event-anywhere'"
+finish
