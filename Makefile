@@ -77,10 +77,10 @@ install: build
 	$(Q)cmake --install $(BUILD) --prefix $(PREFIX)
 
 format:
-	$(Q)clang-format -i $$(git ls-files '*.c' '*.h')
+	$(Q)clang-format -i $$(git ls-files --cached --others --exclude-standard '*.c' '*.h')
 
 lint:
-	$(Q)clang-format --dry-run --Werror $$(git ls-files '*.c' '*.h')
+	$(Q)clang-format --dry-run --Werror $$(git ls-files --cached --others --exclude-standard '*.c' '*.h')
 	$(Q)cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
 		--suppress=missingIncludeSystem --inline-suppr -I include -I lib lib cli
 

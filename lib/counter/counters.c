@@ -180,9 +180,9 @@ static int online_cpus(int **out, size_t *n)
 
 static int build_units(struct pmon_counters *c, const struct pmon_target *t)
 {
-	pid_t *tids = NULL, one;
+	pid_t *tids = NULL, one[1];
 	size_t ntids = 0, ncpus = 0;
-	int *cpus = NULL, any = -1, err;
+	int *cpus = NULL, any[1] = { -1 }, err;
 	bool own_tids = false, own_cpus = false;
 
 	if (t->tids && t->ntids) {
@@ -195,8 +195,8 @@ static int build_units(struct pmon_counters *c, const struct pmon_target *t)
 				return pmon__err(-ESRCH, "thread %d does not exist", (int)tids[i]);
 		}
 	} else if (t->system_wide) {
-		one = -1;
-		tids = &one;
+		one[0] = -1;
+		tids = one;
 		ntids = 1;
 	} else if (t->pid > 0 && !t->enable_on_exec) {
 		err = list_threads(t->pid, &tids, &ntids);
@@ -204,8 +204,8 @@ static int build_units(struct pmon_counters *c, const struct pmon_target *t)
 			return err;
 		own_tids = true;
 	} else {
-		one = t->pid > 0 ? t->pid : 0;
-		tids = &one;
+		one[0] = t->pid > 0 ? t->pid : 0;
+		tids = one;
 		ntids = 1;
 	}
 	if (t->cpus && t->ncpus) {
@@ -217,7 +217,7 @@ static int build_units(struct pmon_counters *c, const struct pmon_target *t)
 			goto out;
 		own_cpus = true;
 	} else {
-		cpus = &any;
+		cpus = any;
 		ncpus = 1;
 	}
 	c->nunits = ntids * ncpus;

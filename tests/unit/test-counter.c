@@ -110,10 +110,10 @@ static void test_counter__mmap_time_conversion(void **state)
 	page.cap_user_time = 1;
 	page.time_enabled = 4000;
 	page.time_running = 3000; /* multiplexed: enabled != running */
-	page.time_mult = 3u << 20;  /* 3 ns per cycle after >> 20 ... */
+	page.time_mult = 3u << 20; /* 3 ns per cycle after >> 20 ... */
 	page.time_shift = 20;
 	page.time_offset = (uint64_t)-29000; /* time since the last update */
-	fake_tsc = 10000;                    /* 3 * 10000 - 29000 = 1000 ns */
+	fake_tsc = 10000; /* 3 * 10000 - 29000 = 1000 ns */
 	fake_pmc = 0;
 	assert_int_equal(pmon_mmap_read(&page, &ops, &c), 0);
 	assert_int_equal(c.enabled, 5000);
@@ -200,8 +200,9 @@ static void test_counter__child_on_exec(void **state)
 		skip();
 	l = events("task-clock,page-faults");
 	assert_int_equal(pmon_child__fork(argv, &ch), 0);
-	struct pmon_target t = { .sz = sizeof(t), .pid = ch.pid, .enable_on_exec = true,
-				 .inherit = true };
+	struct pmon_target t = {
+		.sz = sizeof(t), .pid = ch.pid, .enable_on_exec = true, .inherit = true
+	};
 	c = pmon_counters__open(l, &t);
 	assert_non_null(c);
 	assert_int_equal(pmon_counters__read(c, v), 0);

@@ -79,8 +79,9 @@ static int teardown(void **state)
 
 static struct pmon_evlist *list_with(const char *spec, int *err)
 {
-	struct pmon_event_opts o = { .sz = sizeof(o), .sysfs_root = sysfs, .tracefs_root = tracefs,
-				     .no_pfm = true };
+	struct pmon_event_opts o = {
+		.sz = sizeof(o), .sysfs_root = sysfs, .tracefs_root = tracefs, .no_pfm = true
+	};
 	struct pmon_evlist *l = pmon_evlist__new(&o);
 
 	assert_non_null(l);
@@ -99,12 +100,18 @@ struct good_row {
 
 static const struct good_row good_rows[] = {
 	{ __LINE__, "cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, 0, 0, 0, 0, "cpu", "" },
-	{ __LINE__, "instructions:u", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, 0, 0, 1, 1, "cpu", "" },
-	{ __LINE__, "branch-misses:k", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES, 0, 1, 0, 1, "cpu", "" },
-	{ __LINE__, "ref-cycles:uk", PERF_TYPE_HARDWARE, PERF_COUNT_HW_REF_CPU_CYCLES, 0, 0, 0, 1, "cpu", "" },
-	{ __LINE__, "task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, 0, 0, 0, 0, "software", "msec" },
-	{ __LINE__, "cs", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES, 0, 0, 0, 0, "software", "" },
-	{ __LINE__, "major-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MAJ, 0, 0, 0, 0, "software", "" },
+	{ __LINE__, "instructions:u", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, 0, 0, 1, 1,
+	  "cpu", "" },
+	{ __LINE__, "branch-misses:k", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES, 0, 1, 0, 1,
+	  "cpu", "" },
+	{ __LINE__, "ref-cycles:uk", PERF_TYPE_HARDWARE, PERF_COUNT_HW_REF_CPU_CYCLES, 0, 0, 0, 1,
+	  "cpu", "" },
+	{ __LINE__, "task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, 0, 0, 0, 0,
+	  "software", "msec" },
+	{ __LINE__, "cs", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES, 0, 0, 0, 0,
+	  "software", "" },
+	{ __LINE__, "major-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MAJ, 0, 0, 0, 0,
+	  "software", "" },
 	/* cache: id | op << 8 | result << 16 */
 	{ __LINE__, "L1-dcache-load-misses", PERF_TYPE_HW_CACHE, 0x10000, 0, 0, 0, 0, "cpu", "" },
 	{ __LINE__, "LLC-stores", PERF_TYPE_HW_CACHE, 0x00102, 0, 0, 0, 0, "cpu", "" },
@@ -112,7 +119,8 @@ static const struct good_row good_rows[] = {
 	{ __LINE__, "r01c2", PERF_TYPE_RAW, 0x1c2, 0, 0, 0, 0, "cpu", "" },
 	{ __LINE__, "r0x1c2:u", PERF_TYPE_RAW, 0x1c2, 0, 0, 1, 1, "cpu", "" },
 	/* PMU terms: event 0x3c, umask 0, cmask 1, inv, edge */
-	{ __LINE__, "cpu/event=0x3c,umask=0x00,cmask=1,inv,edge/", 4, 0x3c | 1u << 24 | 1u << 23 | 1u << 18, 0, 0, 0, 0, "cpu", "" },
+	{ __LINE__, "cpu/event=0x3c,umask=0x00,cmask=1,inv,edge/", 4,
+	  0x3c | 1u << 24 | 1u << 23 | 1u << 18, 0, 0, 0, 0, "cpu", "" },
 	{ __LINE__, "cpu/event=0xd1,umask=0x20/u", 4, 0x20d1, 0, 0, 1, 1, "cpu", "" },
 	{ __LINE__, "cpu/event=0xd1,umask=0x20/:k", 4, 0x20d1, 0, 1, 0, 1, "cpu", "" },
 	{ __LINE__, "cpu/event2=0x123/", 4, 0x23 | 1ULL << 32, 0, 0, 0, 0, "cpu", "" },
@@ -133,7 +141,8 @@ static void test_event__good(void **state)
 		struct pmon_evlist *l = list_with(r->spec, &err);
 		const struct pmon_event_desc *d;
 
-		print_message("row at line %d: %s -> %s\n", r->line, r->spec, err ? pmon_errdetail() : "ok");
+		print_message("row at line %d: %s -> %s\n", r->line, r->spec,
+			      err ? pmon_errdetail() : "ok");
 		assert_int_equal(err, 0);
 		assert_int_equal(pmon_evlist__count(l), 1);
 		d = pmon_evlist__event(l, 0);
@@ -205,14 +214,18 @@ static const struct bad_row bad_rows[] = {
 	{ __LINE__, "", SYN, "empty event list" },
 	{ __LINE__, "cycels", UNK, "event 'cycels' is unknown; did you mean 'cycles'" },
 	{ __LINE__, "pagefaults", UNK, "did you mean 'page-faults'" },
-	{ __LINE__, "xyzzy-plugh-frobnicate", UNK, "event 'xyzzy-plugh-frobnicate' is unknown (see 'pmon list')" },
+	{ __LINE__, "xyzzy-plugh-frobnicate", UNK,
+	  "event 'xyzzy-plugh-frobnicate' is unknown (see 'pmon list')" },
 	{ __LINE__, "cycles:x", SYN, "unknown modifier 'x'" },
 	{ __LINE__, "cycles:", SYN, "empty modifier" },
 	{ __LINE__, "cycles:pppp", SYN, "at most 3 'p' modifiers" },
 	{ __LINE__, "r12zz", SYN, "'12zz' is not a hexadecimal number" },
 	{ __LINE__, "r1ffffffffffffffff", SYN, "is not a 64-bit hexadecimal number" },
-	{ __LINE__, "cpu/foo=1/", SYN, "'foo' is neither a format term nor an event of PMU 'cpu' (terms: cmask, edge, event, event2, inv, ldlat, umask)" },
-	{ __LINE__, "cpu/event=0x1ff/", SYN, "value 0x1ff does not fit 'event' (8 bits: config:0-7)" },
+	{ __LINE__, "cpu/foo=1/", SYN,
+	  "'foo' is neither a format term nor an event of PMU 'cpu' (terms: cmask, edge, event, "
+	  "event2, inv, ldlat, umask)" },
+	{ __LINE__, "cpu/event=0x1ff/", SYN,
+	  "value 0x1ff does not fit 'event' (8 bits: config:0-7)" },
 	{ __LINE__, "cpu/event=zz/", SYN, "'event=zz': the value is not a number" },
 	{ __LINE__, "cpu/event=1", SYN, "expected 'pmu/term=value,.../'" },
 	{ __LINE__, "cpu//", SYN, "no terms between the slashes" },
@@ -224,7 +237,8 @@ static const struct bad_row bad_rows[] = {
 	{ __LINE__, "{cycles}:q", SYN, "expected ':modifiers' after '}'" },
 	{ __LINE__, "cycles,,task-clock", SYN, "empty event in the list" },
 	{ __LINE__, "cycles,", SYN, "empty event in the list" },
-	{ __LINE__, "sched:sched_swich", UNK, "tracepoint 'sched:sched_swich' does not exist; did you mean 'sched:sched_switch'" },
+	{ __LINE__, "sched:sched_swich", UNK,
+	  "tracepoint 'sched:sched_swich' does not exist; did you mean 'sched:sched_switch'" },
 };
 
 static void test_event__bad(void **state)
@@ -300,8 +314,9 @@ static void count_cb(void *ctx, enum pmon_event_source src, const char *pmu, con
 
 static void test_event__list_names(void **state)
 {
-	struct pmon_event_opts o = { .sz = sizeof(o), .sysfs_root = sysfs, .tracefs_root = tracefs,
-				     .no_pfm = true };
+	struct pmon_event_opts o = {
+		.sz = sizeof(o), .sysfs_root = sysfs, .tracefs_root = tracefs, .no_pfm = true
+	};
 	struct names n = { 0 };
 
 	(void)state;
