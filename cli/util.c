@@ -16,8 +16,10 @@ static void vmsg(const char *prefix, const char *fmt, va_list ap)
 	char buf[1024];
 
 	vsnprintf(buf, sizeof(buf), fmt, ap);
+	/* Mask control characters (a garbage file's bytes must not drive the
+	 * terminal); bytes >= 0x80 pass, so UTF-8 file names stay readable. */
 	for (char *p = buf; *p; p++)
-		if (!isprint((unsigned char)*p) && *p != '\t')
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
 			*p = '?';
 	fflush(stdout);
 	fprintf(stderr, "pmon: %s%s\n", prefix, buf);

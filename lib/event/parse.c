@@ -803,7 +803,7 @@ static int resolve(struct pmon_evlist *l, struct pmon_event_desc *d, const char 
 		}
 		if (r == -ENODEV)
 			return pmon__err(-PMON_ERRNO__PMU_MISSING,
-					 "event '%s' needs the %s PMU ('%s'); %s — see 'pmon info'",
+					 "event '%s' needs the %s PMU ('%s'); %s; see 'pmon info'",
 					 name, enc.pmu_desc[0] ? enc.pmu_desc : enc.pmu, enc.pmu,
 					 core_pmu_present(l) ? "this machine has another one"
 							     : "this machine exposes no core PMU");

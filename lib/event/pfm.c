@@ -12,23 +12,52 @@
 #include <string.h>
 #include <strings.h>
 
+#include <dlfcn.h>
+
 #include <perfmon/pfmlib_perf_event.h>
 
 #include "event/pfm.h"
 #include "internal.h"
 
+/*
+ * libpfm4 is loaded on first use, not linked: its ~41,000 relocations dirty
+ * some 300 pages at every program start (3-4 ms on this project's VMs),
+ * while most runs never resolve a CPU-specific name. The header gives the
+ * types; these pointers the functions.
+ */
+static struct {
+	pfm_err_t (*initialize)(void);
+	int (*get_os_event_encoding)(const char *, int, pfm_os_t, void *);
+	pfm_err_t (*get_pmu_info)(pfm_pmu_t, pfm_pmu_info_t *);
+	pfm_err_t (*get_event_info)(int, pfm_os_t, pfm_event_info_t *);
+	int (*get_event_next)(int);
+	const char *(*strerror)(int);
+} pfm;
+
 static pthread_once_t pfm_once = PTHREAD_ONCE_INIT;
-static int pfm_init_err;
+static bool pfm_ok;
 
 static void pfm_init(void)
 {
-	pfm_init_err = pfm_initialize();
+	void *h = dlopen("libpfm.so.4", RTLD_NOW | RTLD_LOCAL);
+
+	if (!h)
+		return;
+	*(void **)&pfm.initialize = dlsym(h, "pfm_initialize");
+	*(void **)&pfm.get_os_event_encoding = dlsym(h, "pfm_get_os_event_encoding");
+	*(void **)&pfm.get_pmu_info = dlsym(h, "pfm_get_pmu_info");
+	*(void **)&pfm.get_event_info = dlsym(h, "pfm_get_event_info");
+	*(void **)&pfm.get_event_next = dlsym(h, "pfm_get_event_next");
+	*(void **)&pfm.strerror = dlsym(h, "pfm_strerror");
+	pfm_ok = pfm.initialize && pfm.get_os_event_encoding && pfm.get_pmu_info &&
+		pfm.get_event_info && pfm.get_event_next && pfm.strerror &&
+		pfm.initialize() == PFM_SUCCESS;
 }
 
 static bool pfm_ready(void)
 {
 	pthread_once(&pfm_once, pfm_init);
-	return pfm_init_err == PFM_SUCCESS;
+	return pfm_ok;
 }
 
 /* PMUs that are no hardware of their own: the generic perf tables. */
@@ -54,14 +83,14 @@ static bool find_absent(const char *name, struct pmon_pfm_enc *enc)
 	for (int p = PFM_PMU_NONE + 1; p < PFM_PMU_MAX; p++) {
 		memset(&pi, 0, sizeof(pi));
 		pi.size = sizeof(pi);
-		if (pfm_get_pmu_info((pfm_pmu_t)p, &pi) != PFM_SUCCESS || pi.is_present)
+		if (pfm.get_pmu_info((pfm_pmu_t)p, &pi) != PFM_SUCCESS || pi.is_present)
 			continue;
 		if (want_pmu[0] && strcasecmp(want_pmu, pi.name))
 			continue;
-		for (int i = pi.first_event; i != -1; i = pfm_get_event_next(i)) {
+		for (int i = pi.first_event; i != -1; i = pfm.get_event_next(i)) {
 			memset(&ei, 0, sizeof(ei));
 			ei.size = sizeof(ei);
-			if (pfm_get_event_info(i, PFM_OS_NONE, &ei) != PFM_SUCCESS)
+			if (pfm.get_event_info(i, PFM_OS_NONE, &ei) != PFM_SUCCESS)
 				continue;
 			if (!strcasecmp(ei.name, ev)) {
 				pmon__strlcpy(enc->pmu, pi.name, sizeof(enc->pmu));
@@ -93,7 +122,7 @@ int pmon__pfm_encode(const char *name, struct pmon_pfm_enc *enc)
 	arg.size = sizeof(arg);
 	arg.fstr = &fstr;
 	/* Count at all levels here; pmon applies the user's modifiers itself. */
-	r = pfm_get_os_event_encoding(name, PFM_PLM0 | PFM_PLM3, PFM_OS_PERF_EVENT_EXT, &arg);
+	r = pfm.get_os_event_encoding(name, PFM_PLM0 | PFM_PLM3, PFM_OS_PERF_EVENT_EXT, &arg);
 	if (r == PFM_SUCCESS) {
 		enc->type = attr.type;
 		enc->config = attr.config;
@@ -105,8 +134,8 @@ int pmon__pfm_encode(const char *name, struct pmon_pfm_enc *enc)
 		ei.size = sizeof(ei);
 		memset(&pi, 0, sizeof(pi));
 		pi.size = sizeof(pi);
-		if (arg.idx >= 0 && pfm_get_event_info(arg.idx, PFM_OS_NONE, &ei) == PFM_SUCCESS &&
-		    pfm_get_pmu_info(ei.pmu, &pi) == PFM_SUCCESS) {
+		if (arg.idx >= 0 && pfm.get_event_info(arg.idx, PFM_OS_NONE, &ei) == PFM_SUCCESS &&
+		    pfm.get_pmu_info(ei.pmu, &pi) == PFM_SUCCESS) {
 			pmon__strlcpy(enc->pmu, pi.name, sizeof(enc->pmu));
 			pmon__strlcpy(enc->pmu_desc, pi.desc ? pi.desc : "", sizeof(enc->pmu_desc));
 			enc->core = pi.type == PFM_PMU_TYPE_CORE && !generic_pmu(pi.type, pi.name);
@@ -120,7 +149,7 @@ int pmon__pfm_encode(const char *name, struct pmon_pfm_enc *enc)
 		return -ENOENT;
 	}
 	/* The name was found but an attribute or umask is wrong. */
-	pmon__strlcpy(enc->fstr, pfm_strerror(r), sizeof(enc->fstr));
+	pmon__strlcpy(enc->fstr, pfm.strerror(r), sizeof(enc->fstr));
 	return -EINVAL;
 }
 
@@ -136,12 +165,12 @@ long pmon__pfm_foreach(void (*cb)(void *ctx, const char *pmu, const char *name, 
 	for (int p = PFM_PMU_NONE + 1; p < PFM_PMU_MAX; p++) {
 		memset(&pi, 0, sizeof(pi));
 		pi.size = sizeof(pi);
-		if (pfm_get_pmu_info((pfm_pmu_t)p, &pi) != PFM_SUCCESS || !pi.is_present)
+		if (pfm.get_pmu_info((pfm_pmu_t)p, &pi) != PFM_SUCCESS || !pi.is_present)
 			continue;
-		for (int i = pi.first_event; i != -1; i = pfm_get_event_next(i)) {
+		for (int i = pi.first_event; i != -1; i = pfm.get_event_next(i)) {
 			memset(&ei, 0, sizeof(ei));
 			ei.size = sizeof(ei);
-			if (pfm_get_event_info(i, PFM_OS_NONE, &ei) != PFM_SUCCESS)
+			if (pfm.get_event_info(i, PFM_OS_NONE, &ei) != PFM_SUCCESS)
 				continue;
 			cb(ctx, pi.name, ei.name, ei.desc ? ei.desc : "");
 			n++;
