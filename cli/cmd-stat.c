@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <fcntl.h>
 
 #include <jansson.h>
 
@@ -33,7 +34,7 @@ struct stat_opts {
 	const char *sep;
 	enum fmt fmt;
 	const char *outpath;
-	bool no_inherit, per_thread, per_cpu, system_wide;
+	bool no_inherit, per_thread, per_cpu, system_wide, regions;
 	pid_t *pids, *tids;
 	size_t npids, ntids;
 	int *cpus;
@@ -137,7 +138,9 @@ static void usage(FILE *f)
 		"  -C, --cpu LIST        only these CPUs (with -a)\n"
 		"      --no-inherit      do not count children and new threads\n"
 		"      --per-thread      a row per thread (with -p/-t)\n"
-		"      --per-cpu         a row per CPU (with -a/-C)\n\n"
+		"      --per-cpu         a row per CPU (with -a/-C)\n"
+		"      --regions         also collect the command's instrumented regions\n"
+		"                        (pmon/region.h): same events, statistics per region\n\n"
 		"Exit status: the command's (128+N if killed by signal N); 2 for bad input;\n"
 		"3 when no requested event can be counted here (docs/exit-codes.md).\n");
 }
@@ -160,6 +163,7 @@ static int parse_args(int argc, char **argv, struct stat_opts *o)
 		{ "no-inherit", no_argument, NULL, 'i' },
 		{ "per-thread", no_argument, NULL, 'T' },
 		{ "per-cpu", no_argument, NULL, 'A' },
+		{ "regions", no_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -264,6 +268,9 @@ static int parse_args(int argc, char **argv, struct stat_opts *o)
 		case 'A':
 			o->per_cpu = true;
 			break;
+		case 'R':
+			o->regions = true;
+			break;
 		case 'h':
 			usage(stdout);
 			return -1;
@@ -304,6 +311,10 @@ static int parse_args(int argc, char **argv, struct stat_opts *o)
 	}
 	if (o->per_thread && !(o->npids || o->ntids)) {
 		cli_error("--per-thread needs -p or -t");
+		return CLI_USAGE;
+	}
+	if (o->regions && !o->argv) {
+		cli_error("--regions needs a command (one linked with libpmon's region API)");
 		return CLI_USAGE;
 	}
 	if (o->per_cpu && !o->system_wide) {
@@ -902,6 +913,51 @@ static void print_footer(struct out *o, const struct stat_opts *so, const struct
 	fputc('\n', o->f);
 }
 
+/* The command's regions use the same events; pmon_region_init() in the
+ * command reads them from the environment (docs: pmon/region.h). */
+static int setup_regions(const struct stat_opts *so, const struct pmon_evlist *l, const char *file)
+{
+	char ev[4096] = "";
+	size_t off = 0;
+
+	for (size_t i = 0; i < pmon_evlist__count(l); i++) {
+		const struct pmon_event_desc *d = pmon_evlist__event(l, i);
+		int n = snprintf(ev + off, sizeof(ev) - off, "%s%s", i ? "," : "", d->name);
+		if (n < 0 || (size_t)n >= sizeof(ev) - off) {
+			errno = E2BIG;
+			return -1;
+		}
+		off += (size_t)n;
+	}
+	if (setenv("PMON_EVENTS", ev, 1) || setenv("PMON_OUTPUT", file, 1) ||
+	    setenv("PMON_FORMAT",
+		   so->fmt == FMT_JSON		? "json"
+			   : so->fmt == FMT_CSV ? "csv"
+						: "table",
+		   1))
+		return -1;
+	return 0;
+}
+
+static void copy_regions(int fd, struct out *o)
+{
+	char buf[8192];
+	ssize_t n;
+	bool any = false;
+
+	lseek(fd, 0, SEEK_SET);
+	while ((n = read(fd, buf, sizeof(buf))) > 0) {
+		fwrite(buf, 1, (size_t)n, o->f);
+		any = true;
+	}
+	if (!any && o->fmt == FMT_TABLE)
+		fprintf(o->f,
+			" No regions were recorded: the command must call pmon_region_begin()/"
+			"end() (pmon/region.h, linked with libpmon).\n\n");
+	else if (!any)
+		cli_warn("--regions: the command recorded no regions");
+}
+
 int cmd_stat(int argc, char **argv)
 {
 	struct stat_opts so = { 0 };
@@ -946,6 +1002,16 @@ int cmd_stat(int argc, char **argv)
 	sigaction(SIGHUP, &sa, NULL);
 	sigaction(SIGCHLD, &sc, NULL);
 
+	char regfile[] = "/tmp/pmon-regions-XXXXXX";
+	int regfd = -1;
+	if (so.regions) {
+		regfd = mkstemp(regfile);
+		if (regfd < 0 || setup_regions(&so, l, regfile)) {
+			cli_error("cannot set up --regions: %s", strerror(errno));
+			rc = CLI_FAIL;
+			goto out;
+		}
+	}
 	for (unsigned long r = 0; r < so.repeat; r++) {
 		rc = run_once(&o, &so, l, s, &rr, r == 0, r + 1 == so.repeat || got_signal, set,
 			      &wall_sum, (unsigned)r + 1);
@@ -964,6 +1030,12 @@ int cmd_stat(int argc, char **argv)
 						  : 128 + WTERMSIG(rr.status);
 		else if (got_signal)
 			rc = 128 + got_signal;
+	}
+	if (regfd >= 0) {
+		if (rc != CLI_USAGE && rc != CLI_UNSUPPORTED)
+			copy_regions(regfd, &o);
+		close(regfd);
+		unlink(regfile);
 	}
 	if (so.outpath) {
 		if (fclose(o.f)) {

@@ -149,6 +149,28 @@ PMON_API int pmon_self__open(const struct pmon_event_desc *ev, struct pmon_self 
 PMON_API int pmon_self__read(struct pmon_self *s, struct pmon_self_count *out);
 PMON_API void pmon_self__close(struct pmon_self *s);
 
+/* ---- a group on the calling thread, for hot-path reads (regions) ------ */
+
+struct pmon_selfgroup;
+
+/**
+ * pmon_selfgroup__open() - open every event of @events as one group on the
+ * calling thread, counting from now on, each mmapped for rdpmc.
+ * Return: 0, or -errno with the refused event and its reason in the detail.
+ */
+PMON_API int pmon_selfgroup__open(const struct pmon_evlist *events, struct pmon_selfgroup **out);
+/**
+ * pmon_selfgroup__read() - the raw counts of every event, in list order:
+ * rdpmc through the pages when every page allows it, else one read().
+ * Not scaled for multiplexing (see pmon_selfgroup__multiplexed()).
+ */
+PMON_API void pmon_selfgroup__read(struct pmon_selfgroup *g, uint64_t *v);
+/** true when reads use rdpmc; @why (may be NULL) gets the reason they do not. */
+PMON_API bool pmon_selfgroup__rdpmc(const struct pmon_selfgroup *g, const char **why);
+/** true when the group was ever not running while enabled. */
+PMON_API bool pmon_selfgroup__multiplexed(struct pmon_selfgroup *g);
+PMON_API void pmon_selfgroup__close(struct pmon_selfgroup *g);
+
 #ifdef __cplusplus
 }
 #endif

@@ -94,6 +94,12 @@ PMON_API int pmon_evlist__add(struct pmon_evlist *l, const char *spec);
 PMON_API size_t pmon_evlist__count(const struct pmon_evlist *l);
 /** The i-th event; NULL when out of range. Owned by the list. */
 PMON_API const struct pmon_event_desc *pmon_evlist__event(const struct pmon_evlist *l, size_t i);
+/**
+ * pmon_evlist__slice() - a new list of events @first .. @first + @n - 1 of
+ * @l, each its own group leader. Return: the list, or NULL with errno.
+ */
+PMON_API struct pmon_evlist *pmon_evlist__slice(const struct pmon_evlist *l, size_t first,
+						size_t n);
 /** Make every event count user space only (exclude_kernel, exclude_hv). */
 PMON_API void pmon_evlist__set_user_only(struct pmon_evlist *l, size_t i);
 

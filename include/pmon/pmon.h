@@ -16,6 +16,8 @@
 #include <pmon/kernel.h>
 #include <pmon/event.h>
 #include <pmon/counter.h>
+#include <pmon/stats.h>
+#include <pmon/region.h>
 
 #ifdef __cplusplus
 extern "C" {

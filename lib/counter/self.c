@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -145,4 +146,143 @@ void pmon_self__close(struct pmon_self *s)
 		munmap(s->pc, s->len);
 	close(s->fd);
 	free(s);
+}
+
+/* ---- pmon_selfgroup ---------------------------------------------------- */
+
+struct pmon_selfgroup {
+	size_t n;
+	bool rdpmc;
+	const char *why;
+	bool multiplexed;
+	int *fd;
+	struct perf_event_mmap_page **pc;
+	uint64_t *buf; /* nr, enabled, running, values... */
+	size_t pagelen;
+};
+
+void pmon_selfgroup__close(struct pmon_selfgroup *g)
+{
+	if (!g)
+		return;
+	for (size_t i = 0; i < g->n; i++) {
+		if (g->pc && g->pc[i])
+			munmap(g->pc[i], g->pagelen);
+		if (g->fd && g->fd[i] >= 0)
+			close(g->fd[i]);
+	}
+	free(g->fd);
+	free(g->pc);
+	free(g->buf);
+	free(g);
+}
+
+int pmon_selfgroup__open(const struct pmon_evlist *events, struct pmon_selfgroup **out)
+{
+	struct pmon_selfgroup *g = calloc(1, sizeof(*g));
+	int err = 0;
+
+	if (!g)
+		return -ENOMEM;
+	g->n = pmon_evlist__count(events);
+	g->fd = malloc(g->n * sizeof(*g->fd));
+	g->pc = calloc(g->n, sizeof(*g->pc));
+	g->buf = calloc(3 + g->n, sizeof(*g->buf));
+	g->pagelen = (size_t)sysconf(_SC_PAGESIZE);
+	if (!g->fd || !g->pc || !g->buf) {
+		pmon_selfgroup__close(g);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < g->n; i++)
+		g->fd[i] = -1;
+	g->rdpmc = g->n > 0;
+	for (size_t i = 0; i < g->n && !err; i++) {
+		const struct pmon_event_desc *d = pmon_evlist__event(events, i);
+		struct perf_event_attr a = d->attr;
+
+		a.size = sizeof(a);
+		a.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED |
+			PERF_FORMAT_TOTAL_TIME_RUNNING;
+		a.disabled = i == 0; /* enabled as a whole once complete */
+		a.inherit = 0;
+		int fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, i ? g->fd[0] : -1,
+				      PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0 && (errno == EACCES || errno == EPERM) && !a.exclude_kernel &&
+		    !(d->mods & (PMON_MOD_U | PMON_MOD_K | PMON_MOD_H))) {
+			a.exclude_kernel = 1;
+			a.exclude_hv = 1;
+			fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, i ? g->fd[0] : -1,
+					  PERF_FLAG_FD_CLOEXEC);
+		}
+		if (fd < 0) {
+			int e = -errno;
+			bool hw = d->needs_core_pmu &&
+				access("/sys/bus/event_source/devices/cpu/type", F_OK) &&
+				access("/sys/bus/event_source/devices/cpu_core/type", F_OK);
+			err = pmon__err(
+				e, "cannot open '%s' on this thread: %s", d->name,
+				hw ? "this machine exposes no hardware PMU (see 'pmon info')"
+				   : strerror(-e));
+			break;
+		}
+		g->fd[i] = fd;
+		g->pc[i] = mmap(NULL, g->pagelen, PROT_READ, MAP_SHARED, fd, 0);
+		if (g->pc[i] == MAP_FAILED)
+			g->pc[i] = NULL;
+	}
+	if (!err && g->n && ioctl(g->fd[0], PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP))
+		err = pmon__err(-errno, "cannot enable the events: %s", strerror(errno));
+	if (err) {
+		pmon_selfgroup__close(g);
+		return err;
+	}
+	/* rdpmc only if every page allows it now; a software event never does. */
+	for (size_t i = 0; i < g->n && g->rdpmc; i++) {
+		if (!g->pc[i] || !g->pc[i]->cap_user_rdpmc) {
+			g->rdpmc = false;
+			g->why = g->pc[i] ? "the kernel's page says cap_user_rdpmc = 0 (a software "
+					    "event, or rdpmc disabled)"
+					  : "the event could not be mmapped";
+		}
+	}
+	*out = g;
+	return 0;
+}
+
+void pmon_selfgroup__read(struct pmon_selfgroup *g, uint64_t *v)
+{
+	if (g->rdpmc) {
+		struct pmon_self_count c;
+		bool ok = true;
+
+		for (size_t i = 0; i < g->n && ok; i++) {
+			ok = pmon_mmap_read(g->pc[i], NULL, &c) == 0;
+			v[i] = c.value;
+			if (ok && c.enabled != c.running)
+				g->multiplexed = true;
+		}
+		if (ok)
+			return;
+	}
+	/* One read() for the whole group. */
+	if (read(g->fd[0], g->buf, (3 + g->n) * sizeof(uint64_t)) < 0) {
+		memset(v, 0, g->n * sizeof(*v));
+		return;
+	}
+	if (g->buf[1] != g->buf[2])
+		g->multiplexed = true;
+	for (size_t i = 0; i < g->n && i < g->buf[0]; i++)
+		v[i] = g->buf[3 + i];
+}
+
+bool pmon_selfgroup__rdpmc(const struct pmon_selfgroup *g, const char **why)
+{
+	if (why)
+		*why = g->why;
+	return g->rdpmc;
+}
+
+bool pmon_selfgroup__multiplexed(struct pmon_selfgroup *g)
+{
+	return g->multiplexed;
 }

@@ -139,6 +139,30 @@ const struct pmon_event_desc *pmon_evlist__event(const struct pmon_evlist *l, si
 	return l && i < l->n ? &l->ev[i] : NULL;
 }
 
+struct pmon_evlist *pmon_evlist__slice(const struct pmon_evlist *l, size_t first, size_t n)
+{
+	struct pmon_evlist *s;
+
+	if (!l || first > l->n || n > l->n - first) {
+		errno = EINVAL;
+		return NULL;
+	}
+	s = malloc(sizeof(*s));
+	if (!s)
+		return NULL;
+	*s = *l;
+	s->n = s->cap = n;
+	s->ev = malloc((n ? n : 1) * sizeof(*s->ev));
+	if (!s->ev) {
+		free(s);
+		return NULL;
+	}
+	memcpy(s->ev, l->ev + first, n * sizeof(*s->ev));
+	for (size_t i = 0; i < n; i++)
+		s->ev[i].group = (int)i;
+	return s;
+}
+
 void pmon_evlist__set_user_only(struct pmon_evlist *l, size_t i)
 {
 	if (i < l->n) {

@@ -1,0 +1,236 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Instrumented regions: the seeds' PMX + RDPMC method and PmonStat, measured
+ * around chosen sections of one's own code.
+ *
+ *     pmon_region_begin(3);  ...code...  pmon_region_end(3);
+ *     PMON_REGION_BEGIN("parse");  ...  PMON_REGION_END("parse");
+ *
+ * Every pair records one sample: TSC ticks always, and the configured events
+ * (rdpmc through the perf mmap page where the kernel allows it, else one
+ * read() of a per-thread group). Each thread has its own storage: no locks
+ * on the hot path. The cost of an empty pair is measured at set-up and
+ * subtracted; the report gives per region and metric the count, exact sums,
+ * and the distribution (min, median, mode, mean, stddev, p5/p95, MAD) after
+ * culling anomalous samples, and says how each value was read.
+ *
+ * Set-up is pmon_region_init(), or, when a program calls begin without it,
+ * the environment: PMON_EVENTS (event list, perf syntax), PMON_OUTPUT (report
+ * file, appended; default standard error), PMON_FORMAT (table, csv, json),
+ * PMON_FENCE (rdtscp, lfence, cpuid, none); the report is then written at
+ * exit. `pmon stat --regions -e ... -- ./app` sets these for the app.
+ */
+#ifndef PMON_REGION_H
+#define PMON_REGION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <pmon/arch.h>
+#include <pmon/common.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PMON_REGION_MAX 256 /* region ids 0 .. PMON_REGION_MAX - 1 */
+#define PMON_REGION_MAX_EVENTS 16 /* events read per pair */
+
+/* How the TSC is read (the seeds' CPUID/serialization discussion). */
+enum pmon_fence {
+	PMON_FENCE_AUTO = 0, /* rdtscp where the CPU has it, else lfence */
+	PMON_FENCE_RDTSCP, /* begin: lfence;rdtsc;lfence  end: rdtscp;lfence */
+	PMON_FENCE_LFENCE, /* lfence;rdtsc;lfence on both sides */
+	PMON_FENCE_CPUID, /* cpuid;rdtsc on both sides: fully serializing, slow */
+	PMON_FENCE_NONE, /* plain rdtsc: may be reordered with the code measured */
+};
+
+enum pmon_report_format {
+	PMON_REPORT_TABLE = 0,
+	PMON_REPORT_CSV,
+	PMON_REPORT_JSON,
+};
+
+struct pmon_region_opts {
+	size_t sz; /* sizeof(struct pmon_region_opts) */
+	const char *events; /* perf-syntax list; NULL: $PMON_EVENTS; "": TSC only */
+	enum pmon_fence fence; /* 0: $PMON_FENCE, else auto */
+	unsigned ring; /* samples kept per region and thread (default 4096) */
+	double cull_k; /* cull beyond cull_k x MAD from the median (default 5; <0: none) */
+	unsigned overhead_runs; /* empty pairs measured for the overhead (default 2000) */
+	const char *output; /* report file (appended); NULL: $PMON_OUTPUT, else stderr */
+	enum pmon_report_format format; /* 0 with $PMON_FORMAT unset: table */
+	bool report_at_exit; /* write the report from an atexit handler */
+};
+
+/**
+ * pmon_region_init() - configure regions for the whole process.
+ * @opts: NULL to take everything from the environment (and report at exit).
+ *
+ * Opens the events for the calling thread, measures the overhead of an
+ * empty pair, and registers the exit report if asked. Other threads open
+ * their events on their first begin. Calling it twice is an error.
+ * Return: 0, or a negative error (pmon_errdetail() names the event or value).
+ */
+PMON_API int pmon_region_init(const struct pmon_region_opts *opts);
+
+/** pmon_region_id() - the id of region @name, assigning one on first use
+ * (thread safe, takes a lock: cache it). Return: id, or -ENOSPC. */
+PMON_API int pmon_region_id(const char *name);
+
+/** pmon_region_name() - name region @id (for reports). Return: 0 or -EINVAL. */
+PMON_API int pmon_region_name(unsigned id, const char *name);
+
+/**
+ * pmon_region_report() - write the summary of every region so far.
+ * @f: NULL: the configured output. Thread safe with respect to running
+ * regions only at quiescent points (samples being written may be missed).
+ * Return: 0 or -errno.
+ */
+PMON_API int pmon_region_report(FILE *f, enum pmon_report_format fmt);
+
+/** pmon_region_reset() - drop every sample so far (the overhead stays). */
+PMON_API void pmon_region_reset(void);
+
+/* ---- event sweep: more events than counters, in counter-sized batches ---- */
+
+struct pmon_sweep_opts {
+	size_t sz;
+	const char *events; /* perf-syntax list, any length */
+	unsigned batch; /* events per batch (default: the CPU's GP counters, else 4) */
+	unsigned reps; /* calls of the function per batch (default 100) */
+	double cull_k; /* as for regions */
+};
+
+/**
+ * pmon_region_sweep() - call @fn @reps times per batch of events, measuring
+ * each call, until every event of the list was measured ("automates looping
+ * a code segment through all the performance events"), and write one row
+ * per event to @f in @fmt. Return: 0 or a negative error.
+ */
+PMON_API int pmon_region_sweep(const struct pmon_sweep_opts *opts, void (*fn)(void *arg), void *arg,
+			       FILE *f, enum pmon_report_format fmt);
+
+/* ---- the hot path ------------------------------------------------------ */
+
+struct pmon__rslot {
+	uint64_t t0;
+	uint64_t v0[PMON_REGION_MAX_EVENTS];
+	int open; /* begin seen, end not yet */
+};
+
+struct pmon__rthread {
+	unsigned nev;
+	enum pmon_fence fence;
+	struct pmon__rslot slot[PMON_REGION_MAX + 1]; /* the last: overhead measurement */
+	/* private fields follow in the library's allocation */
+};
+
+extern PMON_API __thread struct pmon__rthread *pmon__rt __attribute__((tls_model("initial-exec")));
+
+PMON_API struct pmon__rthread *pmon__region_thread(void);
+PMON_API void pmon__region_read(struct pmon__rthread *t, uint64_t *v);
+PMON_API void pmon__region_record(struct pmon__rthread *t, unsigned id, uint64_t t1,
+				  const uint64_t *v1);
+
+static inline uint64_t pmon__tsc_begin(enum pmon_fence f)
+{
+	uint64_t t;
+
+	switch (f) {
+	case PMON_FENCE_CPUID:
+		pmon_serialize();
+		return pmon_rdtsc();
+	case PMON_FENCE_NONE:
+		return pmon_rdtsc();
+	default: /* RDTSCP and LFENCE: nothing before may still run, nothing after starts */
+		pmon_lfence();
+		t = pmon_rdtsc();
+		pmon_lfence();
+		return t;
+	}
+}
+
+static inline uint64_t pmon__tsc_end(enum pmon_fence f)
+{
+	uint64_t t;
+
+	switch (f) {
+	case PMON_FENCE_RDTSCP:
+		t = pmon_rdtscp(NULL); /* waits for the code measured */
+		pmon_lfence();
+		return t;
+	case PMON_FENCE_CPUID:
+		pmon_serialize();
+		return pmon_rdtsc();
+	case PMON_FENCE_NONE:
+		return pmon_rdtsc();
+	default:
+		pmon_lfence();
+		t = pmon_rdtsc();
+		pmon_lfence();
+		return t;
+	}
+}
+
+/* The pair itself, shared by the public calls and the overhead measurement
+ * so that what is subtracted is exactly what is added. */
+static inline void pmon__region_begin_on(struct pmon__rthread *t, unsigned id)
+{
+	/* Events first, the TSC last: the TSC interval excludes the event read. */
+	if (t->nev)
+		pmon__region_read(t, t->slot[id].v0);
+	t->slot[id].open = 1;
+	t->slot[id].t0 = pmon__tsc_begin(t->fence);
+}
+
+static inline void pmon__region_end_on(struct pmon__rthread *t, unsigned id)
+{
+	uint64_t t1, v1[PMON_REGION_MAX_EVENTS];
+
+	t1 = pmon__tsc_end(t->fence); /* the TSC first, then the events */
+	if (t->nev)
+		pmon__region_read(t, v1);
+	pmon__region_record(t, id, t1, v1);
+}
+
+/** pmon_region_begin() - start region @id (< PMON_REGION_MAX) on this thread. */
+static inline void pmon_region_begin(unsigned id)
+{
+	struct pmon__rthread *t = pmon__rt;
+
+	if (__builtin_expect(!t, 0)) {
+		t = pmon__region_thread();
+		if (!t)
+			return;
+	}
+	if (__builtin_expect(id < PMON_REGION_MAX, 1))
+		pmon__region_begin_on(t, id);
+}
+
+/** pmon_region_end() - end region @id and record the sample. */
+static inline void pmon_region_end(unsigned id)
+{
+	struct pmon__rthread *t = pmon__rt;
+
+	if (__builtin_expect(t != NULL && id < PMON_REGION_MAX, 1))
+		pmon__region_end_on(t, id);
+}
+
+#define PMON__REGION_ID(name)                                                                      \
+	({                                                                                         \
+		static int pmon__id_ = -1;                                                         \
+		if (__builtin_expect(pmon__id_ < 0, 0))                                            \
+			pmon__id_ = pmon_region_id(name);                                          \
+		(unsigned)pmon__id_;                                                               \
+	})
+
+/* By name; the id is looked up once per call site. */
+#define PMON_REGION_BEGIN(name) pmon_region_begin(PMON__REGION_ID(name))
+#define PMON_REGION_END(name) pmon_region_end(PMON__REGION_ID(name))
+
+#ifdef __cplusplus
+}
+#endif
+#endif

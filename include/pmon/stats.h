@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Robust statistics of repeated measurements: the seeds' "mode of ~100
+ * trials" and PmonStat's culling of anomalous measurements, next to the
+ * usual median, mean, spread and percentiles.
+ */
+#ifndef PMON_STATS_H
+#define PMON_STATS_H
+
+#include <stddef.h>
+#include <pmon/common.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct pmon_summary {
+	size_t n; /* samples given */
+	size_t culled; /* samples removed as anomalous */
+	double median; /* of all samples */
+	double mad; /* median absolute deviation from the median, of all samples */
+	double mode; /* most frequent value (ties: the smallest), of all samples */
+	size_t mode_count; /* how often the mode occurs */
+	/* Of the samples kept after culling: */
+	double min, max, mean, stddev, p5, p95;
+	double cull_k; /* the rule: culled when |x - median| > cull_k * cull_scale (0: none) */
+	double cull_scale; /* the MAD; where MAD = 0, the mean absolute deviation */
+};
+
+/**
+ * pmon_summarize() - summarize @n samples.
+ * @v:      the samples; not modified.
+ * @cull_k: cull samples farther than cull_k * MAD from the median; 0 keeps
+ *          all. Where MAD = 0 the mean absolute deviation is the scale; where
+ *          that is 0 too (all samples equal) nothing is culled.
+ * Return: 0, -EINVAL for @n = 0, -ENOMEM.
+ */
+PMON_API int pmon_summarize(const double *v, size_t n, double cull_k, struct pmon_summary *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

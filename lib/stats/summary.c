@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: MIT
+/*
+ * pmon_summarize() (pmon/stats.h). Sorting once gives the median,
+ * percentiles and the mode (the longest run of equal values); culling uses
+ * the median absolute deviation, which one wild sample cannot move, unlike
+ * the standard deviation.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include <pmon/stats.h>
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y); /* never x - y: it overflows and truncates */
+}
+
+/* Linear interpolation between closest ranks of sorted @s. */
+static double quantile(const double *s, size_t n, double q)
+{
+	double pos = q * (double)(n - 1);
+	size_t i = (size_t)pos;
+	double frac = pos - (double)i;
+
+	return i + 1 < n ? s[i] + (s[i + 1] - s[i]) * frac : s[n - 1];
+}
+
+int pmon_summarize(const double *v, size_t n, double cull_k, struct pmon_summary *out)
+{
+	double *s, *dev, sum = 0, sumsq = 0;
+	size_t kept = 0, run = 1, best = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (!n)
+		return pmon__err(-EINVAL, "no samples to summarize");
+	s = malloc(n * sizeof(*s));
+	dev = malloc(n * sizeof(*dev));
+	if (!s || !dev) {
+		free(s);
+		free(dev);
+		return -ENOMEM;
+	}
+	memcpy(s, v, n * sizeof(*s));
+	qsort(s, n, sizeof(*s), cmp_double);
+	out->n = n;
+	out->median = quantile(s, n, 0.5);
+	for (size_t i = 0; i < n; i++)
+		dev[i] = fabs(s[i] - out->median);
+	qsort(dev, n, sizeof(*dev), cmp_double);
+	out->mad = quantile(dev, n, 0.5);
+
+	out->mode = s[0];
+	for (size_t i = 1; i <= n; i++) {
+		if (i < n && s[i] == s[i - 1]) {
+			run++;
+			continue;
+		}
+		if (run > best) {
+			best = run;
+			out->mode = s[i - 1];
+		}
+		run = 1;
+	}
+	out->mode_count = best;
+
+	/* The scale of the culling rule: the MAD, or where more than half the
+	 * samples are equal (MAD = 0) the mean absolute deviation, so that a
+	 * wild sample among very stable ones is still recognised. */
+	out->cull_scale = out->mad;
+	if (out->cull_scale == 0) {
+		double sad = 0;
+		for (size_t i = 0; i < n; i++)
+			sad += dev[i];
+		out->cull_scale = sad / (double)n;
+	}
+	/* Keep the samples within the rule, compacting s in place. */
+	out->cull_k = cull_k > 0 && out->cull_scale > 0 ? cull_k : 0;
+	for (size_t i = 0; i < n; i++) {
+		if (out->cull_k && fabs(s[i] - out->median) > out->cull_k * out->cull_scale)
+			continue;
+		s[kept++] = s[i];
+	}
+	out->culled = n - kept;
+	/* Two passes: sums of squares of TSC-sized values lose all precision. */
+	for (size_t i = 0; i < kept; i++)
+		sum += s[i];
+	out->mean = sum / (double)kept;
+	for (size_t i = 0; i < kept; i++)
+		sumsq += (s[i] - out->mean) * (s[i] - out->mean);
+	out->min = s[0];
+	out->max = s[kept - 1];
+	out->stddev = kept > 1 ? sqrt(sumsq / (double)(kept - 1)) : 0;
+	out->p5 = quantile(s, kept, 0.05);
+	out->p95 = quantile(s, kept, 0.95);
+	free(s);
+	free(dev);
+	return 0;
+}
