@@ -205,7 +205,9 @@ static inline void pmon_region_begin(unsigned id)
 		if (!t)
 			return;
 	}
-	if (__builtin_expect(id < PMON_REGION_MAX, 1))
+	/* id PMON_REGION_MAX is the library's own (the overhead measurement):
+	 * accepted, never reported. */
+	if (__builtin_expect(id <= PMON_REGION_MAX, 1))
 		pmon__region_begin_on(t, id);
 }
 
@@ -214,7 +216,7 @@ static inline void pmon_region_end(unsigned id)
 {
 	struct pmon__rthread *t = pmon__rt;
 
-	if (__builtin_expect(t != NULL && id < PMON_REGION_MAX, 1))
+	if (__builtin_expect(t != NULL && id <= PMON_REGION_MAX, 1))
 		pmon__region_end_on(t, id);
 }
 

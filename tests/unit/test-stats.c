@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: MIT
+/* pmon_summarize(): exact answers on small known samples. */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <pmon/stats.h>
+
+static void test_stats__basics(void **state)
+{
+	const double v[] = { 5, 1, 4, 2, 3 };
+	struct pmon_summary s;
+
+	(void)state;
+	assert_int_equal(pmon_summarize(v, 5, 0, &s), 0);
+	assert_true(s.median == 3 && s.min == 1 && s.max == 5 && s.mean == 3);
+	assert_true(fabs(s.stddev - sqrt(2.5)) < 1e-12);
+	assert_true(s.mad == 1); /* deviations 2 2 1 1 0 -> 1 */
+	assert_true(s.mode == 1); /* all once: the smallest */
+	assert_true(fabs(s.p5 - 1.2) < 1e-12 && fabs(s.p95 - 4.8) < 1e-12);
+	assert_int_equal(pmon_summarize(v, 0, 0, &s), -EINVAL);
+}
+
+static void test_stats__mode_and_culling(void **state)
+{
+	/* The seed's case: a near-constant time with a few interrupted runs. */
+	double v[100];
+	struct pmon_summary s;
+
+	(void)state;
+	for (int i = 0; i < 100; i++)
+		v[i] = i % 10 == 0 ? 131 : i % 3 ? 120 : 121;
+	v[7] = 50000; /* an interrupt */
+	assert_int_equal(pmon_summarize(v, 100, 5, &s), 0);
+	assert_true(s.mode == 120);
+	assert_true(s.median == 120);
+	assert_int_equal(s.culled, 1); /* only the interrupt, not the 131s */
+	assert_true(s.max == 131);
+	assert_true(s.mad == 0 && s.cull_scale > 0); /* MAD 0: mean abs. dev. scales */
+	/* No culling asked: the interrupt stays in the mean. */
+	assert_int_equal(pmon_summarize(v, 100, 0, &s), 0);
+	assert_int_equal(s.culled, 0);
+	assert_true(s.max == 50000 && s.mean > 600);
+	/* All equal: nothing to cull, stddev 0. */
+	for (int i = 0; i < 100; i++)
+		v[i] = 7;
+	assert_int_equal(pmon_summarize(v, 100, 5, &s), 0);
+	assert_true(s.culled == 0 && s.stddev == 0 && s.mode == 7 && s.mode_count == 100);
+}
+
+static void test_stats__large_values_keep_precision(void **state)
+{
+	/* TSC-sized values: a one-pass sum of squares would lose the spread. */
+	const double v[] = { 1e12 + 1, 1e12 + 2, 1e12 + 3 };
+	struct pmon_summary s;
+
+	(void)state;
+	assert_int_equal(pmon_summarize(v, 3, 0, &s), 0);
+	assert_true(fabs(s.stddev - 1) < 1e-6);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_stats__basics),
+		cmocka_unit_test(test_stats__mode_and_culling),
+		cmocka_unit_test(test_stats__large_values_keep_precision),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
