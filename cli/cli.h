@@ -34,5 +34,6 @@ int cmd_info(int argc, char **argv);
 int cmd_cpuid(int argc, char **argv);
 int cmd_stat(int argc, char **argv);
 int cmd_list(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
 
 #endif

@@ -22,6 +22,7 @@ static const struct cmd commands[] = {
 	{ "cpuid", cmd_cpuid, "print the raw CPUID leaves as a dump file" },
 	{ "stat", cmd_stat, "run a command and count its events (EMON)" },
 	{ "list", cmd_list, "list the event names pmon accepts, and which count here" },
+	{ "bench", cmd_bench, "time a snippet of assembly or a C function (RDTSC, n vs 2n)" },
 };
 
 static void usage(FILE *f)

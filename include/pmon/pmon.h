@@ -18,6 +18,7 @@
 #include <pmon/counter.h>
 #include <pmon/stats.h>
 #include <pmon/region.h>
+#include <pmon/bench.h>
 
 #ifdef __cplusplus
 extern "C" {
