@@ -17,8 +17,8 @@
  * Set-up is pmon_region_init(), or, when a program calls begin without it,
  * the environment: PMON_EVENTS (event list, perf syntax), PMON_OUTPUT (report
  * file, appended; default standard error), PMON_FORMAT (table, csv, json),
- * PMON_FENCE (rdtscp, lfence, cpuid, none); the report is then written at
- * exit. `pmon stat --regions -e ... -- ./app` sets these for the app.
+ * PMON_FENCE (rdtscp, lfence, cpuid, none), PMON_WARMUP (pairs per region and
+ * thread left out first); the report is then written at exit. `pmon stat --regions -e ... -- ./app` sets these for the app.
  */
 #ifndef PMON_REGION_H
 #define PMON_REGION_H
@@ -62,6 +62,7 @@ struct pmon_region_opts {
 	const char *output; /* report file (appended); NULL: $PMON_OUTPUT, else stderr */
 	enum pmon_report_format format; /* 0 with $PMON_FORMAT unset: table */
 	bool report_at_exit; /* write the report from an atexit handler */
+	unsigned warmup; /* first pairs of each region and thread not recorded (0: $PMON_WARMUP) */
 };
 
 /**

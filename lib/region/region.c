@@ -30,6 +30,7 @@
 #define NMETRIC (1 + PMON_REGION_MAX_EVENTS) /* the TSC, then each event */
 
 struct store {
+	uint64_t warm; /* warm-up pairs seen and left out */
 	uint64_t count; /* completed pairs (exact, never lost) */
 	uint64_t unmatched; /* ends without a begin */
 	uint64_t sum[NMETRIC];
@@ -54,6 +55,7 @@ static struct {
 	unsigned nev;
 	enum pmon_fence fence;
 	unsigned ring;
+	unsigned warmup;
 	double cull_k;
 	unsigned overhead_runs;
 	char output[512];
@@ -89,6 +91,10 @@ void pmon__region_record(struct pmon__rthread *pt, unsigned id, uint64_t t1, con
 		return;
 	}
 	sl->open = 0;
+	if (st->warm < G.warmup && id < PMON_REGION_MAX) {
+		st->warm++;
+		return;
+	}
 	if (!st->ring) {
 		st->ring = malloc((size_t)G.ring * w * sizeof(uint64_t));
 		if (!st->ring) {
@@ -96,7 +102,8 @@ void pmon__region_record(struct pmon__rthread *pt, unsigned id, uint64_t t1, con
 			return;
 		}
 	}
-	uint64_t *r = &st->ring[(st->count % G.ring) * w];
+	/* The ring is a power of two: a mask, not a division (~25 cycles). */
+	uint64_t *r = &st->ring[(st->count & (G.ring - 1)) * w];
 	r[0] = t1 - sl->t0;
 	st->sum[0] += r[0];
 	for (unsigned e = 0; e < pt->nev; e++) {
@@ -247,8 +254,23 @@ int pmon_region_init(const struct pmon_region_opts *opts)
 
 	events = o.events ? o.events : getenv("PMON_EVENTS");
 	out = o.output ? o.output : getenv("PMON_OUTPUT");
-	G.ring = o.ring ? o.ring : 4096;
+	G.ring = 4096;
+	if (o.ring) {
+		if (o.ring > (1u << 24))
+			return pmon__err(-EINVAL, "ring of %u samples: at most %u", o.ring,
+					 1u << 24);
+		for (G.ring = 1; G.ring < o.ring;) /* round up to a power of two */
+			G.ring <<= 1;
+	}
 	G.cull_k = o.cull_k < 0 ? 0 : o.cull_k > 0 ? o.cull_k : 5.0;
+	G.warmup = o.warmup;
+	if (!G.warmup && getenv("PMON_WARMUP")) {
+		uint64_t w;
+		if (pmon__parse_u64(getenv("PMON_WARMUP"), 10, &w) || w > 1000000)
+			return pmon__err(-EINVAL, "PMON_WARMUP '%s': expected 0..1000000",
+					 getenv("PMON_WARMUP"));
+		G.warmup = (unsigned)w;
+	}
 	G.overhead_runs = o.overhead_runs ? o.overhead_runs : 2000;
 	G.format = o.format;
 	G.fence = o.fence;
@@ -359,7 +381,7 @@ void pmon_region_reset(void)
 	pthread_mutex_lock(&G.lock);
 	for (struct rthread *t = G.threads; t; t = t->next)
 		for (unsigned r = 0; r < PMON_REGION_MAX; r++) {
-			t->store[r].count = t->store[r].unmatched = 0;
+			t->store[r].count = t->store[r].unmatched = t->store[r].warm = 0;
 			memset(t->store[r].sum, 0, sizeof(t->store[r].sum));
 		}
 	pthread_mutex_unlock(&G.lock);
@@ -482,6 +504,10 @@ static void report_table(FILE *f)
 		G.overhead_runs);
 	for (unsigned m = 0; m <= G.nev; m++)
 		fprintf(f, "%s %s %.0f", m ? "," : "", metric_name(m), G.overhead[m]);
+	if (G.warmup)
+		fprintf(f,
+			"\n  warm-up:   the first %u pairs of each region and thread are left out",
+			G.warmup);
 	fprintf(f, "\n  culling:   %s\n",
 		G.cull_k ? "samples with |x - median| > k x MAD are left out of min..max, mean, "
 			   "stddev, p5, p95"
@@ -571,6 +597,7 @@ static void report_json(FILE *f)
 	json_object_set_new(root, "overhead", ov);
 	json_object_set_new(root, "overhead_runs", json_integer(G.overhead_runs));
 	json_object_set_new(root, "cull_k", json_real(G.cull_k));
+	json_object_set_new(root, "warmup", json_integer(G.warmup));
 	for (unsigned id = 0; id < PMON_REGION_MAX; id++) {
 		struct region_sum rs;
 		json_t *metrics = json_array();
