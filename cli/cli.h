@@ -7,6 +7,7 @@
 #define PMON_CLI_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 enum cli_exit {
@@ -25,6 +26,9 @@ __attribute__((format(printf, 1, 2))) void cli_warn(const char *fmt, ...);
  * @what) when @s is not one or exceeds @max. */
 bool cli_parse_uint(const char *s, unsigned long max, const char *what, unsigned long *out);
 
+/* A 64-bit value in @base; -EINVAL not a number, -ERANGE wider than 64 bits. */
+int cli_parse_u64(const char *s, int base, uint64_t *out);
+
 /* Output stream: stdout, or the file named by -o. */
 FILE *cli_open_output(const char *path);
 /* Close an output stream, reporting write errors. Return: CLI_OK or CLI_FAIL. */
@@ -35,5 +39,7 @@ int cmd_cpuid(int argc, char **argv);
 int cmd_stat(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_msr(int argc, char **argv);
+int cmd_rdpmc(int argc, char **argv);
 
 #endif

@@ -21,6 +21,7 @@
 #include <jansson.h>
 
 #include "cli.h"
+#include "stat.h"
 #include <pmon/pmon.h>
 
 enum fmt { FMT_TABLE, FMT_CSV, FMT_JSON };
@@ -35,6 +36,8 @@ struct stat_opts {
 	enum fmt fmt;
 	const char *outpath;
 	bool no_inherit, per_thread, per_cpu, system_wide, regions;
+	bool msr_backend;
+	const char *msr_device, *cpuid_file;
 	pid_t *pids, *tids;
 	size_t npids, ntids;
 	int *cpus;
@@ -139,6 +142,10 @@ static void usage(FILE *f)
 		"      --no-inherit      do not count children and new threads\n"
 		"      --per-thread      a row per thread (with -p/-t)\n"
 		"      --per-cpu         a row per CPU (with -a/-C)\n"
+		"      --backend msr     program the counters through MSRs (root, Intel\n"
+		"                        architectural events; restores them; lists writes)\n"
+		"      --msr-device PATH  instead of /dev/cpu/%%d/msr (tests: a file)\n"
+		"      --cpuid-file FILE  the CPU the MSR backend programs (with a fake device)\n"
 		"      --regions         also collect the command's instrumented regions\n"
 		"                        (pmon/region.h): same events, statistics per region\n\n"
 		"Exit status: the command's (128+N if killed by signal N); 2 for bad input;\n"
@@ -164,6 +171,9 @@ static int parse_args(int argc, char **argv, struct stat_opts *o)
 		{ "per-thread", no_argument, NULL, 'T' },
 		{ "per-cpu", no_argument, NULL, 'A' },
 		{ "regions", no_argument, NULL, 'R' },
+		{ "backend", required_argument, NULL, 'B' },
+		{ "msr-device", required_argument, NULL, 'M' },
+		{ "cpuid-file", required_argument, NULL, 'U' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -271,6 +281,20 @@ static int parse_args(int argc, char **argv, struct stat_opts *o)
 		case 'R':
 			o->regions = true;
 			break;
+		case 'B':
+			if (!strcmp(optarg, "msr"))
+				o->msr_backend = true;
+			else if (strcmp(optarg, "perf")) {
+				cli_error("--backend '%s': expected perf or msr", optarg);
+				return CLI_USAGE;
+			}
+			break;
+		case 'M':
+			o->msr_device = optarg;
+			break;
+		case 'U':
+			o->cpuid_file = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return -1;
@@ -311,6 +335,17 @@ static int parse_args(int argc, char **argv, struct stat_opts *o)
 	}
 	if (o->per_thread && !(o->npids || o->ntids)) {
 		cli_error("--per-thread needs -p or -t");
+		return CLI_USAGE;
+	}
+	if (o->msr_backend &&
+	    (!o->argv || o->npids || o->ntids || o->repeat > 1 || o->interval_ms || o->regions ||
+	     o->fmt != FMT_TABLE)) {
+		cli_error("--backend msr counts a command's run on CPUs: no "
+			  "-p/-t/-r/-I/--regions/-x/--json");
+		return CLI_USAGE;
+	}
+	if ((o->msr_device || o->cpuid_file) && !o->msr_backend) {
+		cli_error("--msr-device and --cpuid-file go with --backend msr");
 		return CLI_USAGE;
 	}
 	if (o->regions && !o->argv) {
@@ -1002,6 +1037,11 @@ int cmd_stat(int argc, char **argv)
 	sigaction(SIGHUP, &sa, NULL);
 	sigaction(SIGCHLD, &sc, NULL);
 
+	if (so.msr_backend) {
+		rc = stat_msr_backend(o.f, so.argv, l, so.cpus, so.ncpus, so.msr_device,
+				      so.cpuid_file, &child_pid);
+		goto close_out;
+	}
 	char regfile[] = "/tmp/pmon-regions-XXXXXX";
 	int regfd = -1;
 	if (so.regions) {
@@ -1037,6 +1077,7 @@ int cmd_stat(int argc, char **argv)
 		close(regfd);
 		unlink(regfile);
 	}
+close_out:
 	if (so.outpath) {
 		if (fclose(o.f)) {
 			cli_error("write error on '%s': %s", so.outpath, strerror(errno));

@@ -23,6 +23,8 @@ static const struct cmd commands[] = {
 	{ "stat", cmd_stat, "run a command and count its events (EMON)" },
 	{ "list", cmd_list, "list the event names pmon accepts, and which count here" },
 	{ "bench", cmd_bench, "time a snippet of assembly or a C function (RDTSC, n vs 2n)" },
+	{ "rdpmc", cmd_rdpmc, "execute RDPMC by the SDM's rules, and explain why it faults" },
+	{ "msr", cmd_msr, "read, write and decode model-specific registers (PMX)" },
 };
 
 static void usage(FILE *f)

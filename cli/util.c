@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "cli.h"
@@ -93,4 +94,21 @@ int cli_close_output(FILE *f, const char *path)
 		return CLI_FAIL;
 	}
 	return CLI_OK;
+}
+
+int cli_parse_u64(const char *s, int base, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!s || !*s || *s == '-' || *s == '+' || *s == ' ')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, base);
+	if (errno == ERANGE)
+		return -ERANGE;
+	if (errno || *end)
+		return -EINVAL;
+	*out = v;
+	return 0;
 }

@@ -19,6 +19,7 @@
 #include <pmon/stats.h>
 #include <pmon/region.h>
 #include <pmon/bench.h>
+#include <pmon/msr.h>
 
 #ifdef __cplusplus
 extern "C" {

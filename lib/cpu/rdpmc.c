@@ -179,6 +179,10 @@ int pmon_rdpmc_encode(const struct pmon_perfmon *pm, enum pmon_pmc_type type, un
 	out->type = type;
 	out->index = index;
 	out->fast = fast;
+	/* The ECX asked for, so that even a refusal names it. */
+	out->ecx = type == PMON_PMC_LEGACY || (type == PMON_PMC_GP && fast)
+		? (index & 0x7fffffffu) | (fast ? 0x80000000u : 0)
+		: ((uint32_t)type << 16) | (index & 0xffffu);
 	if (pm->model == PMON_PERFMON_INTEL_ARCH) {
 		if (type == PMON_PMC_LEGACY)
 			type = PMON_PMC_GP;

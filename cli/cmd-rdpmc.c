@@ -1,0 +1,367 @@
+// SPDX-License-Identifier: MIT
+/*
+ * pmon rdpmc: the RDPMC instruction itself, as the first two seeds specify
+ * it. The ECX value is built and checked against the SDM's rules first (an
+ * invalid one is never executed); then pmon finds out whether ring 3 may
+ * read counters, executes RDPMC under a fault guard, and when it faults
+ * says which of the seed's #GP conditions applied. --allow-user/--restore
+ * change the core PMU's sysfs rdpmc mode, only when asked.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include <pmon/pmon.h>
+
+static sigjmp_buf fault_jmp;
+static volatile sig_atomic_t fault_sig;
+
+static void on_fault(int sig)
+{
+	fault_sig = sig;
+	siglongjmp(fault_jmp, 1);
+}
+
+enum ser { SER_CPUID, SER_LFENCE, SER_NONE };
+
+static void fence(enum ser s)
+{
+	if (s == SER_CPUID)
+		pmon_serialize();
+	else if (s == SER_LFENCE)
+		pmon_lfence();
+}
+
+/* Execute RDPMC @n times; 0, or the signal that ended it. */
+static int guarded_rdpmc(uint32_t ecx, enum ser s, uint64_t *vals, unsigned n)
+{
+	struct sigaction sa = { .sa_handler = on_fault }, old_segv, old_ill;
+
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_NODEFER;
+	sigaction(SIGSEGV, &sa, &old_segv);
+	sigaction(SIGILL, &sa, &old_ill);
+	fault_sig = 0;
+	if (sigsetjmp(fault_jmp, 1) == 0) {
+		for (unsigned i = 0; i < n; i++) {
+			fence(s);
+			vals[i] = pmon_rdpmc(ecx);
+			fence(s);
+		}
+	}
+	sigaction(SIGSEGV, &old_segv, NULL);
+	sigaction(SIGILL, &old_ill, NULL);
+	return fault_sig;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: pmon rdpmc (--gp N | --fixed N | --metrics N | --ecx VALUE) [--fast]\n"
+		"                  [--serialize cpuid|lfence|none] [--repeat N] [--cpuid-file F]\n"
+		"       pmon rdpmc --allow-user | --restore      (root; changes the sysfs rdpmc "
+		"mode)\n\n"
+		"Builds ECX by the SDM's rules (type 0 GP, 4000H fixed, 2000H metrics; legacy\n"
+		"index + ECX[31] fast read), refuses an invalid one with the rule it breaks,\n"
+		"then executes RDPMC and explains a fault. --serialize puts the fence before\n"
+		"and after (RDPMC is not serializing); --repeat N reads back to back and says\n"
+		"whether the values were monotonic. --cpuid-file only validates for that CPU.\n");
+}
+
+struct why {
+	char text[400];
+};
+
+/* The seed's #GP(0) conditions: CR4.PCE clear at CPL 3, or an invalid
+ * counter. Find which applies here. */
+static void explain(const struct pmon_kernel_info *k, const struct pmon_cpu_info *ci, int open_err,
+		    bool mapped, struct why *w)
+{
+	const char *hv = ci->id.hv_name ? ci->id.hv_name : "the hypervisor";
+
+	if (!k->core_pmu[0]) {
+		snprintf(
+			w->text, sizeof(w->text),
+			"CR4.PCE clear and CPL 3: this VM exposes no PMU (%s gives the guest none; "
+			"the kernel registered no core PMU, so it never allows RDPMC in user "
+			"space; "
+			"see 'pmon info')",
+			ci->id.hypervisor ? hv : "the machine");
+	} else if (k->rdpmc_mode == 0) {
+		snprintf(w->text, sizeof(w->text),
+			 "CR4.PCE clear and CPL 3: the %s PMU's rdpmc sysfs mode is 0 (never); as "
+			 "root, 'pmon rdpmc --allow-user' sets it to 2",
+			 k->core_pmu);
+	} else if (!mapped) {
+		snprintf(w->text, sizeof(w->text),
+			 "CR4.PCE clear and CPL 3: rdpmc mode %d lets only a process with an "
+			 "mmapped event read counters, and pmon could not open one (%s)",
+			 k->rdpmc_mode, strerror(-open_err));
+	} else {
+		snprintf(w->text, sizeof(w->text),
+			 "invalid counter index: CR4.PCE is set for this process, so the CPU "
+			 "rejected ECX itself (a hypervisor may hide counters CPUID describes)");
+	}
+}
+
+static int change_mode(const char *sysfs, bool allow)
+{
+	char path[512], state[512], cur[16] = "", saved[16] = "";
+	struct pmon_kernel_info k;
+	struct pmon_kernel_probe_opts o = { .sz = sizeof(o),
+					    .sysfs_root = sysfs,
+					    .no_perf_open = true };
+	FILE *f;
+
+	pmon_kernel_probe(&o, &k);
+	if (!k.core_pmu[0] || k.rdpmc_mode < 0) {
+		cli_error("no core PMU with an rdpmc mode (%s/bus/event_source/devices/cpu/rdpmc "
+			  "does not exist): nothing to change",
+			  sysfs ? sysfs : "/sys");
+		return CLI_UNSUPPORTED;
+	}
+	snprintf(path, sizeof(path), "%s/bus/event_source/devices/%s/rdpmc", sysfs ? sysfs : "/sys",
+		 k.core_pmu);
+	snprintf(state, sizeof(state), "%s/.pmon-rdpmc-saved", sysfs ? sysfs : "/run");
+	snprintf(cur, sizeof(cur), "%d", k.rdpmc_mode);
+	if (allow) {
+		f = fopen(state, "we");
+		if (!f || fprintf(f, "%s\n", cur) < 0 || fclose(f)) {
+			cli_error("cannot save the current mode in %s: %s", state, strerror(errno));
+			return errno == EACCES ? CLI_UNSUPPORTED : CLI_FAIL;
+		}
+		f = fopen(path, "we");
+		if (!f || fputs("2\n", f) < 0 || fclose(f)) {
+			cli_error("cannot write %s: %s (root needed)", path, strerror(errno));
+			return CLI_UNSUPPORTED;
+		}
+		printf("%s: %s -> 2 (any process may execute RDPMC); 'pmon rdpmc --restore' puts "
+		       "%s "
+		       "back\n",
+		       path, cur, cur);
+		return CLI_OK;
+	}
+	f = fopen(state, "re");
+	if (!f || !fgets(saved, sizeof(saved), f)) {
+		if (f)
+			fclose(f);
+		cli_error("nothing to restore: %s has no saved mode (was --allow-user run?)",
+			  state);
+		return CLI_USAGE;
+	}
+	fclose(f);
+	saved[strcspn(saved, "\n")] = '\0';
+	f = fopen(path, "we");
+	if (!f || fprintf(f, "%s\n", saved) < 0 || fclose(f)) {
+		cli_error("cannot write %s: %s (root needed)", path, strerror(errno));
+		return CLI_UNSUPPORTED;
+	}
+	unlink(state);
+	printf("%s: %s -> %s (restored)\n", path, cur, saved);
+	return CLI_OK;
+}
+
+int cmd_rdpmc(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "gp", required_argument, NULL, 'g' },
+		{ "fixed", required_argument, NULL, 'f' },
+		{ "metrics", required_argument, NULL, 'm' },
+		{ "ecx", required_argument, NULL, 'e' },
+		{ "fast", no_argument, NULL, 'F' },
+		{ "serialize", required_argument, NULL, 's' },
+		{ "repeat", required_argument, NULL, 'r' },
+		{ "cpuid-file", required_argument, NULL, 'c' },
+		{ "allow-user", no_argument, NULL, 'A' },
+		{ "restore", no_argument, NULL, 'R' },
+		{ "sysfs-root", required_argument, NULL, 'S' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	enum pmon_pmc_type type = PMON_PMC_GP;
+	unsigned long index = 0, repeat = 1;
+	uint64_t ecx_raw = 0;
+	bool have_ecx = false, have_sel = false, fast = false;
+	int mode = 0; /* 1 allow, 2 restore */
+	enum ser ser = SER_LFENCE;
+	const char *file = NULL, *sysfs = NULL;
+	struct pmon_cpuid *snap;
+	struct pmon_cpu_info ci;
+	struct pmon_rdpmc_sel sel;
+	int c, err;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'g':
+		case 'f':
+		case 'm':
+			if (have_sel || have_ecx) {
+				cli_error("give one counter: --gp, --fixed, --metrics or --ecx");
+				return CLI_USAGE;
+			}
+			if (!cli_parse_uint(optarg, 0x7fffffff,
+					    c == 'g'	       ? "--gp"
+						    : c == 'f' ? "--fixed"
+							       : "--metrics",
+					    &index))
+				return CLI_USAGE;
+			type = c == 'g'	   ? PMON_PMC_GP
+				: c == 'f' ? PMON_PMC_FIXED
+					   : PMON_PMC_METRICS;
+			have_sel = true;
+			break;
+		case 'e': {
+			bool hex = optarg[0] == '0' && (optarg[1] == 'x' || optarg[1] == 'X');
+			if (have_sel || have_ecx) {
+				cli_error("give one counter: --gp, --fixed, --metrics or --ecx");
+				return CLI_USAGE;
+			}
+			if (cli_parse_u64(hex ? optarg + 2 : optarg, hex ? 16 : 10, &ecx_raw) ||
+			    ecx_raw > 0xffffffffULL) {
+				cli_error("--ecx '%s' is not a 32-bit value", optarg);
+				return CLI_USAGE;
+			}
+			have_ecx = true;
+			break;
+		}
+		case 'F':
+			fast = true;
+			break;
+		case 's':
+			if (!strcmp(optarg, "cpuid"))
+				ser = SER_CPUID;
+			else if (!strcmp(optarg, "lfence"))
+				ser = SER_LFENCE;
+			else if (!strcmp(optarg, "none"))
+				ser = SER_NONE;
+			else {
+				cli_error("--serialize '%s': expected cpuid, lfence or none",
+					  optarg);
+				return CLI_USAGE;
+			}
+			break;
+		case 'r':
+			if (!cli_parse_uint(optarg, 1000000, "--repeat", &repeat))
+				return CLI_USAGE;
+			if (!repeat) {
+				cli_error("--repeat 0: at least 1");
+				return CLI_USAGE;
+			}
+			break;
+		case 'c':
+			file = optarg;
+			break;
+		case 'A':
+			mode = 1;
+			break;
+		case 'R':
+			mode = 2;
+			break;
+		case 'S':
+			sysfs = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return CLI_OK;
+		default:
+			usage(stderr);
+			return CLI_USAGE;
+		}
+	}
+	if (optind < argc) {
+		cli_error("unexpected argument '%s' (see 'pmon rdpmc --help')", argv[optind]);
+		return CLI_USAGE;
+	}
+	if (mode)
+		return change_mode(sysfs, mode == 1);
+	if (!have_sel && !have_ecx) {
+		cli_error("give a counter: --gp N, --fixed N, --metrics N or --ecx VALUE");
+		return CLI_USAGE;
+	}
+
+	snap = file ? pmon_cpuid__new_file(file) : pmon_cpuid__new_live();
+	if (!snap || pmon_cpu_decode(snap, &ci)) {
+		cli_error("%s", pmon_errdetail());
+		pmon_cpuid__free(snap);
+		return CLI_USAGE;
+	}
+	pmon_cpuid__free(snap);
+
+	/* PERF_METRICS_AVAILABLE, where IA32_PERF_CAPABILITIES can be read. */
+	enum pmon_tristate metrics = PMON_UNKNOWN;
+	uint64_t caps;
+	if (!ci.pm.perf_capabilities)
+		metrics = PMON_NO;
+	else if (!file && !pmon_msr_read(NULL, 0, 0x345, &caps))
+		metrics = (caps >> 15) & 1 ? PMON_YES : PMON_NO;
+
+	if (have_ecx)
+		err = pmon_rdpmc_validate(&ci.pm, (uint32_t)ecx_raw, metrics, &sel);
+	else
+		err = pmon_rdpmc_encode(&ci.pm, type, (unsigned)index, fast, metrics, &sel);
+	if (err) {
+		cli_error("RDPMC with ECX=%08" PRIX32 "H %s: %s", sel.ecx,
+			  err == -PMON_ERRNO__RDPMC_UNKNOWN ? "may or may not be valid"
+							    : "would raise #GP(0)",
+			  sel.rule);
+		return CLI_USAGE;
+	}
+	printf("ECX = %08" PRIX32 "H: valid by the SDM's rules (%s)\n", sel.ecx, sel.rule);
+	if (file)
+		return CLI_OK; /* another machine: nothing to execute here */
+
+	/* May ring 3 read counters? An mmapped event makes the kernel set CR4.PCE
+	 * for this process in rdpmc mode 1; open one on the same kind of counter. */
+	struct pmon_kernel_info k;
+	struct pmon_evlist *ev = pmon_evlist__new(NULL);
+	struct pmon_self *self = NULL;
+	int open_err = -ENOENT;
+	pmon_kernel_probe(NULL, &k);
+	if (ev && !pmon_evlist__add(ev, "cycles"))
+		open_err = pmon_self__open(pmon_evlist__event(ev, 0), &self);
+
+	uint64_t *vals = calloc(repeat, sizeof(*vals));
+	if (!vals) {
+		pmon_self__close(self);
+		pmon_evlist__free(ev);
+		return CLI_FAIL;
+	}
+	int sig = guarded_rdpmc(sel.ecx, ser, vals, (unsigned)repeat);
+	int rc = CLI_OK;
+	if (sig) {
+		struct why w;
+		explain(&k, &ci, open_err, self != NULL, &w);
+		cli_error("RDPMC with ECX=%08" PRIX32 "H raised %s: %s", sel.ecx,
+			  sig == SIGILL ? "#UD" : "#GP(0)", w.text);
+		rc = CLI_USAGE;
+	} else {
+		uint64_t v = vals[repeat - 1];
+		printf("EDX:EAX = %08" PRIX32 ":%08" PRIX32 "  value %" PRIu64
+		       " (%u-bit counter%s)\n",
+		       (uint32_t)(v >> 32), (uint32_t)v, v, sel.width,
+		       sel.fast ? ", fast read: bits 31:0" : "");
+		if (repeat > 1) {
+			unsigned back = 0;
+			for (unsigned long i = 1; i < repeat; i++)
+				back += vals[i] < vals[i - 1];
+			printf("%lu back-to-back reads with %s: %s (%u decreases)\n", repeat,
+			       ser == SER_NONE		  ? "no serialization"
+				       : ser == SER_CPUID ? "CPUID"
+							  : "LFENCE",
+			       back ? "not monotonic" : "monotonic", back);
+		}
+	}
+	free(vals);
+	pmon_self__close(self);
+	pmon_evlist__free(ev);
+	return rc;
+}

@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: MIT
+/*
+ * pmon stat --backend msr: count a command's run by programming the
+ * architectural counters through MSRs (lib/msr), for machines where
+ * perf_event is unavailable. System-wide on the chosen CPUs, like LIKWID's
+ * direct mode; every register touched is restored, on exit and after a
+ * signal, and the writes are listed.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "stat.h"
+#include <pmon/pmon.h>
+
+static void print_writes(FILE *f, const struct pmon_msr_counting *m)
+{
+	size_t n;
+	const struct pmon_msr_write_rec *w = pmon_msr_counting__writes(m, &n);
+	bool restoring = false;
+
+	fprintf(f, " MSR writes, in order:\n");
+	for (size_t i = 0; i < n; i++) {
+		const struct pmon_msr_info *info = pmon_msr_by_addr(w[i].addr);
+		if (w[i].restore && !restoring) {
+			fprintf(f, " restored:\n");
+			restoring = true;
+		}
+		fprintf(f, "   CPU%d %-24s %#06" PRIx32 " <- %#" PRIx64 "\n", w[i].cpu,
+			info ? info->name : "?", w[i].addr, w[i].value);
+	}
+}
+
+int stat_msr_backend(FILE *f, char **argv, const struct pmon_evlist *l, const int *cpus_in,
+		     size_t ncpus_in, const char *device, const char *cpuid_file,
+		     volatile pid_t *child_pid_out)
+{
+	struct pmon_cpuid *snap =
+		cpuid_file ? pmon_cpuid__new_file(cpuid_file) : pmon_cpuid__new_live();
+	struct pmon_cpu_info ci;
+	struct pmon_msr_counting *m = NULL;
+	struct pmon_child child;
+	uint64_t values[16];
+	int *cpus = NULL, status = 0, err, rc;
+	size_t ncpus = ncpus_in;
+	long wd = 0;
+	FILE *w;
+
+	if (!snap || pmon_cpu_decode(snap, &ci)) {
+		cli_error("%s", pmon_errdetail());
+		pmon_cpuid__free(snap);
+		return CLI_USAGE;
+	}
+	pmon_cpuid__free(snap);
+	if (ncpus_in) {
+		cpus = malloc(ncpus * sizeof(*cpus));
+		if (cpus)
+			memcpy(cpus, cpus_in, ncpus * sizeof(*cpus));
+	} else {
+		ncpus = (size_t)sysconf(_SC_NPROCESSORS_ONLN);
+		cpus = malloc(ncpus * sizeof(*cpus));
+		for (size_t i = 0; cpus && i < ncpus; i++)
+			cpus[i] = (int)i;
+	}
+	if (!cpus) {
+		cli_error("out of memory");
+		return CLI_FAIL;
+	}
+	w = fopen("/proc/sys/kernel/nmi_watchdog", "re");
+	if (w) {
+		if (fscanf(w, "%ld", &wd) != 1)
+			wd = 0;
+		fclose(w);
+	}
+	err = pmon_msr_counting__start(device, &ci, l, cpus, ncpus, wd > 0, &m);
+	if (err) {
+		cli_error("--backend msr: %s", pmon_errdetail());
+		free(cpus);
+		return err == -EBUSY || err == -EOPNOTSUPP || err == -ENOENT || err == -EACCES ||
+				err == -EIO
+			? CLI_UNSUPPORTED
+			: CLI_USAGE;
+	}
+	err = pmon_child__fork(argv, &child);
+	if (!err) {
+		*child_pid_out = child.pid;
+		err = pmon_child__start(&child);
+		if (err)
+			cli_error("cannot run '%s': %s", argv[0], strerror(-err));
+		pmon_child__wait(&child, &status, NULL);
+		*child_pid_out = 0;
+	} else {
+		cli_error("cannot run '%s': %s", argv[0], pmon_errdetail());
+	}
+	/* Stop and restore whatever happened to the command. */
+	int serr = pmon_msr_counting__stop(m, values);
+	int rerr = pmon_msr_counting__restore(m);
+	if (!err && !serr) {
+		fprintf(f,
+			"\n Performance counter stats for '%s' (MSR backend: every task on %zu "
+			"CPU(s), "
+			"IA32_PERFEVTSELx programmed directly):\n\n",
+			argv[0], ncpus);
+		for (size_t i = 0; i < pmon_evlist__count(l); i++)
+			fprintf(f, "%20" PRIu64 "       %s\n", values[i],
+				pmon_evlist__event(l, i)->name);
+		fputc('\n', f);
+	}
+	print_writes(f, m);
+	if (serr)
+		cli_error("--backend msr: reading the counters: %s", pmon_errdetail());
+	if (rerr)
+		cli_error("--backend msr: RESTORE FAILED, check the registers listed: %s",
+			  pmon_errdetail());
+	pmon_msr_counting__free(m);
+	free(cpus);
+	if (err)
+		return err == -ENOENT || err == -EACCES ? 127 : CLI_FAIL;
+	if (serr || rerr)
+		return CLI_FAIL;
+	rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	return rc;
+}

@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Model-specific registers: the seeds' PMX (RDMSR/WRMSR at ring 0) through
+ * Linux's msr driver, /dev/cpu/N/msr (8 bytes at offset = MSR address,
+ * root only). The device path is a parameter, so a regular file laid out
+ * the same way stands in for it in tests. Known MSRs are data with their
+ * fields (SDM Vol. 4 and Vol. 3B), decoded on read.
+ */
+#ifndef PMON_MSR_H
+#define PMON_MSR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <pmon/common.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PMON_MSR_DEVICE "/dev/cpu/%d/msr"
+
+struct pmon_msr_field {
+	const char *name;
+	unsigned lo, hi; /* bit range, inclusive */
+	const char *desc;
+};
+
+struct pmon_msr_info {
+	const char *name;
+	uint32_t addr;
+	const char *desc;
+	const struct pmon_msr_field *fields; /* NULL-name terminated; NULL: a plain value */
+};
+
+/** pmon_msr_lookup() - a known MSR by name (case-insensitive); NULL if unknown. */
+PMON_API const struct pmon_msr_info *pmon_msr_by_name(const char *name);
+/** pmon_msr_by_addr() - a known MSR by address; NULL if unknown. */
+PMON_API const struct pmon_msr_info *pmon_msr_by_addr(uint32_t addr);
+/** The table, for listing: *@n gets its length. */
+PMON_API const struct pmon_msr_info *pmon_msr_table(size_t *n);
+
+/**
+ * pmon_msr_parse_addr() - an MSR name or number ("IA32_PQR_ASSOC", "0xc8f", "17").
+ * Return: 0, -PMON_ERRNO__PARSE (detail: unknown name, or not 32 bits).
+ */
+PMON_API int pmon_msr_parse_addr(const char *s, uint32_t *addr);
+
+/**
+ * pmon_msr_decode() - "EventSelect=0x3c UMask=0 USR=1 ..." for a known MSR,
+ * and the Pentium CESR's events by name. Return: snprintf()'s length.
+ */
+PMON_API int pmon_msr_decode(uint32_t addr, uint64_t value, char *buf, size_t len);
+
+/**
+ * pmon_msr_read() / pmon_msr_write() - access MSR @addr on CPU @cpu.
+ * @device: a path with "%d" for the CPU (NULL: /dev/cpu/%d/msr), or a plain
+ *          file used for every CPU.
+ * Return: 0, or -errno with a detail that names the cause: the msr driver
+ * not loaded (ENOENT for the default path), not root (EACCES), an MSR the
+ * CPU does not have (EIO: the WRMSR/RDMSR faulted in the kernel).
+ */
+PMON_API int pmon_msr_read(const char *device, int cpu, uint32_t addr, uint64_t *value);
+PMON_API int pmon_msr_write(const char *device, int cpu, uint32_t addr, uint64_t value);
+
+/* ---- the MSR counting backend (LIKWID's direct mode) -------------------- */
+
+struct pmon_cpu_info;
+struct pmon_evlist;
+
+struct pmon_msr_write_rec {
+	int cpu;
+	uint32_t addr;
+	uint64_t value;
+	bool restore; /* part of putting things back */
+};
+
+struct pmon_msr_counting;
+
+/**
+ * pmon_msr_counting__start() - program architectural counters directly.
+ * @ci:     the CPU (Intel architectural perfmon required).
+ * @events: generic names with an architectural encoding (cycles,
+ *          instructions, ref-cycles, branches, branch-misses, cache-references,
+ *          cache-misses) or raw rNNNN event|umask<<8 values, with :u/:k.
+ * @cpus, @ncpus: CPUs to program.
+ * Saves every register it will touch, refuses (-EBUSY, detail names the
+ * register and CPU) when a counter is already enabled by someone else or the
+ * NMI watchdog holds one, then writes: GLOBAL_CTRL = 0, the counters = 0,
+ * the event selects, GLOBAL_CTRL = the enable mask.
+ */
+PMON_API int pmon_msr_counting__start(const char *device, const struct pmon_cpu_info *ci,
+				      const struct pmon_evlist *events, const int *cpus,
+				      size_t ncpus, bool nmi_watchdog,
+				      struct pmon_msr_counting **out);
+/** Stop (GLOBAL_CTRL = 0) and read every counter, summed over the CPUs. */
+PMON_API int pmon_msr_counting__stop(struct pmon_msr_counting *m, uint64_t *values);
+/** Put back every register touched, in reverse order; safe to call twice. */
+PMON_API int pmon_msr_counting__restore(struct pmon_msr_counting *m);
+/** The writes made so far, in order (programming, then restore). */
+PMON_API const struct pmon_msr_write_rec *
+pmon_msr_counting__writes(const struct pmon_msr_counting *m, size_t *n);
+PMON_API void pmon_msr_counting__free(struct pmon_msr_counting *m);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

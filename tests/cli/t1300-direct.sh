@@ -1,0 +1,137 @@
+#!/bin/sh
+# Direct access (PMX): pmon rdpmc on this machine and by the SDM's rules,
+# the sysfs rdpmc mode on a fake tree, pmon msr and the MSR counting backend
+# against a regular file laid out like /dev/cpu/N/msr.
+. "$(dirname "$0")/lib.sh"
+SKL=$PMON_CPUID_DIR/intel-core-i7-6700k-skylake.txt
+core_pmu=no
+[ -e /sys/bus/event_source/devices/cpu ] || [ -e /sys/bus/event_source/devices/cpu_core ] && core_pmu=yes
+
+# RDPMC here: every kind of request ends in an explanation and exit 2 --
+# the rules refuse invalid ECX values, and the real fault is explained.
+for req in "--gp 0" "--gp 1" "--fixed 0" "--fixed 1" "--metrics 0" "--ecx 0x40000000" \
+	"--ecx 0x80000000" "--gp 7" "--gp 0 --fast"; do
+	# shellcheck disable=SC2086
+	"$PMON" rdpmc $req >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	if [ $core_pmu = no ]; then
+		check "rdpmc $req: exit 2 ($rc)" [ $rc -eq 2 ]
+		one_line_error "RDPMC with ECX="
+		check "rdpmc $req: the cause is named" \
+			grep -Eq "would raise #GP\(0\): |raised #GP\(0\): CR4.PCE clear and CPL 3: this VM exposes no PMU" "$TMP/err"
+	else
+		check "rdpmc $req: ends cleanly ($rc)" [ $rc -eq 0 -o $rc -eq 2 ]
+	fi
+done
+if [ $core_pmu = no ]; then
+	"$PMON" rdpmc --gp 0 >/dev/null 2>"$TMP/err"
+	check "executed and caught for real: #GP(0), CR4.PCE clear" grep -q "raised #GP(0): CR4.PCE clear and CPL 3" "$TMP/err"
+fi
+
+# By the rules, for another CPU (no execution).
+run_pmon 0 rdpmc --fixed 2 --cpuid-file "$SKL"
+check "Skylake fixed 2 valid by EDX[4:0]" grep -q "ECX = 40000002H: valid.*EDX\[4:0\] = 3 > 2" "$TMP/out"
+run_pmon 2 rdpmc --fixed 3 --cpuid-file "$SKL"
+one_line_error "fixed index 3 needs CPUID.0AH:EDX[4:0] > 3 or CPUID.0AH:ECX[3] = 1"
+run_pmon 2 rdpmc --gp 0 --fast --cpuid-file "$SKL"
+one_line_error "fast read (ECX[31]) exists only without architectural perfmon"
+run_pmon 2 rdpmc --gp 0 --gp 1
+one_line_error "give one counter"
+run_pmon 2 rdpmc --ecx 0x1ffffffff
+one_line_error "is not a 32-bit value"
+run_pmon 2 rdpmc --gp 0 --serialize sometimes
+one_line_error "--serialize 'sometimes'"
+
+# The sysfs rdpmc mode, changed only when asked, and put back.
+mkdir -p "$TMP/sys/bus/event_source/devices/cpu"
+echo 4 >"$TMP/sys/bus/event_source/devices/cpu/type"
+echo 1 >"$TMP/sys/bus/event_source/devices/cpu/rdpmc"
+run_pmon 0 rdpmc --allow-user --sysfs-root "$TMP/sys"
+check "--allow-user: mode 2" [ "$(cat "$TMP/sys/bus/event_source/devices/cpu/rdpmc")" = 2 ]
+check "--allow-user: prints before and after" grep -q "rdpmc: 1 -> 2" "$TMP/out"
+run_pmon 0 rdpmc --restore --sysfs-root "$TMP/sys"
+check "--restore: mode 1 again" [ "$(cat "$TMP/sys/bus/event_source/devices/cpu/rdpmc")" = 1 ]
+run_pmon 2 rdpmc --restore --sysfs-root "$TMP/sys"
+one_line_error "nothing to restore"
+rm -r "$TMP/sys/bus/event_source/devices/cpu"
+run_pmon 3 rdpmc --allow-user --sysfs-root "$TMP/sys"
+one_line_error "no core PMU"
+
+# pmon msr on a file laid out like the device.
+DEV=$TMP/msr.bin
+truncate -s 65536 "$DEV"
+run_pmon 0 msr write CESR 0x83 --yes --device "$DEV"
+check "write prints before and after" grep -q "^after: .*CESR.*0x0000000000000083" "$TMP/out"
+run_pmon 0 msr read 0x11 --device "$DEV"
+check "CESR 0x83 decodes as the seed's PMX example" \
+	grep -q "CTR0: event 03H DATA_READ_MISS, events at CPL 3" "$TMP/out"
+run_pmon 0 msr read IA32_PQR_ASSOC --device "$DEV" -a
+check "-a reads every CPU" [ "$(grep -c IA32_PQR_ASSOC "$TMP/out")" -eq "$(getconf _NPROCESSORS_CONF)" ]
+run_pmon 0 msr list
+check "list names IA32_PERF_GLOBAL_CTRL" grep -q "0x0000038f  IA32_PERF_GLOBAL_CTRL" "$TMP/out"
+run_pmon 2 msr read NO_SUCH_MSR --device "$DEV"
+one_line_error "'NO_SUCH_MSR' is not an MSR pmon knows by name"
+run_pmon 2 msr read 0x100000000 --device "$DEV"
+one_line_error "out of range (MSRs are 32-bit addresses)"
+run_pmon 2 msr write 0x11 0x10000000000000000 --yes --device "$DEV"
+one_line_error "does not fit 64 bits"
+run_pmon 2 msr write 0x11 5 --device "$DEV"
+one_line_error "add --yes"
+if [ ! -e /dev/cpu/0/msr ]; then
+	run_pmon 3 msr read 0x10
+	one_line_error "the msr driver is not loaded (as root: modprobe msr)"
+fi
+
+# The MSR counting backend: the exact writes, the restore, the refusals.
+truncate -s 0 "$DEV"
+truncate -s 65536 "$DEV"
+"$PMON" msr write IA32_PMC0 0x1234 --yes --device "$DEV" >/dev/null
+cp "$DEV" "$TMP/before.bin"
+run_pmon 0 stat --backend msr --msr-device "$DEV" --cpuid-file "$SKL" -C 0 \
+	-e cycles,instructions:u -- true
+sed -n '/MSR writes/,$p' "$TMP/err" | awk '{o=$1; for (i = 2; i <= NF && i <= 5; i++) o = o " " $i; print o}' >"$TMP/writes"
+cat >"$TMP/expected" <<'W'
+MSR writes, in order:
+CPU0 IA32_PERF_GLOBAL_CTRL 0x038f <- 0
+CPU0 IA32_PMC0 0x00c1 <- 0
+CPU0 IA32_PMC1 0x00c2 <- 0
+CPU0 IA32_PERFEVTSEL0 0x0186 <- 0x43003c
+CPU0 IA32_PERFEVTSEL1 0x0187 <- 0x4100c0
+CPU0 IA32_PERF_GLOBAL_CTRL 0x038f <- 0x3
+CPU0 IA32_PERF_GLOBAL_CTRL 0x038f <- 0
+restored:
+CPU0 IA32_PERF_GLOBAL_CTRL 0x038f <- 0
+CPU0 IA32_PERFEVTSEL1 0x0187 <- 0
+CPU0 IA32_PMC1 0x00c2 <- 0x12
+CPU0 IA32_PERFEVTSEL0 0x0186 <- 0
+CPU0 IA32_PMC0 0x00c1 <- 0x1234
+CPU0 IA32_PERF_GLOBAL_CTRL 0x038f <- 0
+W
+check "the exact MSR write sequence" diff -u "$TMP/expected" "$TMP/writes"
+check "every register put back (the file is as before)" cmp "$DEV" "$TMP/before.bin"
+
+# Restored after SIGINT, too.
+"$PMON" stat --backend msr --msr-device "$DEV" --cpuid-file "$SKL" -C 0 -e cycles \
+	-o "$TMP/int.txt" -- sleep 5 &
+pid=$!
+sleep 0.3
+kill -INT $pid
+wait $pid
+check "SIGINT: exit 130" [ $? -eq 130 ]
+check "SIGINT: restored" grep -q "restored:" "$TMP/int.txt"
+check "SIGINT: the file is as before" cmp "$DEV" "$TMP/before.bin"
+
+# Refusals: a counter someone enabled; events it cannot program; wrong CPU.
+"$PMON" msr write IA32_PERFEVTSEL0 0x43003c --yes --device "$DEV" >/dev/null
+cp "$DEV" "$TMP/busy.bin"
+run_pmon 3 stat --backend msr --msr-device "$DEV" --cpuid-file "$SKL" -C 0 -e cycles -- true
+one_line_error "IA32_PERFEVTSEL0 on CPU 0 is enabled"
+check "refusal writes nothing" cmp "$DEV" "$TMP/busy.bin"
+run_pmon 3 stat --backend msr --msr-device "$DEV" --cpuid-file "$SKL" -C 0 -e task-clock -- true
+one_line_error "cannot be programmed by the MSR backend"
+run_pmon 3 stat --backend msr --msr-device "$DEV" \
+	--cpuid-file "$PMON_CPUID_DIR/amd-epyc-9654-zen4-genoa.txt" -C 0 -e cycles -- true
+one_line_error "programs Intel's architectural counters"
+run_pmon 2 stat --backend msr -e cycles -p 1
+one_line_error "--backend msr counts a command's run"
+finish
