@@ -41,5 +41,6 @@ int cmd_list(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_msr(int argc, char **argv);
 int cmd_rdpmc(int argc, char **argv);
+int cmd_rdt(int argc, char **argv);
 
 #endif

@@ -20,6 +20,7 @@
 #include <pmon/region.h>
 #include <pmon/bench.h>
 #include <pmon/msr.h>
+#include <pmon/rdt.h>
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Resource monitoring (CMT/MBM) through Linux resctrl: the OS side of the
+ * seed's IA32_PQR_ASSOC (a monitoring group owns an RMID; its tasks carry it
+ * on every context switch) and IA32_QM_EVTSEL/QM_CTR (the kernel reads them
+ * for the group's mon_data files). pmon creates its own groups
+ * (mon_groups/pmon-PID-N), never touches others, and removes its own --
+ * also those a crashed earlier run left behind.
+ *
+ * The resctrl root is a parameter. A root that is not a resctrl mount is an
+ * emulated tree (tests): there pmon creates a new group's files as the
+ * kernel would (tasks, and mon_data with the root's domains and events,
+ * reading 0), and the caller updates them.
+ */
+#ifndef PMON_RDT_H
+#define PMON_RDT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <pmon/common.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PMON_RESCTRL_ROOT "/sys/fs/resctrl"
+#define PMON_RDT_MAX_DOMAINS 64
+
+enum pmon_rdt_state {
+	PMON_RDT_OK = 0,
+	PMON_RDT_ERROR, /* "Error": bad RMID or event (QM_CTR bit 63) */
+	PMON_RDT_UNAVAILABLE, /* "Unavailable": no data yet (QM_CTR bit 62) */
+	PMON_RDT_UNASSIGNED, /* "Unassigned": no hardware counter assigned (mbm_event mode) */
+	PMON_RDT_ABSENT, /* no such file: the event is not monitored here */
+};
+
+struct pmon_rdt_value {
+	uint64_t v; /* bytes (occupancy) or cumulative bytes (bandwidth) */
+	enum pmon_rdt_state state;
+};
+
+struct pmon_rdt_domain {
+	char name[32]; /* "mon_L3_00" */
+	struct pmon_rdt_value occupancy, total, local;
+};
+
+struct pmon_rdt_reading {
+	size_t n;
+	struct pmon_rdt_domain d[PMON_RDT_MAX_DOMAINS];
+};
+
+struct pmon_rdt_caps {
+	char root[256];
+	bool emulated; /* not a resctrl mount */
+	unsigned num_rmids; /* info/L3_MON/num_rmids */
+	bool occupancy, mbm_total, mbm_local; /* info/L3_MON/mon_features */
+	uint64_t max_threshold_occupancy;
+	unsigned groups; /* monitoring groups in use (each holds an RMID) */
+};
+
+/**
+ * pmon_rdt_caps() - what the resctrl tree at @root offers (NULL: the mounted
+ * one). Return: 0, -ENOENT (detail: not mounted / no L3_MON), -errno.
+ */
+PMON_API int pmon_rdt_caps(const char *root, struct pmon_rdt_caps *out);
+
+struct pmon_rdt_group;
+
+/**
+ * pmon_rdt_group__new() - create mon_groups/pmon-<pid>-<n> under @root.
+ * Return: 0, -ENOSPC (no free RMID: num_rmids in use, say which), -EBUSY
+ * (RMIDs in limbo), -errno.
+ */
+PMON_API int pmon_rdt_group__new(const char *root, struct pmon_rdt_group **out);
+/** Move @pid (and, with @threads, all its threads) into the group. -ESRCH if gone. */
+PMON_API int pmon_rdt_group__add(struct pmon_rdt_group *g, pid_t pid, bool threads);
+/** Read every domain's occupancy and cumulative bandwidth now. */
+PMON_API int pmon_rdt_group__read(struct pmon_rdt_group *g, struct pmon_rdt_reading *r);
+PMON_API const char *pmon_rdt_group__path(const struct pmon_rdt_group *g);
+/** Remove the group (its tasks return to the parent group) and free it. */
+PMON_API int pmon_rdt_group__remove(struct pmon_rdt_group *g);
+
+/**
+ * pmon_rdt_cleanup() - remove groups named pmon-<pid>-<n> whose process is
+ * gone (a crashed run); others are never touched. *@removed gets the count.
+ */
+PMON_API int pmon_rdt_cleanup(const char *root, unsigned *removed);
+
+PMON_API const char *pmon_rdt_state_name(enum pmon_rdt_state s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,96 @@
+#!/bin/sh
+# pmon rdt against a resctrl tree laid out in a temporary directory as the
+# kernel documents it; this script plays the kernel, updating the group's
+# mon_data while pmon runs. No machine here has RDT.
+. "$(dirname "$0")/lib.sh"
+T=$TMP/resctrl
+mk() { mkdir -p "$(dirname "$1")"; printf '%s\n' "$2" >"$1"; }
+mk "$T/info/L3_MON/num_rmids" 8
+printf 'llc_occupancy\nmbm_total_bytes\nmbm_local_bytes\n' >"$T/info/L3_MON/mon_features"
+mk "$T/info/L3_MON/max_threshold_occupancy" 1048576
+for f in llc_occupancy mbm_total_bytes mbm_local_bytes; do mk "$T/mon_data/mon_L3_00/$f" 0; done
+mk "$T/tasks" ""
+mk "$T/mon_groups/other/tasks" "4242"            # someone else's: never touched
+mk "$T/mon_groups/pmon-999999999-1/tasks" ""     # a crashed pmon's: removed
+mk "$T/mon_groups/pmon-1-1/tasks" ""             # its pmon (pid 1) lives: kept
+
+wait_group() { # prints the group pmon created for PID $1
+	for _ in $(seq 50); do
+		g=$(ls -d "$T"/mon_groups/pmon-"$1"-* 2>/dev/null | head -1)
+		[ -n "$g" ] && [ -d "$g/mon_data" ] && { echo "$g"; return 0; }
+		sleep 0.05
+	done
+	return 1
+}
+
+"$PMON" rdt --resctrl-root "$T" -I 200 -n 6 -x, -- sleep 10 >"$TMP/out" 2>"$TMP/err" &
+pid=$!
+g=$(wait_group $pid)
+check "a group pmon-$pid-N was created" [ -n "$g" ]
+check "stale group of a dead pmon removed at start" [ ! -e "$T/mon_groups/pmon-999999999-1" ]
+check "the command's pid is in the group's tasks" [ -s "$g/tasks" ]
+echo 1048576 >"$g/mon_data/mon_L3_00/llc_occupancy"
+echo Unavailable >"$g/mon_data/mon_L3_00/mbm_local_bytes"
+sleep 0.3
+echo 200000000 >"$g/mon_data/mon_L3_00/mbm_total_bytes"
+mkdir -p "$g/mon_data/mon_L3_01"                 # a domain that appears mid-run
+echo Error >"$g/mon_data/mon_L3_01/llc_occupancy"
+echo 0 >"$g/mon_data/mon_L3_01/mbm_total_bytes"
+wait $pid
+rc=$?
+check "-n 6 ends the run: exit 0 ($rc)" [ $rc -eq 0 ]
+check "CSV header" grep -q '^time,domain,llc_occupancy_bytes,' "$TMP/out"
+check "occupancy in bytes" grep -q ',mon_L3_00,1048576,' "$TMP/out"
+check "Unavailable shown as such, not 0" grep -q ',mon_L3_00,[0-9]*,[0-9n/a]*,Unavailable$' "$TMP/out"
+check "a bandwidth rate from cumulative bytes" \
+	sh -c "awk -F, '\$2 == \"mon_L3_00\" && \$4 ~ /^[0-9]+\$/ && \$4 > 100000000 {ok=1} END {exit !ok}' '$TMP/out'"
+check "the domain that appeared mid-run is read" grep -q ',mon_L3_01,Error,' "$TMP/out"
+check "its group is removed at exit" [ ! -e "$g" ]
+check "the foreign group is untouched" [ "$(cat "$T/mon_groups/other/tasks")" = 4242 ]
+check "a live pmon's group is kept" [ -d "$T/mon_groups/pmon-1-1" ]
+
+# SIGINT: the group goes, the exit status says so.
+"$PMON" rdt --resctrl-root "$T" -I 100 -- sleep 10 >/dev/null 2>&1 &
+pid=$!
+g=$(wait_group $pid)
+kill -INT $pid
+wait $pid
+rc=$?
+check "SIGINT: exit 130 ($rc)" [ $rc -eq 130 ]
+check "SIGINT: group removed" [ ! -e "$g" ]
+
+# A crash (SIGKILL) leaves the group; the next --cleanup removes it.
+"$PMON" rdt --resctrl-root "$T" -I 100 -- sleep 3 >/dev/null 2>&1 &
+pid=$!
+g=$(wait_group $pid)
+kill -KILL $pid
+wait $pid 2>/dev/null
+check "after a crash the group remains" [ -d "$g" ]
+run_pmon 0 rdt --cleanup --resctrl-root "$T"
+check "--cleanup removed it" grep -q "removed 1 monitoring group" "$TMP/out"
+check "--cleanup: gone" [ ! -e "$g" ]
+check "--cleanup: foreign group untouched" [ -d "$T/mon_groups/other" ]
+
+# All RMIDs in use: say which, exit 3.
+echo 3 >"$T/info/L3_MON/num_rmids"
+run_pmon 3 rdt --resctrl-root "$T" -- true
+one_line_error "no free RMID: 3 groups hold all 3 RMIDs"
+echo 8 >"$T/info/L3_MON/num_rmids"
+
+# Bad input and this machine.
+run_pmon 2 rdt --resctrl-root "$T" -p 999999999
+one_line_error "process 999999999 does not exist"
+run_pmon 2 rdt --resctrl-root "$T"
+one_line_error "nothing to monitor"
+run_pmon 3 rdt --resctrl-root "$TMP/nowhere" -- true
+one_line_error "no L3 monitoring"
+"$PMON" info --json >"$TMP/info.json"
+if [ "$(jfield "$TMP/info.json" 'd["rdt"]["pqm"]')" = False ]; then
+	run_pmon 2 rdt -- true
+	one_line_error "this CPU exposes no RDT monitoring (CPUID.(07H,0):EBX[12] PQM = 0)"
+fi
+run_pmon 0 rdt info --cpuid-file "$PMON_CPUID_DIR/intel-xeon-8160-skylake-sp.txt"
+check "rdt info decodes a Xeon dump" grep -q "upscale 98304 bytes, counter width 24" "$TMP/out"
+run_pmon 0 rdt info --cpuid-file "$PMON_CPUID_DIR/intel-core-i7-6700k-skylake.txt"
+check "rdt info on a client part: PQM 0" grep -q "PQM 0" "$TMP/out"
+finish
