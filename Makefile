@@ -21,7 +21,7 @@ Q :=
 CMAKE_VERBOSE := -DCMAKE_VERBOSE_MAKEFILE=ON
 else
 Q := @
-CMAKE_VERBOSE :=
+CMAKE_VERBOSE := -DCMAKE_TARGET_MESSAGES=OFF
 endif
 
 .PHONY: all deps build run test test-plain test-asan test-fuzz install format lint clean
@@ -51,11 +51,15 @@ build: deps $(BUILD)/Makefile
 
 run: build
 	$(Q)echo '$$ pmon info'; ./$(BUILD)/pmon info
-	$(Q)echo; echo '$$ pmon info --cpuid-file ../shared/data/cpuid/intel-core-ultra9-288v-lunarlake-ecore.txt  (another machine)'
+	$(Q)echo; echo '$$ pmon stat -e task-clock,page-faults,context-switches -- ls -R /usr/include'
+	$(Q)./$(BUILD)/pmon stat -e task-clock,page-faults,context-switches -- ls -R /usr/include >/dev/null
+	$(Q)echo '$$ pmon rdpmc --gp 0        (executed, and explained when it faults)'
+	$(Q)./$(BUILD)/pmon rdpmc --gp 0 || true
 	$(Q)if [ -f ../shared/data/cpuid/intel-core-ultra9-288v-lunarlake-ecore.txt ]; then \
+		echo; echo '$$ pmon info --cpuid-file ../shared/data/cpuid/intel-core-ultra9-288v-lunarlake-ecore.txt  (another machine)'; \
 		./$(BUILD)/pmon info --cpuid-file ../shared/data/cpuid/intel-core-ultra9-288v-lunarlake-ecore.txt | sed -n '/^Performance/,/^Time/p'; \
 	fi
-	$(Q)echo '$$ pmon cpuid | head -5'; ./$(BUILD)/pmon cpuid | head -5
+	$(Q)echo '$$ pmon bench --asm "imul rax, rbx"'; ./$(BUILD)/pmon bench --asm 'imul rax, rbx' | tail -2
 
 test-plain: build
 	$(Q)cd $(BUILD) && ctest --output-on-failure -j$(JOBS)

@@ -226,17 +226,14 @@ static bool pmu_exists(const struct pmon_evlist *l, const char *pmu)
 	return access(path, R_OK) == 0;
 }
 
-/* The names of the PMUs here, for messages ("breakpoint msr software ..."). */
-static void pmu_names(const struct pmon_evlist *l, char *buf, size_t len)
+/* The entries of @dir, sorted, joined by ", " into @buf ("" if none). */
+static size_t join_dir(const char *dir, char *buf, size_t len)
 {
-	char path[512];
 	struct dirent **list;
 	size_t off = 0;
-	int n;
+	int n = scandir(dir, &list, NULL, alphasort);
 
 	buf[0] = '\0';
-	pmon__fmt(path, sizeof(path), "%s/bus/event_source/devices", l->sysfs);
-	n = scandir(path, &list, NULL, alphasort);
 	for (int i = 0; i < n; i++) {
 		if (list[i]->d_name[0] != '.' && off < len) {
 			int k = snprintf(buf + off, len - off, "%s%s", off ? ", " : "",
@@ -248,6 +245,16 @@ static void pmu_names(const struct pmon_evlist *l, char *buf, size_t len)
 	}
 	if (n >= 0)
 		free(list);
+	return off;
+}
+
+/* The names of the PMUs here, for messages ("breakpoint, msr, software ..."). */
+static void pmu_names(const struct pmon_evlist *l, char *buf, size_t len)
+{
+	char path[512];
+
+	pmon__fmt(path, sizeof(path), "%s/bus/event_source/devices", l->sysfs);
+	join_dir(path, buf, len);
 }
 
 static bool core_pmu_present(const struct pmon_evlist *l)
@@ -341,25 +348,9 @@ static int apply_alias(const struct pmon_evlist *l, struct pmon_event_desc *d, c
 static void format_terms(const struct pmon_evlist *l, const char *pmu, char *buf, size_t len)
 {
 	char path[512];
-	struct dirent **list;
-	size_t off = 0;
-	int n;
 
-	buf[0] = '\0';
 	pmon__fmt(path, sizeof(path), "%s/bus/event_source/devices/%s/format", l->sysfs, pmu);
-	n = scandir(path, &list, NULL, alphasort);
-	for (int i = 0; i < n; i++) {
-		if (list[i]->d_name[0] != '.' && off < len) {
-			int k = snprintf(buf + off, len - off, "%s%s", off ? ", " : "",
-					 list[i]->d_name);
-			if (k > 0)
-				off += (size_t)k;
-		}
-		free(list[i]);
-	}
-	if (n >= 0)
-		free(list);
-	if (!off)
+	if (!join_dir(path, buf, len))
 		pmon__strlcpy(buf, "none", len);
 }
 
