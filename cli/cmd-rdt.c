@@ -138,6 +138,139 @@ static int do_info(int argc, char **argv)
 	return CLI_OK;
 }
 
+/* --msr: the seed's interface, on CPUs rather than tasks. */
+static int run_msr(char **cmd, const char *dev, const char *cpuid_file, const int *cpus_in,
+		   size_t ncpus_in, unsigned rmid, unsigned long interval, unsigned long count,
+		   const char *sep, bool json)
+{
+	struct pmon_cpuid *snap =
+		cpuid_file ? pmon_cpuid__new_file(cpuid_file) : pmon_cpuid__new_live();
+	struct pmon_cpu_info ci;
+	struct pmon_kernel_info k;
+	struct pmon_rdt_msr *m = NULL;
+	int cpus[256], status = 0, rc = CLI_OK, err;
+	size_t ncpus = ncpus_in;
+	struct pmon_child ch = { .pid = -1, .go_fd = -1, .err_fd = -1 };
+
+	if (!cmd) {
+		cli_error("--msr monitors CPUs while a command runs: give one ('-- CMD')");
+		pmon_cpuid__free(snap);
+		return CLI_USAGE;
+	}
+	if (!snap || pmon_cpu_decode(snap, &ci)) {
+		cli_error("%s", pmon_errdetail());
+		pmon_cpuid__free(snap);
+		return CLI_USAGE;
+	}
+	pmon_cpuid__free(snap);
+	if (ncpus)
+		memcpy(cpus, cpus_in, ncpus * sizeof(*cpus));
+	else
+		for (long i = 0; i < sysconf(_SC_NPROCESSORS_ONLN) && ncpus < 256; i++)
+			cpus[ncpus++] = (int)i;
+	pmon_kernel_probe(NULL, &k);
+	err = pmon_rdt_msr__start(dev, &ci, cpus, ncpus, rmid, k.resctrl_mounted && !dev, &m);
+	if (err) {
+		cli_error("--msr: %s", pmon_errdetail());
+		return err == -EINVAL ? CLI_USAGE : CLI_UNSUPPORTED;
+	}
+	struct sigaction sa = { .sa_handler = on_sig }, sc = { .sa_handler = on_chld };
+	sigemptyset(&sa.sa_mask);
+	sigemptyset(&sc.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGCHLD, &sc, NULL);
+	err = pmon_child__fork(cmd, &ch);
+	if (!err) {
+		child = ch.pid;
+		err = pmon_child__start(&ch);
+	}
+	if (err) {
+		cli_error("cannot run '%s': %s", cmd[0], strerror(-err));
+		rc = 127;
+	}
+	struct pmon_rdt_domain a, b;
+	double t0 = now(), tp = t0, step = (double)interval / 1e3, next = t0 + step;
+	unsigned long printed = 0;
+	bool have_status = false;
+	if (!err && pmon_rdt_msr__read(m, &a)) {
+		cli_error("--msr: %s", pmon_errdetail());
+		rc = CLI_FAIL;
+	}
+	if (sep)
+		printf("time%sdomain%sllc_occupancy_bytes%smbm_total_bytes_per_s%smbm_local_bytes_"
+		       "per_s\n",
+		       sep, sep, sep, sep);
+	else if (!json)
+		printf("#%11s %-14s %16s %16s %16s\n", "time", "rmid@cpu", "llc_occupancy[B]",
+		       "mbm_total[B/s]", "mbm_local[B/s]");
+	while (!err && rc == CLI_OK) {
+		struct timespec ts = { .tv_sec = (time_t)next,
+				       .tv_nsec = (long)((next - (double)(time_t)next) * 1e9) };
+		bool done = false;
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+		if (waitpid(ch.pid, &status, WNOHANG) == ch.pid)
+			have_status = done = true;
+		if (got_sig)
+			done = true;
+		double tn = now();
+		if (!done && tn < next)
+			continue;
+		if (pmon_rdt_msr__read(m, &b)) {
+			cli_error("--msr: %s", pmon_errdetail());
+			rc = CLI_FAIL;
+			break;
+		}
+		char b1[32], b2[32], b3[32];
+		double tot, loc;
+		const char *occ = fmt_value(&b.occupancy, b1, sizeof(b1));
+		const char *rt = fmt_rate(&a.total, &b.total, tn - tp, b2, sizeof(b2), &tot);
+		const char *rl = fmt_rate(&a.local, &b.local, tn - tp, b3, sizeof(b3), &loc);
+		if (json)
+			printf("{\"time\":%.3f,\"domain\":\"%s\",\"llc_occupancy\":\"%s\",\"mbm_"
+			       "total_rate\":\"%s\","
+			       "\"mbm_local_rate\":\"%s\"}\n",
+			       tn - t0, b.name, occ, rt, rl);
+		else if (sep)
+			printf("%.3f%s%s%s%s%s%s%s%s\n", tn - t0, sep, b.name, sep, occ, sep, rt,
+			       sep, rl);
+		else
+			printf("%12.3f %-14s %16s %16s %16s\n", tn - t0, b.name, occ, rt, rl);
+		fflush(stdout);
+		a = b;
+		tp = tn;
+		if (done || (count && ++printed >= count))
+			break;
+		next += step;
+	}
+	if (ch.pid > 0 && !have_status) {
+		kill(ch.pid, SIGTERM);
+		pmon_child__wait(&ch, &status, NULL);
+		have_status = !count || printed < count;
+	}
+	child = 0;
+	int rerr = pmon_rdt_msr__restore(m);
+	size_t nw;
+	const struct pmon_msr_write_rec *w = pmon_rdt_msr__writes(m, &nw);
+	fprintf(stderr, " MSR writes (the last %zu of %zu), in order:\n", nw < 12 ? nw : (size_t)12,
+		nw);
+	for (size_t i = nw > 12 ? nw - 12 : 0; i < nw; i++) {
+		const struct pmon_msr_info *info = pmon_msr_by_addr(w[i].addr);
+		fprintf(stderr, "   CPU%d %-16s <- %#" PRIx64 "%s\n", w[i].cpu,
+			info ? info->name : "?", w[i].value, w[i].restore ? "  (restore)" : "");
+	}
+	if (rerr) {
+		cli_error("--msr: RESTORE FAILED: %s", pmon_errdetail());
+		rc = CLI_FAIL;
+	}
+	pmon_rdt_msr__free(m);
+	if (rc == CLI_OK && have_status)
+		rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	else if (rc == CLI_OK && got_sig)
+		rc = 128 + got_sig;
+	return rc;
+}
+
 int cmd_rdt(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -149,12 +282,21 @@ int cmd_rdt(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "resctrl-root", required_argument, NULL, 'R' },
 		{ "cleanup", no_argument, NULL, 'C' },
+		{ "msr", no_argument, NULL, 'M' },
+		{ "msr-device", required_argument, NULL, 'D' },
+		{ "cpuid-file", required_argument, NULL, 'U' },
+		{ "cpu", required_argument, NULL, 'c' },
+		{ "rmid", required_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	unsigned long interval = 1000, count = 0, ul;
 	const char *events = NULL, *root = NULL, *sep = NULL;
-	bool json = false, cleanup = false;
+	bool json = false, cleanup = false, use_msr = false;
+	const char *msr_dev = NULL, *cpuid_file = NULL;
+	unsigned long rmid = 1;
+	int mcpus[256];
+	size_t nmcpus = 0;
 	pid_t pids[64];
 	size_t npids = 0;
 	int c, rc = CLI_OK, err;
@@ -206,6 +348,32 @@ int cmd_rdt(int argc, char **argv)
 		case 'C':
 			cleanup = true;
 			break;
+		case 'M':
+			use_msr = true;
+			break;
+		case 'D':
+			msr_dev = optarg;
+			break;
+		case 'U':
+			cpuid_file = optarg;
+			break;
+		case 'r':
+			if (!cli_parse_uint(optarg, 1u << 20, "--rmid", &rmid))
+				return CLI_USAGE;
+			break;
+		case 'c': {
+			char *copy = strdup(optarg), *save = NULL;
+			for (char *t = strtok_r(copy, ",", &save); t;
+			     t = strtok_r(NULL, ",", &save)) {
+				if (!cli_parse_uint(t, 4095, "--cpu", &ul) || nmcpus == 256) {
+					free(copy);
+					return CLI_USAGE;
+				}
+				mcpus[nmcpus++] = (int)ul;
+			}
+			free(copy);
+			break;
+		}
 		case 'h':
 			usage(stdout);
 			return CLI_OK;
@@ -233,6 +401,13 @@ int cmd_rdt(int argc, char **argv)
 		cli_error("a command and -p exclude each other");
 		return CLI_USAGE;
 	}
+	if ((msr_dev || cpuid_file || nmcpus) && !use_msr) {
+		cli_error("--msr-device, --cpuid-file and --cpu go with --msr");
+		return CLI_USAGE;
+	}
+	if (use_msr)
+		return run_msr(cmd, msr_dev, cpuid_file, mcpus, nmcpus, (unsigned)rmid, interval,
+			       count, sep, json);
 	/* What the machine offers: an explicit tree speaks for itself;
 	 * otherwise CPUID first (the seed's steps), then the mounted resctrl. */
 	if (!root) {

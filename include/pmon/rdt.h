@@ -90,6 +90,41 @@ PMON_API int pmon_rdt_cleanup(const char *root, unsigned *removed);
 
 PMON_API const char *pmon_rdt_state_name(enum pmon_rdt_state s);
 
+/* ---- the MSR interface (SDM 17.16.6-17.16.7), for systems without resctrl ---- */
+
+struct pmon_cpu_info;
+struct pmon_msr_write_rec;
+struct pmon_rdt_msr;
+
+/**
+ * pmon_rdt_mbm_delta() - bytes counted between two raw IA32_QM_CTR readings
+ * of a counter @width bits wide (it wraps), times @upscale.
+ */
+PMON_API uint64_t pmon_rdt_mbm_delta(uint64_t prev, uint64_t cur, unsigned width, uint32_t upscale);
+
+/**
+ * pmon_rdt_msr__start() - monitor @cpus with RMID @rmid through MSRs: the RMID
+ * is written into IA32_PQR_ASSOC of each CPU (CLOS kept). Refuses (-EBUSY)
+ * while resctrl is mounted, as pqos does: the kernel owns the RMIDs then.
+ * @device: as for pmon_msr_read(). @ci: CPUID facts (max RMID, events,
+ * upscale, counter width).
+ */
+PMON_API int pmon_rdt_msr__start(const char *device, const struct pmon_cpu_info *ci,
+				 const int *cpus, size_t ncpus, unsigned rmid, bool resctrl_mounted,
+				 struct pmon_rdt_msr **out);
+/**
+ * pmon_rdt_msr__read() - select each event for the RMID in IA32_QM_EVTSEL and
+ * read IA32_QM_CTR (on the first CPU: RMIDs count per L3 domain). Occupancy
+ * in bytes; bandwidth as bytes accumulated since start across wraps; the
+ * Error (bit 63) and Unavailable (bit 62) bits become states.
+ */
+PMON_API int pmon_rdt_msr__read(struct pmon_rdt_msr *m, struct pmon_rdt_domain *d);
+/** Put back IA32_PQR_ASSOC and IA32_QM_EVTSEL of every CPU; safe twice. */
+PMON_API int pmon_rdt_msr__restore(struct pmon_rdt_msr *m);
+PMON_API const struct pmon_msr_write_rec *pmon_rdt_msr__writes(const struct pmon_rdt_msr *m,
+							       size_t *n);
+PMON_API void pmon_rdt_msr__free(struct pmon_rdt_msr *m);
+
 #ifdef __cplusplus
 }
 #endif

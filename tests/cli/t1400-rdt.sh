@@ -93,4 +93,23 @@ run_pmon 0 rdt info --cpuid-file "$PMON_CPUID_DIR/intel-xeon-8160-skylake-sp.txt
 check "rdt info decodes a Xeon dump" grep -q "upscale 98304 bytes, counter width 24" "$TMP/out"
 run_pmon 0 rdt info --cpuid-file "$PMON_CPUID_DIR/intel-core-i7-6700k-skylake.txt"
 check "rdt info on a client part: PQM 0" grep -q "PQM 0" "$TMP/out"
+
+# The MSR interface against a file laid out like /dev/cpu/N/msr.
+XEON=$PMON_CPUID_DIR/intel-xeon-8160-skylake-sp.txt
+truncate -s 8192 "$TMP/msr.bin"
+cp "$TMP/msr.bin" "$TMP/msr0.bin"
+run_pmon 0 rdt --msr --msr-device "$TMP/msr.bin" --cpuid-file "$XEON" --cpu 0 --rmid 3 -I 50 -n 2 -x, -- sleep 5
+check "--msr: two interval rows" [ "$(grep -c ',rmid3@cpu0,' "$TMP/out")" -eq 2 ]
+check "--msr: RMID written to IA32_PQR_ASSOC" grep -q "CPU0 IA32_PQR_ASSOC   <- 0x3$" "$TMP/err"
+check "--msr: event and RMID selected" grep -q "IA32_QM_EVTSEL   <- 0x300000002" "$TMP/err"
+check "--msr: restored" grep -q "IA32_PQR_ASSOC   <- 0  (restore)" "$TMP/err"
+check "--msr: the device file is as before" cmp "$TMP/msr.bin" "$TMP/msr0.bin"
+if [ "$(jfield "$TMP/info.json" 'd["rdt"]["pqm"]')" = False ]; then
+	run_pmon 3 rdt --msr -- true
+	one_line_error "--msr: this CPU exposes no L3 monitoring"
+fi
+run_pmon 2 rdt --msr --msr-device "$TMP/msr.bin" --cpuid-file "$XEON" --rmid 999 -- true
+one_line_error "RMID 999: choose 1..191"
+run_pmon 2 rdt --msr-device "$TMP/msr.bin" -- true
+one_line_error "go with --msr"
 finish
