@@ -13,7 +13,7 @@ JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 PREFIX     ?= /usr/local
 
 # Debian 12 packages the build and the tests need.
-DEB_DEPS := cmake make gcc clang pkg-config python3 libcmocka-dev libpfm4-dev \
+DEB_DEPS := cmake make gcc clang pkg-config python3 libcmocka-dev libpfm4-dev libcairo2-dev \
 	libjansson-dev cpuid clang-format cppcheck
 
 ifeq ($(VERBOSE),1)
@@ -67,7 +67,8 @@ test-plain: build
 test-asan: deps
 	$(Q)cmake -S . -B $(BUILD_SAN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPMON_WERROR=ON -DPMON_SANITIZE=ON $(CMAKE_VERBOSE) >/dev/null
 	$(Q)cmake --build $(BUILD_SAN) -j$(JOBS) $(if $(Q),-- --no-print-directory -s,)
-	$(Q)cd $(BUILD_SAN) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j$(JOBS)
+	$(Q)cd $(BUILD_SAN) && ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp \
+		UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j$(JOBS)
 
 test-fuzz: deps
 	$(Q)CC=clang cmake -S . -B $(BUILD_FUZZ) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPMON_FUZZ=ON -DPMON_SANITIZE=ON $(CMAKE_VERBOSE) >/dev/null

@@ -282,6 +282,7 @@ int cmd_rdt(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "resctrl-root", required_argument, NULL, 'R' },
 		{ "cleanup", no_argument, NULL, 'C' },
+		{ "plot", required_argument, NULL, 'P' },
 		{ "msr", no_argument, NULL, 'M' },
 		{ "msr-device", required_argument, NULL, 'D' },
 		{ "cpuid-file", required_argument, NULL, 'U' },
@@ -293,6 +294,9 @@ int cmd_rdt(int argc, char **argv)
 	unsigned long interval = 1000, count = 0, ul;
 	const char *events = NULL, *root = NULL, *sep = NULL;
 	bool json = false, cleanup = false, use_msr = false;
+	const char *plot = NULL;
+	char plotlog[] = "/tmp/pmon-rdtplot-XXXXXX";
+	FILE *pf = NULL;
 	const char *msr_dev = NULL, *cpuid_file = NULL;
 	unsigned long rmid = 1;
 	int mcpus[256];
@@ -351,6 +355,9 @@ int cmd_rdt(int argc, char **argv)
 		case 'M':
 			use_msr = true;
 			break;
+		case 'P':
+			plot = optarg;
+			break;
 		case 'D':
 			msr_dev = optarg;
 			break;
@@ -403,6 +410,10 @@ int cmd_rdt(int argc, char **argv)
 	}
 	if ((msr_dev || cpuid_file || nmcpus) && !use_msr) {
 		cli_error("--msr-device, --cpuid-file and --cpu go with --msr");
+		return CLI_USAGE;
+	}
+	if (plot && use_msr) {
+		cli_error("--plot goes with the resctrl interface, not --msr, for now");
 		return CLI_USAGE;
 	}
 	if (use_msr)
@@ -509,6 +520,18 @@ int cmd_rdt(int argc, char **argv)
 		rc = CLI_FAIL;
 		goto loop_out;
 	}
+	if (plot) {
+		int pfd = mkstemp(plotlog);
+		pf = pfd >= 0 ? fdopen(pfd, "w") : NULL;
+		if (!pf) {
+			cli_error("--plot: cannot create a temporary log: %s", strerror(errno));
+			rc = CLI_FAIL;
+			goto loop_out;
+		}
+		fprintf(pf,
+			"time,domain,llc_occupancy_bytes,mbm_total_bytes_per_s,mbm_local_bytes_per_"
+			"s\n");
+	}
 	pmon_rdt_group__read(g, ra);
 	if (!json && !sep)
 		printf("#%11s %-10s %16s %16s %16s  %s\n", "time", "domain", "llc_occupancy[B]",
@@ -553,6 +576,8 @@ int cmd_rdt(int argc, char **argv)
 						  sizeof(b2), &tot);
 			const char *rl = fmt_rate(pd ? &pd->local : NULL, &d->local, dt, b3,
 						  sizeof(b3), &loc);
+			if (pf)
+				fprintf(pf, "%.3f,%s,%s,%s,%s\n", tn - t0, d->name, occ, rt, rl);
 			if (json) {
 				json_t *j = json_pack("{s:f, s:s, s:s, s:s, s:s}", "time", tn - t0,
 						      "domain", d->name, "llc_occupancy", occ,
@@ -615,6 +640,20 @@ int cmd_rdt(int argc, char **argv)
 		next += step;
 	}
 loop_out:
+	if (pf) {
+		fclose(pf);
+		if (rc == CLI_OK) {
+			char title[512] = "pmon rdt";
+			size_t off = strlen(title);
+			for (char **a = cmd; a && *a && off < sizeof(title); a++) {
+				int k = snprintf(title + off, sizeof(title) - off, " %s", *a);
+				if (k > 0)
+					off += (size_t)k;
+			}
+			rc = plot_log(plotlog, plot, 900, 0, title);
+		}
+		unlink(plotlog);
+	}
 	free(ra);
 	free(rb);
 	free(cur);

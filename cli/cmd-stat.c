@@ -37,6 +37,7 @@ struct stat_opts {
 	const char *outpath;
 	bool no_inherit, per_thread, per_cpu, system_wide, regions;
 	bool msr_backend;
+	const char *plot;
 	const char *msr_device, *cpuid_file;
 	pid_t *pids, *tids;
 	size_t npids, ntids;
@@ -53,6 +54,7 @@ struct series {
 };
 
 static volatile sig_atomic_t got_signal;
+static struct out *plot_out; /* --plot: the intervals as CSV, for pmon plot */
 static volatile pid_t child_pid;
 
 static void on_signal(int sig)
@@ -146,6 +148,7 @@ static void usage(FILE *f)
 		"                        architectural events; restores them; lists writes)\n"
 		"      --msr-device PATH  instead of /dev/cpu/%%d/msr (tests: a file)\n"
 		"      --cpuid-file FILE  the CPU the MSR backend programs (with a fake device)\n"
+		"      --plot FILE       with -I: also draw the intervals (FILE.svg or FILE.png)\n"
 		"      --regions         also collect the command's instrumented regions\n"
 		"                        (pmon/region.h): same events, statistics per region\n\n"
 		"Exit status: the command's (128+N if killed by signal N); 2 for bad input;\n"
@@ -172,6 +175,7 @@ static int parse_args(int argc, char **argv, struct stat_opts *o)
 		{ "per-cpu", no_argument, NULL, 'A' },
 		{ "regions", no_argument, NULL, 'R' },
 		{ "backend", required_argument, NULL, 'B' },
+		{ "plot", required_argument, NULL, 'P' },
 		{ "msr-device", required_argument, NULL, 'M' },
 		{ "cpuid-file", required_argument, NULL, 'U' },
 		{ "help", no_argument, NULL, 'h' },
@@ -292,6 +296,9 @@ static int parse_args(int argc, char **argv, struct stat_opts *o)
 		case 'M':
 			o->msr_device = optarg;
 			break;
+		case 'P':
+			o->plot = optarg;
+			break;
 		case 'U':
 			o->cpuid_file = optarg;
 			break;
@@ -327,6 +334,10 @@ static int parse_args(int argc, char **argv, struct stat_opts *o)
 	}
 	if (o->repeat > 1 && (o->interval_ms || !o->argv)) {
 		cli_error("-r needs a command and excludes -I");
+		return CLI_USAGE;
+	}
+	if (o->plot && !o->interval_ms) {
+		cli_error("--plot draws the intervals: it needs -I");
 		return CLI_USAGE;
 	}
 	if (o->interval_count && !o->interval_ms) {
@@ -716,8 +727,12 @@ static void interval_loop(struct out *o, const struct stat_opts *so, struct pmon
 				delta[i].status = PMON_COUNT_NOT_COUNTED;
 		}
 		if (!done || t - (next - step) > 1e-3) {
-			for (size_t i = 0; i < n; i++)
+			for (size_t i = 0; i < n; i++) {
 				print_row(o, l, delta, i, t - (next - step), NULL, t - t0, NULL);
+				if (plot_out)
+					print_row(plot_out, l, delta, i, t - (next - step), NULL,
+						  t - t0, NULL);
+			}
 			printed++;
 		}
 		fflush(o->f);
@@ -1052,6 +1067,18 @@ int cmd_stat(int argc, char **argv)
 			goto out;
 		}
 	}
+	char plotlog[] = "/tmp/pmon-plot-XXXXXX";
+	struct out po = { .fmt = FMT_CSV, .sep = "," };
+	if (so.plot) {
+		int pfd = mkstemp(plotlog);
+		po.f = pfd >= 0 ? fdopen(pfd, "w+") : NULL;
+		if (!po.f) {
+			cli_error("--plot: cannot create a temporary log: %s", strerror(errno));
+			rc = CLI_FAIL;
+			goto out;
+		}
+		plot_out = &po;
+	}
 	for (unsigned long r = 0; r < so.repeat; r++) {
 		rc = run_once(&o, &so, l, s, &rr, r == 0, r + 1 == so.repeat || got_signal, set,
 			      &wall_sum, (unsigned)r + 1);
@@ -1070,6 +1097,23 @@ int cmd_stat(int argc, char **argv)
 						  : 128 + WTERMSIG(rr.status);
 		else if (got_signal)
 			rc = 128 + got_signal;
+	}
+	if (plot_out) {
+		fclose(po.f);
+		plot_out = NULL;
+		if (rc != CLI_USAGE && rc != CLI_UNSUPPORTED) {
+			char title[512] = "pmon stat";
+			size_t off = strlen(title);
+			for (char **a = so.argv; a && *a && off < sizeof(title); a++) {
+				int k = snprintf(title + off, sizeof(title) - off, " %s", *a);
+				if (k > 0)
+					off += (size_t)k;
+			}
+			int prc = plot_log(plotlog, so.plot, 900, 0, title);
+			if (prc != CLI_OK && rc == CLI_OK)
+				rc = prc;
+		}
+		unlink(plotlog);
 	}
 	if (regfd >= 0) {
 		if (rc != CLI_USAGE && rc != CLI_UNSUPPORTED)

@@ -21,6 +21,7 @@
 #include <pmon/bench.h>
 #include <pmon/msr.h>
 #include <pmon/rdt.h>
+#include <pmon/plot.h>
 
 #ifdef __cplusplus
 extern "C" {
