@@ -281,7 +281,9 @@ int cmd_rdt(int argc, char **argv)
 		{ "field-separator", required_argument, NULL, 'x' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "resctrl-root", required_argument, NULL, 'R' },
-		{ "cleanup", no_argument, NULL, 'C' },
+		{ "cleanup", no_argument, NULL, 'K' },
+		{ "all-cpus", no_argument, NULL, 'a' },
+		{ "cpus", required_argument, NULL, 'L' },
 		{ "plot", required_argument, NULL, 'P' },
 		{ "msr", no_argument, NULL, 'M' },
 		{ "msr-device", required_argument, NULL, 'D' },
@@ -294,7 +296,8 @@ int cmd_rdt(int argc, char **argv)
 	unsigned long interval = 1000, count = 0, ul;
 	const char *events = NULL, *root = NULL, *sep = NULL;
 	bool json = false, cleanup = false, use_msr = false;
-	const char *plot = NULL;
+	const char *plot = NULL, *cpulist = NULL;
+	bool all_cpus = false;
 	char plotlog[] = "/tmp/pmon-rdtplot-XXXXXX";
 	FILE *pf = NULL;
 	const char *msr_dev = NULL, *cpuid_file = NULL;
@@ -308,7 +311,9 @@ int cmd_rdt(int argc, char **argv)
 	if (argc > 1 && !strcmp(argv[1], "info"))
 		return do_info(argc - 1, argv + 1);
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+I:n:e:p:x:jh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+I:n:e:p:x:jhaC:", longopts, NULL)) != -1) {
+		if (c == 'C')
+			c = 'L';
 		switch (c) {
 		case 'I':
 			if (!cli_parse_uint(optarg, 3600000, "-I", &interval))
@@ -349,8 +354,14 @@ int cmd_rdt(int argc, char **argv)
 		case 'R':
 			root = optarg;
 			break;
-		case 'C':
+		case 'K':
 			cleanup = true;
+			break;
+		case 'a':
+			all_cpus = true;
+			break;
+		case 'L':
+			cpulist = optarg;
 			break;
 		case 'M':
 			use_msr = true;
@@ -400,12 +411,15 @@ int cmd_rdt(int argc, char **argv)
 		printf("removed %u monitoring group(s) left by pmon runs that are gone\n", removed);
 		return CLI_OK;
 	}
-	if (!cmd && !npids) {
-		cli_error("nothing to monitor: give a command ('pmon rdt -- CMD') or -p PID");
+	if (!cmd && !npids && !all_cpus && !cpulist) {
+		cli_error("nothing to monitor: give a command ('pmon rdt -- CMD'), -p PID, -C CPUS "
+			  "or -a");
 		return CLI_USAGE;
 	}
-	if (cmd && npids) {
-		cli_error("a command and -p exclude each other");
+	if ((cmd != NULL) + (npids > 0) + all_cpus + (cpulist != NULL) > 1 &&
+	    !(cmd && (all_cpus || cpulist))) {
+		cli_error("give one target: a command, -p, -C or -a (a command may go with -C/-a: "
+			  "it then only sets how long to monitor)");
 		return CLI_USAGE;
 	}
 	if ((msr_dev || cpuid_file || nmcpus) && !use_msr) {
@@ -453,10 +467,46 @@ int cmd_rdt(int argc, char **argv)
 			return CLI_USAGE;
 		}
 	}
-	struct pmon_rdt_group *g = NULL;
-	err = pmon_rdt_group__new(root, &g);
+	/* One monitoring group per target: the command, each -p process, the
+	 * CPUs of -C; -a reads the root group (every task). */
+	struct rtarget {
+		char label[48];
+		struct pmon_rdt_group *g;
+		struct pmon_rdt_reading *a, *b;
+	} tg[64];
+	size_t ntg = 0;
+	memset(tg, 0, sizeof(tg));
+	err = 0;
+	if (all_cpus) {
+		snprintf(tg[0].label, sizeof(tg[0].label), "all");
+		err = pmon_rdt_group__root(root, &tg[ntg++].g);
+	} else if (cpulist) {
+		snprintf(tg[0].label, sizeof(tg[0].label), "cpus %s", cpulist);
+		err = pmon_rdt_group__new(root, &tg[ntg++].g);
+		if (!err)
+			err = pmon_rdt_group__set_cpus(tg[0].g, cpulist);
+	} else if (cmd) {
+		snprintf(tg[0].label, sizeof(tg[0].label), "cmd");
+		err = pmon_rdt_group__new(root, &tg[ntg++].g);
+	} else {
+		for (size_t i = 0; i < npids && !err; i++) {
+			snprintf(tg[i].label, sizeof(tg[i].label), "pid %d", (int)pids[i]);
+			err = pmon_rdt_group__new(root, &tg[ntg++].g);
+		}
+	}
+	for (size_t i = 0; i < ntg && !err; i++) {
+		tg[i].a = calloc(1, sizeof(*tg[i].a));
+		tg[i].b = calloc(1, sizeof(*tg[i].b));
+		if (!tg[i].a || !tg[i].b)
+			err = -ENOMEM;
+	}
 	if (err) {
 		cli_error("%s", pmon_errdetail());
+		for (size_t i = 0; i < ntg; i++) {
+			pmon_rdt_group__remove(tg[i].g);
+			free(tg[i].a);
+			free(tg[i].b);
+		}
 		pmon_evlist__free(ev);
 		return err == -ENOSPC || err == -EBUSY ? CLI_UNSUPPORTED : CLI_FAIL;
 	}
@@ -474,14 +524,13 @@ int cmd_rdt(int argc, char **argv)
 	bool have_status = false;
 	if (cmd) {
 		err = pmon_child__fork(cmd, &ch);
-		if (!err)
-			err = pmon_rdt_group__add(g, ch.pid,
-						  false); /* before exec: children follow */
+		if (!err && !all_cpus && !cpulist) /* before exec: children follow */
+			err = pmon_rdt_group__add(tg[0].g, ch.pid, false);
 		t.pid = ch.pid;
 		t.enable_on_exec = true;
 	} else {
 		for (size_t i = 0; i < npids && !err; i++)
-			err = pmon_rdt_group__add(g, pids[i], true);
+			err = pmon_rdt_group__add(tg[i].g, pids[i], true);
 		t.tids = pids;
 		t.ntids = npids;
 	}
@@ -512,10 +561,9 @@ int cmd_rdt(int argc, char **argv)
 	size_t nev = ev ? pmon_evlist__count(ev) : 0;
 	struct pmon_count *cur = nev ? calloc(nev, sizeof(*cur)) : NULL,
 			  *prev = nev ? calloc(nev, sizeof(*prev)) : NULL;
-	struct pmon_rdt_reading *ra = calloc(1, sizeof(*ra)), *rb = calloc(1, sizeof(*rb));
 	double t0 = now(), tprev = t0, step = (double)interval / 1e3, next = t0 + step;
 	unsigned long printed = 0;
-	if (!ra || !rb || (nev && (!cur || !prev))) {
+	if (nev && (!cur || !prev)) {
 		cli_error("out of memory");
 		rc = CLI_FAIL;
 		goto loop_out;
@@ -532,7 +580,8 @@ int cmd_rdt(int argc, char **argv)
 			"time,domain,llc_occupancy_bytes,mbm_total_bytes_per_s,mbm_local_bytes_per_"
 			"s\n");
 	}
-	pmon_rdt_group__read(g, ra);
+	for (size_t k = 0; k < ntg; k++)
+		pmon_rdt_group__read(tg[k].g, tg[k].a);
 	if (!json && !sep)
 		printf("#%11s %-10s %16s %16s %16s  %s\n", "time", "domain", "llc_occupancy[B]",
 		       "mbm_total[B/s]", "mbm_local[B/s]", nev ? "events/s" : "");
@@ -549,7 +598,7 @@ int cmd_rdt(int argc, char **argv)
 			have_status = done = true;
 			child = 0;
 		}
-		if (!cmd) {
+		if (!cmd && npids) {
 			done = true;
 			for (size_t i = 0; i < npids; i++)
 				if (kill(pids[i], 0) == 0 || errno == EPERM)
@@ -560,73 +609,86 @@ int cmd_rdt(int argc, char **argv)
 		double tn = now();
 		if (!done && tn < next)
 			continue;
-		pmon_rdt_group__read(g, rb);
 		if (cnt)
 			pmon_counters__read(cnt, cur);
 		double dt = tn - tprev;
-		for (size_t i = 0; i < rb->n; i++) {
-			const struct pmon_rdt_domain *d = &rb->d[i], *pd = NULL;
-			char b1[32], b2[32], b3[32];
-			double tot, loc;
-			for (size_t k = 0; k < ra->n; k++)
-				if (!strcmp(ra->d[k].name, d->name))
-					pd = &ra->d[k];
-			const char *occ = fmt_value(&d->occupancy, b1, sizeof(b1));
-			const char *rt = fmt_rate(pd ? &pd->total : NULL, &d->total, dt, b2,
-						  sizeof(b2), &tot);
-			const char *rl = fmt_rate(pd ? &pd->local : NULL, &d->local, dt, b3,
-						  sizeof(b3), &loc);
-			if (pf)
-				fprintf(pf, "%.3f,%s,%s,%s,%s\n", tn - t0, d->name, occ, rt, rl);
-			if (json) {
-				json_t *j = json_pack("{s:f, s:s, s:s, s:s, s:s}", "time", tn - t0,
-						      "domain", d->name, "llc_occupancy", occ,
-						      "mbm_total_rate", rt, "mbm_local_rate", rl);
-				if (d->occupancy.state == PMON_RDT_OK)
-					json_object_set_new(
-						j, "llc_occupancy_bytes",
-						json_integer((json_int_t)d->occupancy.v));
-				if (tot >= 0)
-					json_object_set_new(j, "mbm_total_bytes_per_s",
-							    json_real(tot));
-				if (loc >= 0)
-					json_object_set_new(j, "mbm_local_bytes_per_s",
-							    json_real(loc));
-				for (size_t e = 0; i == 0 && e < nev; e++)
-					if (cur[e].status == PMON_COUNT_OK)
+		for (size_t k = 0; k < ntg; k++) {
+			struct pmon_rdt_reading *ra = tg[k].a, *rb = tg[k].b;
+			pmon_rdt_group__read(tg[k].g, rb);
+			for (size_t i = 0; i < rb->n; i++) {
+				const struct pmon_rdt_domain *d = &rb->d[i], *pd = NULL;
+				char dname[160];
+				/* Several targets: say whose domain it is. */
+				if (ntg > 1)
+					snprintf(dname, sizeof(dname), "%.48s:%.100s", tg[k].label,
+						 d->name);
+				else
+					snprintf(dname, sizeof(dname), "%s", d->name);
+				char b1[32], b2[32], b3[32];
+				double tot, loc;
+				for (size_t m = 0; m < ra->n; m++)
+					if (!strcmp(ra->d[m].name, d->name))
+						pd = &ra->d[m];
+				const char *occ = fmt_value(&d->occupancy, b1, sizeof(b1));
+				const char *rt = fmt_rate(pd ? &pd->total : NULL, &d->total, dt, b2,
+							  sizeof(b2), &tot);
+				const char *rl = fmt_rate(pd ? &pd->local : NULL, &d->local, dt, b3,
+							  sizeof(b3), &loc);
+				if (pf)
+					fprintf(pf, "%.3f,%s,%s,%s,%s\n", tn - t0, dname, occ, rt,
+						rl);
+				if (json) {
+					json_t *j = json_pack(
+						"{s:f, s:s, s:s, s:s, s:s}", "time", tn - t0,
+						"domain", dname, "llc_occupancy", occ,
+						"mbm_total_rate", rt, "mbm_local_rate", rl);
+					if (d->occupancy.state == PMON_RDT_OK)
 						json_object_set_new(
-							j, pmon_evlist__event(ev, e)->name,
-							json_real((cur[e].value - prev[e].value) /
-								  dt));
-				json_dumpf(j, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER);
-				putchar('\n');
-				json_decref(j);
-			} else if (sep) {
-				printf("%.3f%s%s%s%s%s%s%s%s\n", tn - t0, sep, d->name, sep, occ,
-				       sep, rt, sep, rl);
-			} else {
-				printf("%12.3f %-10s %16s %16s %16s ", tn - t0, d->name, occ, rt,
-				       rl);
-				for (size_t e = 0; i == 0 && e < nev; e++) {
-					if (cur[e].status == PMON_COUNT_OK)
-						printf(" %s %.0f%s%s/s",
-						       pmon_evlist__event(ev, e)->name,
-						       (cur[e].value - prev[e].value) / dt,
-						       pmon_evlist__event(ev, e)->unit[0] ? " "
-											  : "",
-						       pmon_evlist__event(ev, e)->unit);
-					else
-						printf(" %s <not supported>",
-						       pmon_evlist__event(ev, e)->name);
+							j, "llc_occupancy_bytes",
+							json_integer((json_int_t)d->occupancy.v));
+					if (tot >= 0)
+						json_object_set_new(j, "mbm_total_bytes_per_s",
+								    json_real(tot));
+					if (loc >= 0)
+						json_object_set_new(j, "mbm_local_bytes_per_s",
+								    json_real(loc));
+					for (size_t e = 0; k == 0 && i == 0 && e < nev; e++)
+						if (cur[e].status == PMON_COUNT_OK)
+							json_object_set_new(
+								j, pmon_evlist__event(ev, e)->name,
+								json_real((cur[e].value -
+									   prev[e].value) /
+									  dt));
+					json_dumpf(j, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER);
+					putchar('\n');
+					json_decref(j);
+				} else if (sep) {
+					printf("%.3f%s%s%s%s%s%s%s%s\n", tn - t0, sep, dname, sep,
+					       occ, sep, rt, sep, rl);
+				} else {
+					printf("%12.3f %-10s %16s %16s %16s ", tn - t0, dname, occ,
+					       rt, rl);
+					for (size_t e = 0; k == 0 && i == 0 && e < nev; e++) {
+						if (cur[e].status == PMON_COUNT_OK)
+							printf(" %s %.0f%s%s/s",
+							       pmon_evlist__event(ev, e)->name,
+							       (cur[e].value - prev[e].value) / dt,
+							       pmon_evlist__event(ev, e)->unit[0]
+								       ? " "
+								       : "",
+							       pmon_evlist__event(ev, e)->unit);
+						else
+							printf(" %s <not supported>",
+							       pmon_evlist__event(ev, e)->name);
+					}
+					putchar('\n');
 				}
-				putchar('\n');
 			}
+			tg[k].a = rb;
+			tg[k].b = ra;
 		}
 		fflush(stdout);
 		printed++;
-		struct pmon_rdt_reading *sw = ra;
-		ra = rb;
-		rb = sw;
 		if (nev)
 			memcpy(prev, cur, nev * sizeof(*cur));
 		tprev = tn;
@@ -654,8 +716,6 @@ loop_out:
 		}
 		unlink(plotlog);
 	}
-	free(ra);
-	free(rb);
 	free(cur);
 	free(prev);
 	if (cmd && !have_status) {
@@ -669,9 +729,13 @@ loop_out:
 		rc = 128 + got_sig;
 out:
 	pmon_counters__close(cnt);
-	if (pmon_rdt_group__remove(g) && rc == CLI_OK) {
-		cli_error("%s", pmon_errdetail());
-		rc = CLI_FAIL;
+	for (size_t k = 0; k < ntg; k++) {
+		if (pmon_rdt_group__remove(tg[k].g) && rc == CLI_OK) {
+			cli_error("%s", pmon_errdetail());
+			rc = CLI_FAIL;
+		}
+		free(tg[k].a);
+		free(tg[k].b);
 	}
 	pmon_evlist__free(ev);
 	return rc;

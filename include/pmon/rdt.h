@@ -74,6 +74,12 @@ struct pmon_rdt_group;
  * (RMIDs in limbo), -errno.
  */
 PMON_API int pmon_rdt_group__new(const char *root, struct pmon_rdt_group **out);
+/** pmon_rdt_group__root() - the root group (every task of the system); never
+ * removed by pmon_rdt_group__remove(), which then only frees the handle. */
+PMON_API int pmon_rdt_group__root(const char *root, struct pmon_rdt_group **out);
+/** pmon_rdt_group__set_cpus() - monitor the CPUs of @list ("0-3,8") with the
+ * group (its cpus_list file). */
+PMON_API int pmon_rdt_group__set_cpus(struct pmon_rdt_group *g, const char *list);
 /** Move @pid (and, with @threads, all its threads) into the group. -ESRCH if gone. */
 PMON_API int pmon_rdt_group__add(struct pmon_rdt_group *g, pid_t pid, bool threads);
 /** Read every domain's occupancy and cumulative bandwidth now. */

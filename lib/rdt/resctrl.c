@@ -31,6 +31,7 @@ struct pmon_rdt_group {
 	char path[512];
 	char root[256];
 	bool emulated;
+	bool owned; /* created by pmon: removed by pmon */
 };
 
 const char *pmon_rdt_state_name(enum pmon_rdt_state s)
@@ -214,11 +215,44 @@ int pmon_rdt_group__new(const char *root, struct pmon_rdt_group **out)
 		return pmon__err(err, "cannot create a monitoring group in %s/mon_groups: %s",
 				 caps.root, strerror(-err));
 	}
+	g->owned = true;
 	if (g->emulated && (err = emulate_group(g))) {
 		pmon_rdt_group__remove(g);
 		return pmon__err(err, "emulated resctrl tree: %s", strerror(-err));
 	}
 	*out = g;
+	return 0;
+}
+
+int pmon_rdt_group__root(const char *root, struct pmon_rdt_group **out)
+{
+	struct pmon_rdt_caps caps;
+	struct pmon_rdt_group *g;
+	int err = pmon_rdt_caps(root, &caps);
+
+	if (err)
+		return err;
+	g = calloc(1, sizeof(*g));
+	if (!g)
+		return -ENOMEM;
+	pmon__strlcpy(g->root, caps.root, sizeof(g->root));
+	pmon__strlcpy(g->path, caps.root, sizeof(g->path));
+	g->emulated = caps.emulated;
+	*out = g;
+	return 0;
+}
+
+int pmon_rdt_group__set_cpus(struct pmon_rdt_group *g, const char *list)
+{
+	char path[600];
+	int err;
+
+	pmon__fmt(path, sizeof(path), "%s/cpus_list", g->path);
+	err = put(path, list);
+	if (err == -EINVAL)
+		return pmon__err(err, "CPUs '%s': not a subset of the parent group's CPUs", list);
+	if (err)
+		return pmon__err(err, "%s: %s", path, strerror(-err));
 	return 0;
 }
 
@@ -371,6 +405,10 @@ int pmon_rdt_group__remove(struct pmon_rdt_group *g)
 
 	if (!g)
 		return 0;
+	if (!g->owned) {
+		free(g);
+		return 0;
+	}
 	err = remove_dir(g->path, g->emulated);
 	if (err)
 		pmon__err(err, "cannot remove %s: %s", g->path, strerror(-err));

@@ -94,6 +94,35 @@ check "rdt info decodes a Xeon dump" grep -q "upscale 98304 bytes, counter width
 run_pmon 0 rdt info --cpuid-file "$PMON_CPUID_DIR/intel-core-i7-6700k-skylake.txt"
 check "rdt info on a client part: PQM 0" grep -q "PQM 0" "$TMP/out"
 
+# Several -p targets: a group each, rows labelled with the target.
+sleep 3 &
+p1=$!
+sleep 3 &
+p2=$!
+"$PMON" rdt --resctrl-root "$T" -I 100 -n 2 -x, -p $p1,$p2 >"$TMP/multi" 2>"$TMP/err" &
+pid=$!
+sleep 0.1
+check "a group per -p target" [ "$(ls -d "$T"/mon_groups/pmon-$pid-* 2>/dev/null | wc -l)" -eq 2 ]
+wait $pid
+check "rows of pid $p1" grep -q ",pid $p1:mon_L3_00," "$TMP/multi"
+check "rows of pid $p2" grep -q ",pid $p2:mon_L3_00," "$TMP/multi"
+check "both groups removed" [ -z "$(ls -d "$T"/mon_groups/pmon-$pid-* 2>/dev/null)" ]
+kill $p1 $p2 2>/dev/null
+
+# -C: a group monitoring CPUs; -a: the root group, nothing created.
+"$PMON" rdt --resctrl-root "$T" -I 100 -n 3 -C 1 -x, >"$TMP/cpus" 2>&1 &
+pid=$!
+sleep 0.15
+g=$(ls -d "$T"/mon_groups/pmon-$pid-* 2>/dev/null | head -1)
+check "-C wrote the group's cpus_list" [ "$(cat "$g/cpus_list" 2>/dev/null)" = 1 ]
+wait $pid
+check "-C: rows" grep -q ",mon_L3_00," "$TMP/cpus"
+echo 4096 >"$T/mon_data/mon_L3_00/llc_occupancy"
+before=$(ls "$T/mon_groups" | wc -l)
+run_pmon 0 rdt --resctrl-root "$T" -a -I 50 -n 2 -x,
+check "-a reads the root group" grep -q ",mon_L3_00,4096," "$TMP/out"
+check "-a creates no group" [ "$(ls "$T/mon_groups" | wc -l)" -eq "$before" ]
+
 # The MSR interface against a file laid out like /dev/cpu/N/msr.
 XEON=$PMON_CPUID_DIR/intel-xeon-8160-skylake-sp.txt
 truncate -s 8192 "$TMP/msr.bin"
