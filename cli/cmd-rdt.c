@@ -534,6 +534,29 @@ int cmd_rdt(int argc, char **argv)
 		t.tids = pids;
 		t.ntids = npids;
 	}
+	/* Core events of the same target: the CPUs for -a and -C. */
+	int ecpus[256];
+	size_t necpus = 0;
+	if (all_cpus || cpulist) {
+		t.system_wide = true;
+		t.pid = -1;
+		t.tids = NULL;
+		t.ntids = 0;
+		t.enable_on_exec = false;
+		for (const char *p = cpulist; p && *p && necpus < 256;) {
+			char *end;
+			long a = strtol(p, &end, 10), b = a;
+			if (end == p)
+				break;
+			if (*end == '-')
+				b = strtol(end + 1, &end, 10);
+			for (long x = a; x <= b && necpus < 256; x++)
+				ecpus[necpus++] = (int)x;
+			p = *end == ',' ? end + 1 : end;
+		}
+		t.cpus = necpus ? ecpus : NULL;
+		t.ncpus = necpus;
+	}
 	if (!err && ev) {
 		cnt = pmon_counters__open(ev, &t);
 		if (!cnt)

@@ -122,6 +122,12 @@ before=$(ls "$T/mon_groups" | wc -l)
 run_pmon 0 rdt --resctrl-root "$T" -a -I 50 -n 2 -x,
 check "-a reads the root group" grep -q ",mon_L3_00,4096," "$TMP/out"
 check "-a creates no group" [ "$(ls "$T/mon_groups" | wc -l)" -eq "$before" ]
+if [ "$(id -u)" = 0 ]; then
+	# cpu-clock of every CPU: about 1000 msec/s each.
+	run_pmon 0 rdt --resctrl-root "$T" -a -e cpu-clock -I 200 -n 2
+	rate=$(awk '/cpu-clock/ {print $(NF-1); exit}' "$TMP/out")
+	check "-a -e cpu-clock counts every CPU ($rate msec/s)" [ "${rate:-0}" -ge $((900 * $(nproc))) ]
+fi
 
 # The MSR interface against a file laid out like /dev/cpu/N/msr.
 XEON=$PMON_CPUID_DIR/intel-xeon-8160-skylake-sp.txt
