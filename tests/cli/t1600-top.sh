@@ -1,0 +1,62 @@
+#!/bin/sh
+# pmon top: the screen driven through tmux (rows, rates, the trace, a key
+# that adds an event with Tab completion, the terminal restored on quit),
+# and --batch / -o with one record per event and interval.
+. "$(dirname "$0")/lib.sh"
+command -v tmux >/dev/null 2>&1 || { echo "skip: tmux is not installed"; exit 77; }
+S=pmon-top-$$
+SOCK=$TMP/tmux.sock
+tm() { tmux -S "$SOCK" "$@"; }
+trap 'tm kill-server 2>/dev/null; rm -rf "$TMP"' EXIT
+
+tm new-session -d -s "$S" -x 160 -y 32 "env LANG=C.UTF-8 PS1='$ ' sh"
+sleep 0.3
+tm send-keys -t "$S" "$PMON top -I 200 -e task-clock,page-faults -- sh -c 'i=0; while [ \$i -lt 20000000 ]; do i=\$((i+1)); done'" Enter
+sleep 1.5
+tm capture-pane -t "$S" -p >"$TMP/screen1"
+check "header row" grep -q "EVENT .*RATE/s .*MIN/s .*MAX/s .*TRACE" "$TMP/screen1"
+# A rate, not a particular one: the CPU may be shared with other tests.
+check "task-clock row with a non-zero rate" grep -Eq "^>task-clock +([1-9][0-9.]*K?|0\.[0-9]*[1-9][0-9]*) " "$TMP/screen1"
+check "the trace is drawn" grep -q "task-clock.*[▁▂▃▄▅▆▇█]" "$TMP/screen1"
+tm send-keys -t "$S" a
+sleep 0.2
+tm send-keys -t "$S" "context-sw"
+tm send-keys -t "$S" Tab
+sleep 0.3
+tm capture-pane -t "$S" -p >"$TMP/screen2"
+check "Tab completes the event name" grep -q "add event: context-switches" "$TMP/screen2"
+tm send-keys -t "$S" Enter
+sleep 1
+tm capture-pane -t "$S" -p >"$TMP/screen3"
+check "the added event has a row" grep -q "^ context-switches" "$TMP/screen3"
+check "counting continues after the reopen" grep -Eq "^>task-clock +([1-9][0-9.]*K?|0\.[0-9]*[1-9][0-9]*) " "$TMP/screen3"
+tm send-keys -t "$S" k
+sleep 0.6
+tm capture-pane -t "$S" -p >"$TMP/screen4"
+check "k switches to kernel-only counting" grep -q "counting kernel" "$TMP/screen4"
+tm send-keys -t "$S" q
+sleep 0.5
+tm send-keys -t "$S" 'echo "DONE-$?"' Enter
+sleep 0.3
+tm capture-pane -t "$S" -p >"$TMP/screen5"
+check "q exits 0 and the shell is back" grep -q "^DONE-0" "$TMP/screen5"
+check "the terminal is restored (no screen left)" sh -c "! grep -q 'RATE/s' '$TMP/screen5'"
+
+# Batch and the log: one record per event and interval.
+run_pmon 0 top --batch -I 100 -n 4 -e task-clock,page-faults -o "$TMP/top.csv" -- sleep 5
+check "--batch: 4 intervals x 2 events" [ "$(grep -c 'task-clock\|page-faults' "$TMP/out")" -eq 8 ]
+check "-o CSV: 8 records" [ "$(wc -l <"$TMP/top.csv")" -eq 8 ]
+run_pmon 0 plot "$TMP/top.csv" -o "$TMP/top.svg"
+check "pmon plot reads top's log" [ -s "$TMP/top.svg" ]
+run_pmon 0 top -I 100 -n 3 -e task-clock -o "$TMP/top.json" -- sleep 5
+check "not a terminal: batch lines" grep -q "task-clock" "$TMP/out"
+check "-o .json: JSON lines, one per interval" python3 -c '
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+assert len(rows) == 3 and all(r["event"] == "task-clock" and "rate" in r for r in rows)
+' "$TMP/top.json"
+run_pmon 2 top -e nosuchevent -n 1
+one_line_error "event 'nosuchevent' is unknown"
+run_pmon 2 top -I 5 -n 1
+one_line_error "-I 5: at least 10 ms"
+finish
