@@ -25,6 +25,8 @@ static const struct cmd commands[] = {
 	{ "bench", cmd_bench, "time a snippet of assembly or a C function (RDTSC, n vs 2n)" },
 	{ "rdpmc", cmd_rdpmc, "execute RDPMC by the SDM's rules, and explain why it faults" },
 	{ "msr", cmd_msr, "read, write and decode model-specific registers (PMX)" },
+	{ "record", cmd_record, "sample where events happen (VTune EBS, Sample After N)" },
+	{ "report", cmd_report, "where a recording's samples fell, by symbol or DSO" },
 	{ "top", cmd_top, "live event rates with a trace (PMON, MTPM, P5MON)" },
 	{ "plot", cmd_plot, "draw an interval log (stat -I, rdt) as SVG or PNG" },
 	{ "rdt", cmd_rdt, "cache occupancy and memory bandwidth per task (CMT/MBM, resctrl)" },

@@ -22,6 +22,7 @@
 #include <pmon/msr.h>
 #include <pmon/rdt.h>
 #include <pmon/plot.h>
+#include <pmon/sample.h>
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,0 +1,252 @@
+// SPDX-License-Identifier: MIT
+/*
+ * pmon record: event-based sampling (the seeds' VTune EBS, "Sample After"
+ * N events with -c, or a rate with -F) of a command, processes or the whole
+ * system, into a chunked recording that survives a crash.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include <pmon/pmon.h>
+
+static volatile sig_atomic_t got_sig;
+static volatile pid_t child;
+
+static void on_sig(int s)
+{
+	got_sig = s;
+	if (child > 0)
+		kill(child, s);
+}
+
+static int write_rec(void *ctx, const void *rec, size_t len)
+{
+	return pmon_data_writer__add(ctx, rec, len);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: pmon record [-e EVENT] [-c N | -F HZ] [-g] [-o FILE] (-- command | -p PID "
+		"| -a)\n\n"
+		"  -e EVENT   the event to sample (default cpu-clock; cycles where a PMU exists)\n"
+		"  -c N       a sample every N events (the seeds' \"Sample After\")\n"
+		"  -F HZ      about HZ samples per second (default 1000, VTune's rule of thumb)\n"
+		"  -g         call stacks through frame pointers (DWARF unwinding: not yet)\n"
+		"  -o FILE    the recording (default pmon.data; format: "
+		"docs/pmon-data-format.md)\n");
+}
+
+int cmd_record(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "event", required_argument, NULL, 'e' },
+		{ "count", required_argument, NULL, 'c' },
+		{ "freq", required_argument, NULL, 'F' },
+		{ "call-graph", no_argument, NULL, 'g' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "all-cpus", no_argument, NULL, 'a' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct pmon_sample_opts so = { .sz = sizeof(so) };
+	struct pmon_target t = { .sz = sizeof(t), .pid = -1, .inherit = true };
+	const char *event = NULL, *out = "pmon.data";
+	unsigned long ul;
+	bool all = false;
+	pid_t pid = 0;
+	int c, rc = CLI_OK, err;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+e:c:F:go:p:ah", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'e':
+			event = optarg;
+			break;
+		case 'c':
+			if (!cli_parse_uint(optarg, 1UL << 62, "-c", &ul) || !ul) {
+				if (!ul)
+					cli_error("-c 0: sample after at least 1 event");
+				return CLI_USAGE;
+			}
+			so.period = ul;
+			break;
+		case 'F':
+			if (!cli_parse_uint(optarg, 100000, "-F", &ul) || !ul) {
+				if (!ul)
+					cli_error("-F 0: at least 1 sample per second");
+				return CLI_USAGE;
+			}
+			so.freq = ul;
+			break;
+		case 'g':
+			so.callchain = true;
+			break;
+		case 'o':
+			out = optarg;
+			break;
+		case 'p':
+			if (!cli_parse_uint(optarg, 1u << 30, "-p", &ul) || !ul)
+				return CLI_USAGE;
+			pid = (pid_t)ul;
+			break;
+		case 'a':
+			all = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return CLI_OK;
+		default:
+			usage(stderr);
+			return CLI_USAGE;
+		}
+	}
+	char **cmd = optind < argc ? argv + optind : NULL;
+	if (!!cmd + !!pid + all != 1) {
+		cli_error("give one target: a command ('-- CMD'), -p PID or -a");
+		return CLI_USAGE;
+	}
+	if (so.period && so.freq) {
+		cli_error("-c and -F exclude each other");
+		return CLI_USAGE;
+	}
+	struct pmon_evlist *ev = pmon_evlist__new(NULL);
+	if (!ev ||
+	    pmon_evlist__add(ev,
+			     event ? event
+				     : access("/sys/bus/event_source/devices/cpu/type", F_OK) == 0
+				     ? "cycles"
+				     : "cpu-clock")) {
+		cli_error("%s", pmon_errdetail());
+		pmon_evlist__free(ev);
+		return CLI_USAGE;
+	}
+	struct pmon_child ch = { .pid = -1, .go_fd = -1, .err_fd = -1 };
+	if (cmd) {
+		if (pmon_child__fork(cmd, &ch)) {
+			cli_error("cannot run '%s': %s", cmd[0], pmon_errdetail());
+			pmon_evlist__free(ev);
+			return CLI_FAIL;
+		}
+		t.pid = ch.pid;
+		t.enable_on_exec = true;
+	} else if (pid) {
+		t.pid = pid;
+	} else {
+		t.system_wide = true;
+	}
+	struct pmon_sampler *s = NULL;
+	err = pmon_sampler__open(ev, &t, &so, &s);
+	if (err) {
+		cli_error("%s", pmon_errdetail());
+		if (ch.pid > 0) {
+			kill(ch.pid, SIGKILL);
+			pmon_child__wait(&ch, NULL, NULL);
+		}
+		pmon_evlist__free(ev);
+		return err == -ESRCH ? CLI_USAGE : CLI_UNSUPPORTED;
+	}
+	struct pmon_data_header h = { .sample_type = pmon_sampler__sample_type(s),
+				      .attr_type = pmon_evlist__event(ev, 0)->attr.type,
+				      .attr_config = pmon_evlist__event(ev, 0)->attr.config,
+				      .period = so.period,
+				      .freq = so.period ? 0
+					      : so.freq ? so.freq
+							: 1000 };
+	snprintf(h.event, sizeof(h.event), "%.95s", pmon_evlist__event(ev, 0)->name);
+	size_t off = 0;
+	for (char **a = cmd; a && *a && off < sizeof(h.command); a++) {
+		int k = snprintf(h.command + off, sizeof(h.command) - off, "%s%s", off ? " " : "",
+				 *a);
+		if (k > 0)
+			off += (size_t)k;
+	}
+	struct pmon_data_writer *w = NULL;
+	err = pmon_data_writer__open(out, &h, &w);
+	if (err) {
+		cli_error("%s", pmon_errdetail());
+		if (ch.pid > 0) {
+			kill(ch.pid, SIGKILL);
+			pmon_child__wait(&ch, NULL, NULL);
+		}
+		pmon_sampler__close(s);
+		pmon_evlist__free(ev);
+		return CLI_USAGE;
+	}
+	struct sigaction sa = { .sa_handler = on_sig };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	if (!cmd) {
+		pmon_sampler__enable(s);
+		/* The kernel reports mappings made from now on; the ones the
+		 * running process(es) already have come from /proc. */
+		long m = pmon_data_writer__add_maps(w, all ? 0 : pid);
+		if (m < 0 && pid) {
+			cli_error("%s", pmon_errdetail());
+			rc = m == -ESRCH ? CLI_USAGE : CLI_FAIL;
+		}
+	}
+	int status = 0;
+	bool have_status = false;
+	if (cmd) {
+		child = ch.pid;
+		if ((err = pmon_child__start(&ch))) {
+			cli_error("cannot run '%s': %s", cmd[0], strerror(-err));
+			rc = 127;
+		}
+	}
+	long records = 0;
+	while (rc == CLI_OK) {
+		pmon_sampler__poll(s, 200);
+		long n = pmon_sampler__drain(s, write_rec, w);
+		if (n < 0) {
+			cli_error("%s", pmon_errdetail());
+			rc = CLI_FAIL;
+			break;
+		}
+		records += n;
+		/* A chunk at least every poll: a crash loses at most ~200 ms. */
+		if (pmon_data_writer__flush(w)) {
+			cli_error("%s", pmon_errdetail());
+			rc = CLI_FAIL;
+			break;
+		}
+		if (cmd && waitpid(ch.pid, &status, WNOHANG) == ch.pid) {
+			have_status = true;
+			break;
+		}
+		if (pid && kill(pid, 0) && errno == ESRCH)
+			break;
+		if (got_sig && !cmd)
+			break;
+	}
+	child = 0;
+	pmon_sampler__disable(s);
+	long n = pmon_sampler__drain(s, write_rec, w);
+	if (n > 0)
+		records += n;
+	if (pmon_data_writer__close(w) && rc == CLI_OK) {
+		cli_error("%s", pmon_errdetail());
+		rc = CLI_FAIL;
+	}
+	pmon_sampler__close(s);
+	pmon_evlist__free(ev);
+	if (cmd && !have_status && ch.pid > 0 && rc != 127)
+		pmon_child__wait(&ch, &status, NULL), have_status = true;
+	fprintf(stderr, "pmon record: %ld records written to %s\n", records, out);
+	if (rc == CLI_OK && have_status)
+		rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	else if (rc == CLI_OK && got_sig)
+		rc = 128 + got_sig;
+	return rc;
+}

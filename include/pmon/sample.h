@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Event-based sampling (the seeds' VTune EBS: "Sample After" N events) on
+ * perf_event ring buffers, a chunked recording file that survives a crash
+ * (docs/pmon-data-format.md), and reports by symbol or DSO.
+ */
+#ifndef PMON_SAMPLE_H
+#define PMON_SAMPLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+#include <pmon/common.h>
+#include <pmon/counter.h>
+#include <pmon/event.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct pmon_sample_opts {
+	size_t sz;
+	uint64_t period; /* sample every N events ("Sample After"); 0: use freq */
+	uint64_t freq; /* samples per second (kernel-adjusted period); default 1000 */
+	bool callchain; /* frame-pointer call chains (-g) */
+	unsigned pages; /* ring pages per CPU, a power of two (default 64) */
+};
+
+struct pmon_sampler;
+
+/**
+ * pmon_sampler__open() - sample the first event of @events on @target: one
+ * ring buffer per CPU (with the target's pid and inherit for a command or
+ * process, every task for system-wide). Records: SAMPLE (ip, pid/tid, time,
+ * cpu, period, callchain), MMAP2, COMM, FORK, EXIT, LOST, THROTTLE.
+ * Return: 0, or -errno with the event and reason in the detail.
+ */
+PMON_API int pmon_sampler__open(const struct pmon_evlist *events, const struct pmon_target *target,
+				const struct pmon_sample_opts *opts, struct pmon_sampler **out);
+PMON_API int pmon_sampler__enable(struct pmon_sampler *s);
+PMON_API int pmon_sampler__disable(struct pmon_sampler *s);
+/** Wait up to @timeout_ms for data. Return: > 0 data ready, 0 timeout, -errno. */
+PMON_API int pmon_sampler__poll(struct pmon_sampler *s, int timeout_ms);
+/**
+ * pmon_sampler__drain() - pass every record waiting in every ring to @cb
+ * (a contiguous copy, even where it wrapped). Return: records drained, or
+ * the first negative value @cb returned.
+ */
+PMON_API long pmon_sampler__drain(struct pmon_sampler *s,
+				  int (*cb)(void *ctx, const void *rec, size_t len), void *ctx);
+PMON_API uint64_t pmon_sampler__sample_type(const struct pmon_sampler *s);
+PMON_API void pmon_sampler__close(struct pmon_sampler *s);
+
+/* ---- the recording file ----------------------------------------------- */
+
+struct pmon_data_header {
+	uint64_t sample_type;
+	uint32_t attr_type;
+	uint64_t attr_config, period, freq;
+	char event[96];
+	char command[256];
+};
+
+struct pmon_data_writer;
+
+/** Create @path and write its header. Return: 0 or -errno (detail names the file). */
+PMON_API int pmon_data_writer__open(const char *path, const struct pmon_data_header *h,
+				    struct pmon_data_writer **out);
+/** Add a record; a chunk is written whenever 256 KiB are buffered. */
+PMON_API int pmon_data_writer__add(struct pmon_data_writer *w, const void *rec, size_t len);
+/**
+ * pmon_data_writer__add_maps() - write an MMAP2 record for every executable
+ * file mapping that process @pid has now (/proc/PID/maps), or every
+ * process's for @pid 0: what the kernel does not report for a process that
+ * was running before sampling began (-p, -a). Return: records written, or
+ * -errno (-ESRCH: @pid has gone).
+ */
+PMON_API long pmon_data_writer__add_maps(struct pmon_data_writer *w, pid_t pid);
+/** Write the buffered records as a chunk (call at least every second). */
+PMON_API int pmon_data_writer__flush(struct pmon_data_writer *w);
+/** Flush, close; Return: 0 or -errno. Frees @w. */
+PMON_API int pmon_data_writer__close(struct pmon_data_writer *w);
+
+/* ---- reports ------------------------------------------------------------ */
+
+enum pmon_report_sort { PMON_SORT_SYMBOL = 0, PMON_SORT_DSO };
+
+struct pmon_report_entry {
+	char symbol[256];
+	char dso[256];
+	uint64_t samples;
+	uint64_t period; /* events represented */
+};
+
+struct pmon_report {
+	struct pmon_data_header header;
+	struct pmon_report_entry *e;
+	size_t n;
+	uint64_t samples, lost, period;
+	bool truncated; /* the file ended inside a chunk or a chunk failed its CRC */
+	char warning[256];
+	char **folded; /* "frame;frame;leaf" per stack, with counts in folded_count */
+	uint64_t *folded_count;
+	size_t nfolded;
+};
+
+/**
+ * pmon_report_read() - read a recording, symbolize every address once per
+ * unique address (elfutils), aggregate by @sort, most samples first.
+ * A damaged or truncated tail is reported in ->warning, not an error.
+ * Return: 0, or -PMON_ERRNO__PARSE ("FILE: why") for a file that is not a
+ * recording, or -errno.
+ */
+PMON_API int pmon_report_read(const char *path, enum pmon_report_sort sort,
+			      struct pmon_report *out);
+PMON_API void pmon_report_release(struct pmon_report *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

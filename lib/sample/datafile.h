@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+/* The recording file's on-disk layout (docs/pmon-data-format.md), shared by
+ * the writer (lib/sample) and the reader (lib/report). Little-endian. */
+#ifndef PMON_SAMPLE_DATAFILE_H
+#define PMON_SAMPLE_DATAFILE_H
+
+#include <stdint.h>
+
+#define PMON_DATA_MAGIC "PMONDATA"
+#define PMON_CHUNK_MAGIC "CHNK"
+#define PMON_DATA_VERSION 1
+
+struct pmon_data_disk_header {
+	char magic[8]; /* "PMONDATA" */
+	uint32_t version; /* 1 */
+	uint32_t header_size; /* sizeof this struct: readers skip what they do not know */
+	uint64_t sample_type; /* perf_event_attr.sample_type of the samples */
+	uint32_t attr_type;
+	uint32_t pad;
+	uint64_t attr_config, period, freq;
+	char event[96];
+	char command[256];
+} __attribute__((packed));
+
+struct pmon_data_chunk {
+	char magic[4]; /* "CHNK" */
+	uint32_t len; /* payload bytes: raw perf records back to back */
+	uint32_t crc; /* zlib crc32 of the payload */
+	uint32_t nrec; /* records in the payload */
+} __attribute__((packed));
+
+#endif

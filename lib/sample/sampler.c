@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Sampling ring buffers (pmon/sample.h). One perf event per CPU with its
+ * own mmapped ring (1 + 2^n pages); records are read between data_tail and
+ * data_head as include/uapi/linux/perf_event.h prescribes: load data_head
+ * with acquire order, copy, then store data_tail with release order so the
+ * kernel may reuse the space.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include <pmon/sample.h>
+
+struct ring {
+	int fd;
+	struct perf_event_mmap_page *pc;
+	uint8_t *data;
+	size_t size; /* data area, a power of two */
+};
+
+struct pmon_sampler {
+	struct ring *r;
+	size_t n;
+	size_t maplen;
+	uint64_t sample_type;
+	uint8_t *buf; /* one record, contiguous */
+	size_t buflen;
+	struct pollfd *pfd;
+};
+
+void pmon_sampler__close(struct pmon_sampler *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->n; i++) {
+		if (s->r[i].pc)
+			munmap(s->r[i].pc, s->maplen);
+		if (s->r[i].fd >= 0)
+			close(s->r[i].fd);
+	}
+	free(s->r);
+	free(s->buf);
+	free(s->pfd);
+	free(s);
+}
+
+int pmon_sampler__open(const struct pmon_evlist *events, const struct pmon_target *t,
+		       const struct pmon_sample_opts *o, struct pmon_sampler **out)
+{
+	const struct pmon_event_desc *d = pmon_evlist__event(events, 0);
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned pages = o && o->pages ? o->pages : 64;
+	struct pmon_sampler *s;
+	pid_t pid = t->system_wide ? -1 : t->pid > 0 ? t->pid : 0;
+
+	if (!d)
+		return pmon__err(-EINVAL, "no event to sample");
+	if (pages & (pages - 1))
+		return pmon__err(-EINVAL, "ring pages %u: a power of two", pages);
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->maplen = (size_t)(pages + 1) * (size_t)sysconf(_SC_PAGESIZE);
+	s->buflen = 65536;
+	s->buf = malloc(s->buflen);
+	s->r = calloc((size_t)ncpu, sizeof(*s->r));
+	s->pfd = calloc((size_t)ncpu, sizeof(*s->pfd));
+	if (!s->buf || !s->r || !s->pfd) {
+		pmon_sampler__close(s);
+		return -ENOMEM;
+	}
+	s->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
+		PERF_SAMPLE_PERIOD | (o && o->callchain ? PERF_SAMPLE_CALLCHAIN : 0);
+	for (long cpu = 0; cpu < ncpu; cpu++) {
+		struct perf_event_attr a = d->attr;
+		struct ring *r = &s->r[s->n];
+
+		a.size = sizeof(a);
+		a.sample_type = s->sample_type;
+		if (o && o->period) {
+			a.sample_period = o->period;
+		} else {
+			a.freq = 1;
+			a.sample_freq = o && o->freq ? o->freq : 1000;
+		}
+		a.disabled = 1;
+		a.enable_on_exec = t->enable_on_exec;
+		a.inherit = t->inherit;
+		a.mmap = a.mmap2 = a.comm = a.task = 1;
+		a.sample_id_all = 1;
+		a.wakeup_watermark = (uint32_t)(s->maplen / 4);
+		a.watermark = 1;
+		r->fd = (int)syscall(SYS_perf_event_open, &a, pid, (int)cpu, -1,
+				     PERF_FLAG_FD_CLOEXEC);
+		if (r->fd < 0 && (errno == EACCES || errno == EPERM) && !a.exclude_kernel &&
+		    !(d->mods & (PMON_MOD_U | PMON_MOD_K | PMON_MOD_H))) {
+			a.exclude_kernel = a.exclude_hv = 1; /* paranoid 2: user space only */
+			r->fd = (int)syscall(SYS_perf_event_open, &a, pid, (int)cpu, -1,
+					     PERF_FLAG_FD_CLOEXEC);
+		}
+		if (r->fd < 0) {
+			int e = -errno;
+			pmon_sampler__close(s);
+			if (e == -ESRCH)
+				return pmon__err(e, "process %d does not exist", (int)pid);
+			return pmon__err(e, "cannot sample '%s' on CPU %ld: %s", d->name, cpu,
+					 e == -ENOENT || e == -EOPNOTSUPP
+						 ? "this machine cannot sample this event (no PMU? "
+						   "software events such as cpu-clock can)"
+						 : strerror(-e));
+		}
+		r->pc = mmap(NULL, s->maplen, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
+		if (r->pc == MAP_FAILED) {
+			int e = -errno;
+			r->pc = NULL;
+			s->n++;
+			pmon_sampler__close(s);
+			return pmon__err(e,
+					 "cannot map the ring buffer: %s (raise "
+					 "/proc/sys/kernel/perf_event_mlock_kb?)",
+					 strerror(-e));
+		}
+		r->data = (uint8_t *)r->pc + sysconf(_SC_PAGESIZE);
+		r->size = s->maplen - (size_t)sysconf(_SC_PAGESIZE);
+		s->pfd[s->n] = (struct pollfd){ .fd = r->fd, .events = POLLIN };
+		s->n++;
+	}
+	*out = s;
+	return 0;
+}
+
+static int ioctl_all(struct pmon_sampler *s, unsigned long req)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (ioctl(s->r[i].fd, req, 0))
+			return -errno;
+	return 0;
+}
+
+int pmon_sampler__enable(struct pmon_sampler *s)
+{
+	return ioctl_all(s, PERF_EVENT_IOC_ENABLE);
+}
+
+int pmon_sampler__disable(struct pmon_sampler *s)
+{
+	return ioctl_all(s, PERF_EVENT_IOC_DISABLE);
+}
+
+int pmon_sampler__poll(struct pmon_sampler *s, int timeout_ms)
+{
+	int n = poll(s->pfd, s->n, timeout_ms);
+
+	return n < 0 ? (errno == EINTR ? 0 : -errno) : n;
+}
+
+uint64_t pmon_sampler__sample_type(const struct pmon_sampler *s)
+{
+	return s->sample_type;
+}
+
+long pmon_sampler__drain(struct pmon_sampler *s, int (*cb)(void *, const void *, size_t), void *ctx)
+{
+	long total = 0;
+
+	for (size_t i = 0; i < s->n; i++) {
+		struct ring *r = &s->r[i];
+		uint64_t head = __atomic_load_n(&r->pc->data_head, __ATOMIC_ACQUIRE);
+		uint64_t tail = r->pc->data_tail;
+
+		while (tail < head) {
+			const struct perf_event_header *h =
+				(const void *)(r->data + (tail & (r->size - 1)));
+			size_t off = tail & (r->size - 1), len;
+			struct perf_event_header hdr;
+
+			/* The header itself may wrap. */
+			if (off + sizeof(hdr) <= r->size) {
+				hdr = *h;
+			} else {
+				size_t first = r->size - off;
+				memcpy(&hdr, r->data + off, first);
+				memcpy((uint8_t *)&hdr + first, r->data, sizeof(hdr) - first);
+			}
+			len = hdr.size;
+			if (len < sizeof(hdr) || len > s->buflen)
+				break; /* corrupt: stop reading this ring */
+			if (off + len <= r->size) {
+				memcpy(s->buf, r->data + off, len);
+			} else {
+				size_t first = r->size - off;
+				memcpy(s->buf, r->data + off, first);
+				memcpy(s->buf + first, r->data, len - first);
+			}
+			tail += len;
+			int rc = cb(ctx, s->buf, len);
+			if (rc < 0) {
+				__atomic_store_n(&r->pc->data_tail, tail, __ATOMIC_RELEASE);
+				return rc;
+			}
+			total++;
+		}
+		__atomic_store_n(&r->pc->data_tail, tail, __ATOMIC_RELEASE);
+	}
+	return total;
+}

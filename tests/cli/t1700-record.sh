@@ -1,0 +1,99 @@
+#!/bin/sh
+# pmon record / pmon report with a software event (cpu-clock) on a known
+# workload: the hot function first, folded stacks, JSON, DSO sort; a
+# truncated or killed recording still reports; bad input is one line.
+. "$(dirname "$0")/lib.sh"
+: "${PMON_WORKLOADS:?}"
+W=$PMON_WORKLOADS/wl-hotcold
+
+run_pmon 0 record -e cpu-clock -F 2000 -g -o "$TMP/p.data" -- "$W" 30000000
+check "record says how many records" grep -q "records written to $TMP/p.data" "$TMP/err"
+run_pmon 0 report -i "$TMP/p.data"
+awk '/^ +[0-9.]+%/ {print $3}' "$TMP/out" | head -2 >"$TMP/top2"
+check "hot is the first symbol" [ "$(sed -n 1p "$TMP/top2")" = hot ]
+check "cold is the second" [ "$(sed -n 2p "$TMP/top2")" = cold ]
+# hot runs 70% of the iterations; on these VMs the split varies from run to
+# run (perf shows 58..68%), so only clear shares are asserted.
+check "hot and cold hold most samples, hot the larger share" python3 -c '
+import re, sys
+rows = {m.group(2): float(m.group(1)) for m in re.finditer(r"^\s+([0-9.]+)%\s+\d+\s+(\S+)", open(sys.argv[1]).read(), re.M)}
+assert rows["hot"] > rows["cold"] > 15 and rows["hot"] + rows["cold"] > 85, rows
+' "$TMP/out"
+run_pmon 0 report -i "$TMP/p.data" --format folded
+check "folded stacks end in hot" grep -Eq "^([^ ]*;)?hot [0-9]+$" "$TMP/out"
+check "folded stacks go through main" grep -q "main;hot\|__libc_start_call_main;hot" "$TMP/out"
+run_pmon 0 report -i "$TMP/p.data" --format json
+check "JSON parses with samples" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["samples"] > 50 and d["entries"][0]["symbol"] == "hot" and d["event"] == "cpu-clock"
+' "$TMP/out"
+run_pmon 0 report -i "$TMP/p.data" --sort dso
+check "by DSO: the workload first" grep -Eq "^ +[0-9.]+% +[0-9]+ +wl-hotcold" "$TMP/out"
+
+# "Sample After" N events: -c.
+run_pmon 0 record -e cpu-clock -c 1000000 -o "$TMP/c.data" -- "$W" 10000000
+run_pmon 0 report -i "$TMP/c.data" --format json
+check "-c: period 1000000 ns per sample" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert all(e["period"] == 1000000 * e["samples"] for e in d["entries"]), d["entries"][:2]
+' "$TMP/out"
+
+# A truncated file reports what its whole chunks hold, with a warning.
+size=$(wc -c <"$TMP/p.data")
+head -c $((size - 10)) "$TMP/p.data" >"$TMP/t.data"
+run_pmon 0 report -i "$TMP/t.data"
+check "truncated: a warning" grep -q "cut short" "$TMP/err"
+# Killed mid-run: every chunk written so far is readable.
+"$PMON" record -e cpu-clock -F 1000 -o "$TMP/k.data" -- "$W" 400000000 2>/dev/null &
+pid=$!
+sleep 1
+kill -KILL $pid
+wait $pid 2>/dev/null
+pkill -f "wl-hotcold 400000000" 2>/dev/null
+run_pmon 0 report -i "$TMP/k.data" --format json
+check "SIGKILLed recording still reports samples" python3 -c '
+import json, sys; assert json.load(open(sys.argv[1]))["samples"] > 100' "$TMP/out"
+
+# A process already running (-p), and the whole system (-a): mappings made
+# before sampling began come from /proc, so symbols still resolve.
+"$W" 4000000000 &
+wl=$!
+sleep 0.2
+timeout --preserve-status -s INT 1.5 "$PMON" record -F 1000 -p $wl -o "$TMP/pp.data" 2>"$TMP/err"
+check "-p: stops on SIGINT with status 130 (128+SIGINT), the file written" [ $? -eq 130 ]
+run_pmon 0 report -i "$TMP/pp.data" --format json
+check "-p: hot resolves in a process started before pmon" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["samples"] > 100 and d["entries"][0]["symbol"] == "hot", d["entries"][:3]' "$TMP/out"
+timeout --preserve-status -s INT 1.5 "$PMON" record -a -F 500 -o "$TMP/aa.data" 2>"$TMP/err"
+check "-a: stops on SIGINT with status 130" [ $? -eq 130 ]
+kill $wl 2>/dev/null
+wait $wl 2>/dev/null
+run_pmon 0 report -i "$TMP/aa.data" --sort dso --format json
+check "-a: the running workload's DSO is among the samples" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert any(e["dso"] == "wl-hotcold" and e["samples"] > 50 for e in d["entries"]), d["entries"][:4]' "$TMP/out"
+
+# Bad input.
+printf 'not a recording at all' >"$TMP/junk"
+run_pmon 2 report -i "$TMP/junk"
+one_line_error "not a pmon recording"
+run_pmon 2 report -i "$TMP/nope.data"
+one_line_error "nope.data: No such file or directory"
+run_pmon 2 record -c 0 -- true
+one_line_error "-c 0"
+run_pmon 2 record -F 0 -- true
+one_line_error "-F 0"
+run_pmon 2 record -o "$TMP/x.data"
+one_line_error "give one target"
+run_pmon 2 record -p 999999999 -o "$TMP/x.data"
+one_line_error "process 999999999 does not exist"
+if [ ! -e /sys/bus/event_source/devices/cpu ]; then
+	run_pmon 3 record -e cycles -o "$TMP/x.data" -- true
+	one_line_error "cannot sample 'cycles'"
+fi
+finish

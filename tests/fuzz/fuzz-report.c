@@ -1,0 +1,26 @@
+// SPDX-License-Identifier: MIT
+/* libFuzzer harness: the recording reader (header, chunks, CRCs, perf
+ * records of every kind) on arbitrary bytes written to a file. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <pmon/pmon.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char path[] = "/tmp/pmon-fuzz-report-XXXXXX";
+	int fd = mkstemp(path);
+	struct pmon_report r;
+
+	if (fd < 0)
+		return 0;
+	if (write(fd, data, size) == (ssize_t)size && !pmon_report_read(path, PMON_SORT_SYMBOL, &r))
+		pmon_report_release(&r);
+	close(fd);
+	unlink(path);
+	return 0;
+}

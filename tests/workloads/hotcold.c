@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Workload for sampling: hot() runs 70% of the iterations, cold() 30%.
+ * Built with frame pointers and symbols, never instrumented.
+ * usage: hotcold [N]
+ */
+#include <stdlib.h>
+
+static volatile unsigned long sink;
+
+static __attribute__((noinline)) void hot(long n)
+{
+	for (long i = 0; i < n; i++)
+		sink += (unsigned long)i * 3;
+}
+
+static __attribute__((noinline)) void cold(long n)
+{
+	for (long i = 0; i < n; i++)
+		sink += (unsigned long)i * 5;
+}
+
+int main(int argc, char **argv)
+{
+	long n = argc > 1 ? strtol(argv[1], NULL, 10) : 30000000;
+
+	for (int k = 0; k < 10; k++) {
+		hot(n * 7 / 10);
+		cold(n * 3 / 10);
+	}
+	return 0;
+}
