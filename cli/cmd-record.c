@@ -32,6 +32,71 @@ static int write_rec(void *ctx, const void *rec, size_t len)
 	return pmon_data_writer__add(ctx, rec, len);
 }
 
+/*
+ * VTune's "Sample After" calibration: run the command once, counting the
+ * event, and pick the N that gives about @hz samples per second of its wall
+ * time. The command runs twice; the second run is the recording.
+ */
+static int calibrate(const struct pmon_evlist *ev, char **cmd, unsigned long hz, uint64_t *period)
+{
+	struct pmon_child ch = { .pid = -1, .go_fd = -1, .err_fd = -1 };
+	struct pmon_target t = { .sz = sizeof(t), .inherit = true, .enable_on_exec = true };
+	struct pmon_count n = { 0 };
+	struct timespec t0, t1;
+	int status = 0, err;
+
+	if (pmon_child__fork(cmd, &ch)) {
+		cli_error("cannot run '%s': %s", cmd[0], pmon_errdetail());
+		return CLI_FAIL;
+	}
+	t.pid = ch.pid;
+	struct pmon_counters *c = pmon_counters__open(ev, &t);
+	if (!c) {
+		cli_error("--calibrate: %s", pmon_errdetail());
+		kill(ch.pid, SIGKILL);
+		pmon_child__wait(&ch, NULL, NULL);
+		return CLI_UNSUPPORTED;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	child = ch.pid;
+	err = pmon_child__start(&ch);
+	pmon_child__wait(&ch, &status, NULL);
+	child = 0;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	int rerr = pmon_counters__read(c, &n);
+	pmon_counters__close(c);
+	if (err) {
+		cli_error("cannot run '%s': %s", cmd[0], strerror(-err));
+		return 127;
+	}
+	if (got_sig)
+		return 128 + got_sig;
+	double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+	if (rerr || n.status != PMON_COUNT_OK || n.raw < 1) {
+		cli_error("--calibrate: '%s' counted nothing in the calibration run (%s)",
+			  pmon_evlist__event(ev, 0)->name,
+			  rerr		     ? pmon_errdetail()
+				  : n.reason ? n.reason
+					     : "a count of 0");
+		return CLI_UNSUPPORTED;
+	}
+	/* The period is in the counter's own units (ns for cpu-clock), not the
+	 * scaled value stat prints; multiplexing is scaled out. */
+	double raw =
+		n.running ? (double)n.raw * (double)n.enabled / (double)n.running : (double)n.raw;
+	double want = secs * (double)hz;
+	*period = want >= raw ? 1 : (uint64_t)(raw / want);
+	fprintf(stderr,
+		"pmon record: calibrated: %s counted %.0f in %.6f s; Sample After %llu for about "
+		"%lu "
+		"samples per second\n",
+		pmon_evlist__event(ev, 0)->name, raw, secs, (unsigned long long)*period, hz);
+	if (WIFEXITED(status) && WEXITSTATUS(status))
+		fprintf(stderr, "pmon record: note: the calibration run exited with status %d\n",
+			WEXITSTATUS(status));
+	return CLI_OK;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -55,6 +120,7 @@ int cmd_record(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "pid", required_argument, NULL, 'p' },
 		{ "all-cpus", no_argument, NULL, 'a' },
+		{ "calibrate", optional_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -63,6 +129,7 @@ int cmd_record(int argc, char **argv)
 	const char *event = NULL, *out = "pmon.data";
 	unsigned long ul;
 	bool all = false;
+	unsigned long calib = 0;
 	pid_t pid = 0;
 	int c, rc = CLI_OK, err;
 
@@ -87,6 +154,15 @@ int cmd_record(int argc, char **argv)
 				return CLI_USAGE;
 			}
 			so.freq = ul;
+			break;
+		case 'C':
+			calib = 1000;
+			if (optarg &&
+			    (!cli_parse_uint(optarg, 100000, "--calibrate", &calib) || !calib)) {
+				if (!calib)
+					cli_error("--calibrate=0: at least 1 sample per second");
+				return CLI_USAGE;
+			}
 			break;
 		case 'g':
 			so.callchain = true;
@@ -129,6 +205,23 @@ int cmd_record(int argc, char **argv)
 		cli_error("%s", pmon_errdetail());
 		pmon_evlist__free(ev);
 		return CLI_USAGE;
+	}
+	if (calib && (!cmd || so.period || so.freq)) {
+		cli_error(!cmd ? "--calibrate runs a command twice: give '-- CMD'"
+			       : "--calibrate chooses -c itself: leave out -c and -F");
+		pmon_evlist__free(ev);
+		return CLI_USAGE;
+	}
+	if (calib) {
+		struct sigaction sc = { .sa_handler = on_sig };
+		sigemptyset(&sc.sa_mask);
+		sigaction(SIGINT, &sc, NULL);
+		sigaction(SIGTERM, &sc, NULL);
+		int crc = calibrate(ev, cmd, calib, &so.period);
+		if (crc != CLI_OK) {
+			pmon_evlist__free(ev);
+			return crc;
+		}
 	}
 	struct pmon_child ch = { .pid = -1, .go_fd = -1, .err_fd = -1 };
 	if (cmd) {

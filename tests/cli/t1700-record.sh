@@ -40,6 +40,21 @@ d = json.load(open(sys.argv[1]))
 assert all(e["period"] == 1000000 * e["samples"] for e in d["entries"]), d["entries"][:2]
 ' "$TMP/out"
 
+# VTune's calibration: one counting run picks the Sample After value.
+run_pmon 0 record --calibrate=500 -o "$TMP/cal.data" -- "$W" 30000000
+check "--calibrate: N = count / (seconds x 500), then used as -c" python3 -c '
+import re, sys
+m = re.search(r"counted (\d+) in ([0-9.]+) s; Sample After (\d+) for about 500 ", open(sys.argv[1]).read())
+count, secs, n = int(m.group(1)), float(m.group(2)), int(m.group(3))
+assert n > 1 and abs(n - count / (secs * 500)) <= 0.01 * n + 1, (count, secs, n)
+open(sys.argv[2], "w").write(str(n))' "$TMP/err" "$TMP/n"
+run_pmon 0 report -i "$TMP/cal.data" --format json
+check "--calibrate: every sample carries the calibrated period" python3 -c '
+import json, sys
+n = int(open(sys.argv[2]).read()); d = json.load(open(sys.argv[1]))
+assert d["samples"] > 5 and all(e["period"] == n * e["samples"] for e in d["entries"]), (n, d["entries"][:2])
+' "$TMP/out" "$TMP/n"
+
 # A truncated file reports what its whole chunks hold, with a warning.
 size=$(wc -c <"$TMP/p.data")
 head -c $((size - 10)) "$TMP/p.data" >"$TMP/t.data"
@@ -88,6 +103,16 @@ run_pmon 2 record -c 0 -- true
 one_line_error "-c 0"
 run_pmon 2 record -F 0 -- true
 one_line_error "-F 0"
+run_pmon 2 record -o "$TMP/x.data"
+one_line_error "give one target"
+run_pmon 2 record --calibrate -a -o "$TMP/x.data"
+one_line_error "--calibrate runs a command twice"
+run_pmon 2 record --calibrate -c 10 -o "$TMP/x.data" -- true
+one_line_error "leave out -c and -F"
+run_pmon 2 record --calibrate=0 -o "$TMP/x.data" -- true
+one_line_error "--calibrate=0"
+run_pmon 127 record --calibrate -o "$TMP/x.data" -- "$TMP/no-such-program"
+one_line_error "cannot run"
 run_pmon 2 record -o "$TMP/x.data"
 one_line_error "give one target"
 run_pmon 2 record -p 999999999 -o "$TMP/x.data"
