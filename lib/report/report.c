@@ -50,7 +50,20 @@ struct counter { /* string -> samples, period */
 	size_t cap, n;
 };
 
+struct jit_sym {
+	uint64_t start, end;
+	char *name;
+};
+
+struct jit_map { /* /tmp/perf-PID.map of one process, sorted by start */
+	uint32_t pid;
+	struct jit_sym *s;
+	size_t n;
+};
+
 struct ctx {
+	struct jit_map *jit;
+	size_t njit;
 	struct map *maps;
 	size_t nmaps, capmaps;
 	struct file *files;
@@ -175,9 +188,75 @@ static const char *resolve(struct file *f, uint64_t off)
 	return NULL;
 }
 
+static int jit_cmp(const void *a, const void *b)
+{
+	const struct jit_sym *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/*
+ * The symbol a JIT wrote for @ip in /tmp/perf-PID.map (perf's convention:
+ * "START SIZE name" per line, hex), loaded once per process; NULL if none.
+ */
+static const char *jit_symbol(struct ctx *x, uint32_t pid, uint64_t ip)
+{
+	struct jit_map *j = NULL;
+
+	for (size_t i = 0; i < x->njit; i++)
+		if (x->jit[i].pid == pid)
+			j = &x->jit[i];
+	if (!j) {
+		struct jit_map *nj = realloc(x->jit, (x->njit + 1) * sizeof(*nj));
+		if (!nj)
+			return NULL;
+		x->jit = nj;
+		j = &x->jit[x->njit++];
+		*j = (struct jit_map){ .pid = pid };
+		char path[64], line[1024];
+		snprintf(path, sizeof(path), "/tmp/perf-%u.map", pid);
+		FILE *f = fopen(path, "re");
+		size_t cap = 0;
+		while (f && fgets(line, sizeof(line), f)) {
+			unsigned long long start, size;
+			int pos = 0;
+			if (sscanf(line, "%llx %llx %n", &start, &size, &pos) < 2 || !pos || !size)
+				continue;
+			if (j->n == cap) {
+				cap = cap ? cap * 2 : 64;
+				struct jit_sym *ns = realloc(j->s, cap * sizeof(*ns));
+				if (!ns)
+					break;
+				j->s = ns;
+			}
+			char *name = line + pos;
+			name[strcspn(name, "\n")] = '\0';
+			if (!(j->s[j->n].name = strdup(name)))
+				break;
+			j->s[j->n].start = start;
+			j->s[j->n++].end = start + size;
+		}
+		if (f)
+			fclose(f);
+		if (j->n)
+			qsort(j->s, j->n, sizeof(*j->s), jit_cmp);
+	}
+	/* The entry with the greatest start at or below ip, if ip is inside it. */
+	size_t lo = 0, hi = j->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (j->s[mid].start <= ip)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && ip < j->s[lo - 1].end ? j->s[lo - 1].name : NULL;
+}
+
 static const char *symbolize(struct ctx *x, uint32_t pid, uint64_t ip, const char **dso)
 {
 	static char unknown[32];
+	const char *js;
 
 	*dso = "[unknown]";
 	if (ip >= 0xffff800000000000ULL) {
@@ -191,6 +270,14 @@ static const char *symbolize(struct ctx *x, uint32_t pid, uint64_t ip, const cha
 		struct file *f = &x->files[m->file];
 		uint64_t off = ip - m->start + m->pgoff;
 		*dso = f->path;
+		if (f->path[0] != '/' ||
+		    !strncmp(f->path, "//anon", 6)) { /* code made at run time */
+			if ((js = jit_symbol(x, pid, ip))) {
+				*dso = "[jit]";
+				return js;
+			}
+			return "[unknown]";
+		}
 		/* Each unique (file, offset) is resolved once. */
 		struct sym_cache *c = &x->sc;
 		if (c->n * 2 >= c->cap) {
@@ -226,6 +313,10 @@ static const char *symbolize(struct ctx *x, uint32_t pid, uint64_t ip, const cha
 			c->n++;
 		}
 		return c->name[j] ? c->name[j] : "[unknown]";
+	}
+	if ((js = jit_symbol(x, pid, ip))) {
+		*dso = "[jit]";
+		return js;
 	}
 	snprintf(unknown, sizeof(unknown), "[unknown]");
 	return unknown;
@@ -480,6 +571,12 @@ int pmon_report_read(const char *path, enum pmon_report_sort sort, struct pmon_r
 	}
 	free(x.files);
 	free(x.maps);
+	for (size_t i = 0; i < x.njit; i++) {
+		for (size_t k = 0; k < x.jit[i].n; k++)
+			free(x.jit[i].s[k].name);
+		free(x.jit[i].s);
+	}
+	free(x.jit);
 	for (size_t i = 0; i < x.sc.cap; i++)
 		free(x.sc.name[i]);
 	free(x.sc.file), free(x.sc.off), free(x.sc.name);

@@ -55,6 +55,21 @@ n = int(open(sys.argv[2]).read()); d = json.load(open(sys.argv[1]))
 assert d["samples"] > 5 and all(e["period"] == n * e["samples"] for e in d["entries"]), (n, d["entries"][:2])
 ' "$TMP/out" "$TMP/n"
 
+# Code generated at run time, named by the JIT in /tmp/perf-PID.map.
+run_pmon 0 record -o "$TMP/j.data" -- "$PMON_WORKLOADS/wl-jit" 300000000
+jmap=$(ls -t /tmp/perf-*.map 2>/dev/null | head -1)
+run_pmon 0 report -i "$TMP/j.data" --format json
+check "JIT: the generated loop resolves through /tmp/perf-PID.map" python3 -c '
+import json, sys
+e = json.load(open(sys.argv[1]))["entries"][0]
+assert e["symbol"] == "jitted_loop" and e["dso"] == "[jit]" and e["percent"] > 80, e' "$TMP/out"
+rm -f "$jmap"
+run_pmon 0 report -i "$TMP/j.data" --format json
+check "JIT: without the map file the loop is unknown" python3 -c '
+import json, sys
+e = json.load(open(sys.argv[1]))["entries"][0]
+assert e["symbol"] == "[unknown]", e' "$TMP/out"
+
 # A truncated file reports what its whole chunks hold, with a warning.
 size=$(wc -c <"$TMP/p.data")
 head -c $((size - 10)) "$TMP/p.data" >"$TMP/t.data"
