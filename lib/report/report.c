@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include <elfutils/libdwfl.h>
+#include <pthread.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -188,6 +189,69 @@ static const char *resolve(struct file *f, uint64_t off)
 	return NULL;
 }
 
+/*
+ * Kernel text symbols from /proc/kallsyms, loaded once per process (they do
+ * not change while pmon runs, and a fuzzer calls the reader many times).
+ * Empty where kptr_restrict shows every address as 0.
+ */
+struct ksym {
+	uint64_t addr;
+	char *name;
+};
+static struct ksym *ksyms;
+static size_t nksyms;
+static pthread_once_t ksyms_once = PTHREAD_ONCE_INIT;
+
+static int ksym_cmp(const void *a, const void *b)
+{
+	const struct ksym *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static void ksyms_load(void)
+{
+	FILE *f = fopen("/proc/kallsyms", "re");
+	char line[512], name[256], type;
+	unsigned long long addr;
+	size_t cap = 0;
+
+	while (f && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3 || !addr ||
+		    (type != 't' && type != 'T' && type != 'w' && type != 'W'))
+			continue;
+		if (nksyms == cap) {
+			cap = cap ? cap * 2 : 65536;
+			struct ksym *n = realloc(ksyms, cap * sizeof(*n));
+			if (!n)
+				break;
+			ksyms = n;
+		}
+		if (!(ksyms[nksyms].name = strdup(name)))
+			break;
+		ksyms[nksyms++].addr = addr;
+	}
+	if (f)
+		fclose(f);
+	if (nksyms)
+		qsort(ksyms, nksyms, sizeof(*ksyms), ksym_cmp);
+}
+
+static const char *kernel_symbol(uint64_t ip)
+{
+	size_t lo = 0, hi;
+
+	pthread_once(&ksyms_once, ksyms_load);
+	for (hi = nksyms; lo < hi;) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (ksyms[mid].addr <= ip)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? ksyms[lo - 1].name : NULL;
+}
+
 static int jit_cmp(const void *a, const void *b)
 {
 	const struct jit_sym *x = a, *y = b;
@@ -261,7 +325,7 @@ static const char *symbolize(struct ctx *x, uint32_t pid, uint64_t ip, const cha
 	*dso = "[unknown]";
 	if (ip >= 0xffff800000000000ULL) {
 		*dso = "[kernel]";
-		return "[kernel]";
+		return (js = kernel_symbol(ip)) ? js : "[kernel]";
 	}
 	for (size_t i = x->nmaps; i-- > 0;) {
 		struct map *m = &x->maps[i];
