@@ -4,7 +4,9 @@
  * own mmapped ring (1 + 2^n pages); records are read between data_tail and
  * data_head as include/uapi/linux/perf_event.h prescribes: load data_head
  * with acquire order, copy, then store data_tail with release order so the
- * kernel may reuse the space.
+ * kernel may reuse the space. A drain hands the records of all rings over
+ * in time order (perf's "ordered events" per round), so a thread's sample
+ * on one CPU never comes before the mmap that another CPU recorded for it.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -34,6 +36,13 @@ struct pmon_sampler {
 	uint8_t *buf; /* one record, contiguous */
 	size_t buflen;
 	struct pollfd *pfd;
+	uint8_t *all; /* one drain's records, back to back */
+	size_t all_len, all_cap;
+	struct order {
+		uint64_t time;
+		size_t off, seq;
+	} * ord;
+	size_t nord, cap_ord;
 };
 
 void pmon_sampler__close(struct pmon_sampler *s)
@@ -49,6 +58,8 @@ void pmon_sampler__close(struct pmon_sampler *s)
 	free(s->r);
 	free(s->buf);
 	free(s->pfd);
+	free(s->all);
+	free(s->ord);
 	free(s);
 }
 
@@ -167,11 +178,78 @@ uint64_t pmon_sampler__sample_type(const struct pmon_sampler *s)
 	return s->sample_type;
 }
 
+/*
+ * The time of a record: a sample's PERF_SAMPLE_TIME, or the time in the
+ * sample_id trailer of any other record (sample_id_all). Our sample_type
+ * puts TID, TIME and CPU there, 8 bytes each, in that order.
+ */
+static uint64_t rec_time(const struct pmon_sampler *s, const uint8_t *rec, size_t len)
+{
+	const struct perf_event_header *h = (const void *)rec;
+	size_t at, trailer = 0;
+	uint64_t t = 0;
+
+	if (!(s->sample_type & PERF_SAMPLE_TIME))
+		return 0;
+	if (h->type == PERF_RECORD_SAMPLE) {
+		at = sizeof(*h) + (s->sample_type & PERF_SAMPLE_IDENTIFIER ? 8 : 0) +
+			(s->sample_type & PERF_SAMPLE_IP ? 8 : 0) +
+			(s->sample_type & PERF_SAMPLE_TID ? 8 : 0);
+	} else {
+		trailer = (s->sample_type & PERF_SAMPLE_TID ? 8 : 0) + 8 +
+			(s->sample_type & PERF_SAMPLE_CPU ? 8 : 0);
+		if (len < sizeof(*h) + trailer)
+			return 0;
+		at = len - trailer + (s->sample_type & PERF_SAMPLE_TID ? 8 : 0);
+	}
+	if (at + 8 <= len)
+		memcpy(&t, rec + at, 8);
+	return t;
+}
+
+static int cmp_order(const void *a, const void *b)
+{
+	const struct order *x = a, *y = b;
+
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* Copy one record to the drain buffer with its time. */
+static int keep(struct pmon_sampler *s, const uint8_t *rec, size_t len)
+{
+	if (s->all_len + len > s->all_cap) {
+		size_t cap = s->all_cap ? s->all_cap * 2 : 1 << 20;
+		while (cap < s->all_len + len)
+			cap *= 2;
+		uint8_t *n = realloc(s->all, cap);
+		if (!n)
+			return -ENOMEM;
+		s->all = n;
+		s->all_cap = cap;
+	}
+	if (s->nord == s->cap_ord) {
+		size_t cap = s->cap_ord ? s->cap_ord * 2 : 4096;
+		struct order *n = realloc(s->ord, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		s->ord = n;
+		s->cap_ord = cap;
+	}
+	memcpy(s->all + s->all_len, rec, len);
+	s->ord[s->nord] = (struct order){ rec_time(s, rec, len), s->all_len, s->nord };
+	s->nord++;
+	s->all_len += len;
+	return 0;
+}
+
 long pmon_sampler__drain(struct pmon_sampler *s, int (*cb)(void *, const void *, size_t), void *ctx)
 {
-	long total = 0;
+	int err = 0;
 
-	for (size_t i = 0; i < s->n; i++) {
+	s->all_len = s->nord = 0;
+	for (size_t i = 0; i < s->n && !err; i++) {
 		struct ring *r = &s->r[i];
 		uint64_t head = __atomic_load_n(&r->pc->data_head, __ATOMIC_ACQUIRE);
 		uint64_t tail = r->pc->data_tail;
@@ -200,15 +278,19 @@ long pmon_sampler__drain(struct pmon_sampler *s, int (*cb)(void *, const void *,
 				memcpy(s->buf, r->data + off, first);
 				memcpy(s->buf + first, r->data, len - first);
 			}
+			if ((err = keep(s, s->buf, len)))
+				break;
 			tail += len;
-			int rc = cb(ctx, s->buf, len);
-			if (rc < 0) {
-				__atomic_store_n(&r->pc->data_tail, tail, __ATOMIC_RELEASE);
-				return rc;
-			}
-			total++;
 		}
 		__atomic_store_n(&r->pc->data_tail, tail, __ATOMIC_RELEASE);
 	}
-	return total;
+	if (s->nord > 1)
+		qsort(s->ord, s->nord, sizeof(*s->ord), cmp_order);
+	for (size_t i = 0; i < s->nord; i++) {
+		const uint8_t *rec = s->all + s->ord[i].off;
+		int rc = cb(ctx, rec, ((const struct perf_event_header *)(const void *)rec)->size);
+		if (rc < 0)
+			return rc;
+	}
+	return err ? err : (long)s->nord;
 }
