@@ -14,7 +14,9 @@ PREFIX     ?= /usr/local
 
 # Debian 12 packages the build and the tests need.
 DEB_DEPS := cmake make gcc clang pkg-config python3 libcmocka-dev libpfm4-dev libcairo2-dev \
-	libjansson-dev libncurses-dev libdw-dev libelf-dev zlib1g-dev tmux cpuid clang-format cppcheck
+	libjansson-dev libncurses-dev libdw-dev libelf-dev zlib1g-dev libcapstone-dev \
+	libprotobuf-c-dev protobuf-c-compiler protobuf-compiler golang-github-google-pprof-dev \
+	tmux cpuid clang-format cppcheck
 
 ifeq ($(VERBOSE),1)
 Q :=

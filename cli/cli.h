@@ -46,6 +46,7 @@ int cmd_plot(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_annotate(int argc, char **argv);
 /* Draw @log into @out (used by plot, stat --plot, rdt --plot); h 0: by series. */
 int plot_log(const char *log, const char *out, unsigned w, unsigned h, const char *title);
 

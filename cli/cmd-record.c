@@ -100,12 +100,15 @@ static int calibrate(const struct pmon_evlist *ev, char **cmd, unsigned long hz,
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: pmon record [-e EVENT] [-c N | -F HZ] [-g] [-o FILE] (-- command | -p PID "
-		"| -a)\n\n"
+		"usage: pmon record [-e EVENT] [-c N | -F HZ | --calibrate[=HZ]] [-g] [-o FILE]\n"
+		"                   (-- command | -p PID | -a)\n\n"
 		"  -e EVENT   the event to sample (default cpu-clock; cycles where a PMU exists)\n"
 		"  -c N       a sample every N events (the seeds' \"Sample After\")\n"
 		"  -F HZ      about HZ samples per second (default 1000, VTune's rule of thumb)\n"
-		"  -g         call stacks through frame pointers (DWARF unwinding: not yet)\n"
+		"  --calibrate[=HZ]  count the command once, then record it with the -c N\n"
+		"             that gives about HZ samples per second (default 1000)\n"
+		"  -g         call stacks through frame pointers (DWARF unwinding, for code\n"
+		"             built without them, is a later step: such callers drop out)\n"
 		"  -o FILE    the recording (default pmon.data; format: "
 		"docs/pmon-data-format.md)\n");
 }

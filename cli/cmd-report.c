@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
- * pmon report: where the samples of a recording fell, by symbol or DSO,
- * as text, JSON, or folded stacks (FlameGraph's input).
+ * pmon report: where the samples of a recording fell, by symbol, DSO or
+ * source line, as text or JSON; and the call stacks as folded lines, a
+ * flame graph SVG, speedscope JSON or a pprof profile.
  */
 #include <errno.h>
 #include <getopt.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -15,9 +17,68 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: pmon report [-i FILE] [--sort symbol|dso] [--format text|json|folded]\n"
-		"                   [--limit N] [-o OUT]\n\n"
-		"folded: 'frame;frame;leaf count' per line (record with -g).\n");
+		"usage: pmon report [-i FILE] [--sort symbol|dso|line] [--limit N] [-o OUT]\n"
+		"                   [--format text|json|folded|flamegraph|speedscope|pprof]\n"
+		"                   [--width PX]\n\n"
+		"  -i FILE        the recording (default pmon.data)\n"
+		"  --sort         by function (default), by file mapped, or by source line\n"
+		"  --format       text and json list the entries; the others export the call\n"
+		"                 stacks (record with -g; else each stack is the sampled\n"
+		"                 function alone):\n"
+		"                   folded      'outer;...;leaf count' lines (flamegraph.pl)\n"
+		"                   flamegraph  a self-contained SVG (--width, default 1200)\n"
+		"                   speedscope  https://www.speedscope.app JSON\n"
+		"                   pprof       gzipped profile.proto for go tool pprof (-o)\n"
+		"  --limit N      text/json: the N entries with most samples\n"
+		"  -o OUT         write to OUT instead of standard output\n");
+}
+
+static int print_entries(FILE *out, const struct pmon_report *r, enum pmon_report_sort sort,
+			 size_t n, bool json)
+{
+	if (json) {
+		json_t *a = json_array();
+		for (size_t i = 0; i < n; i++) {
+			json_t *e = json_pack(
+				"{s:s, s:s, s:I, s:I, s:f}", "symbol", r->e[i].symbol, "dso",
+				r->e[i].dso, "samples", (json_int_t)r->e[i].samples, "period",
+				(json_int_t)r->e[i].period, "percent",
+				r->samples ? 100.0 * (double)r->e[i].samples / (double)r->samples
+					   : 0.0);
+			if (sort == PMON_SORT_LINE)
+				json_object_set_new(e, "line", json_string(r->e[i].line));
+			json_array_append_new(a, e);
+		}
+		json_t *j = json_pack("{s:s, s:s, s:I, s:I, s:b, s:o}", "event", r->header.event,
+				      "command", r->header.command, "samples",
+				      (json_int_t)r->samples, "lost", (json_int_t)r->lost,
+				      "truncated", r->truncated, "entries", a);
+		json_dumpf(j, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		fputc('\n', out);
+		json_decref(j);
+		return CLI_OK;
+	}
+	fprintf(out, "# pmon report: %llu samples of %s", (unsigned long long)r->samples,
+		r->header.event);
+	if (r->header.command[0])
+		fprintf(out, " in '%s'", r->header.command);
+	if (r->lost)
+		fprintf(out, "; %llu LOST", (unsigned long long)r->lost);
+	fprintf(out, "\n#\n# %8s %10s  ", "percent", "samples");
+	if (sort == PMON_SORT_LINE)
+		fprintf(out, "%-24s ", "line");
+	fprintf(out, "%-*s%s\n", sort == PMON_SORT_DSO ? 0 : 41,
+		sort == PMON_SORT_DSO ? "" : "symbol", "dso");
+	for (size_t i = 0; i < n; i++) {
+		fprintf(out, "  %7.2f%% %10llu  ",
+			r->samples ? 100.0 * (double)r->e[i].samples / (double)r->samples : 0.0,
+			(unsigned long long)r->e[i].samples);
+		if (sort == PMON_SORT_LINE)
+			fprintf(out, "%-24s ", r->e[i].line);
+		fprintf(out, "%-*s%s\n", sort == PMON_SORT_DSO ? 0 : 41,
+			sort == PMON_SORT_DSO ? "" : r->e[i].symbol, r->e[i].dso);
+	}
+	return CLI_OK;
 }
 
 int cmd_report(int argc, char **argv)
@@ -27,13 +88,16 @@ int cmd_report(int argc, char **argv)
 		{ "sort", required_argument, NULL, 's' },
 		{ "format", required_argument, NULL, 'f' },
 		{ "limit", required_argument, NULL, 'l' },
+		{ "width", required_argument, NULL, 'w' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	static const char *const formats[] = { "text",	     "json",	   "folded",
+					       "flamegraph", "speedscope", "pprof" };
 	const char *in = "pmon.data", *fmt = "text", *outpath = NULL;
 	enum pmon_report_sort sort = PMON_SORT_SYMBOL;
-	unsigned long limit = 0;
+	unsigned long limit = 0, width = 1200;
 	struct pmon_report r;
 	int c, rc = CLI_OK;
 	FILE *out;
@@ -47,22 +111,36 @@ int cmd_report(int argc, char **argv)
 		case 's':
 			if (!strcmp(optarg, "dso"))
 				sort = PMON_SORT_DSO;
+			else if (!strcmp(optarg, "line"))
+				sort = PMON_SORT_LINE;
 			else if (strcmp(optarg, "symbol")) {
-				cli_error("--sort '%s': symbol or dso", optarg);
+				cli_error("--sort '%s': symbol, dso or line", optarg);
 				return CLI_USAGE;
 			}
 			break;
 		case 'f':
-			if (strcmp(optarg, "text") && strcmp(optarg, "json") &&
-			    strcmp(optarg, "folded")) {
-				cli_error("--format '%s': text, json or folded", optarg);
+			fmt = NULL;
+			for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
+				if (!strcmp(optarg, formats[i]))
+					fmt = formats[i];
+			if (!fmt) {
+				cli_error("--format '%s': text, json, folded, flamegraph, "
+					  "speedscope or pprof",
+					  optarg);
 				return CLI_USAGE;
 			}
-			fmt = optarg;
 			break;
 		case 'l':
 			if (!cli_parse_uint(optarg, 1000000, "--limit", &limit))
 				return CLI_USAGE;
+			break;
+		case 'w':
+			if (!cli_parse_uint(optarg, 100000, "--width", &width))
+				return CLI_USAGE;
+			if (width < 200) {
+				cli_error("--width %lu: at least 200 pixels", width);
+				return CLI_USAGE;
+			}
 			break;
 		case 'o':
 			outpath = optarg;
@@ -79,6 +157,10 @@ int cmd_report(int argc, char **argv)
 		cli_error("unexpected argument '%s'", argv[optind]);
 		return CLI_USAGE;
 	}
+	if (!strcmp(fmt, "pprof") && (!outpath || !strcmp(outpath, "-")) && isatty(1)) {
+		cli_error("--format pprof writes gzipped binary: give -o FILE");
+		return CLI_USAGE;
+	}
 	int err = pmon_report_read(in, sort, &r);
 	if (err) {
 		cli_error("%s", pmon_errdetail());
@@ -86,54 +168,32 @@ int cmd_report(int argc, char **argv)
 	}
 	if (r.truncated)
 		cli_warn("%s: %s", in, r.warning);
+	bool stacks = strcmp(fmt, "text") && strcmp(fmt, "json");
+	if (stacks && !r.callchains && r.samples)
+		cli_warn("no call chains in %s (record with -g): each stack is the sampled "
+			 "function alone",
+			 in);
 	out = cli_open_output(outpath);
 	if (!out) {
 		pmon_report_release(&r);
 		return CLI_USAGE;
 	}
 	size_t n = limit && limit < r.n ? limit : r.n;
-	if (!strcmp(fmt, "folded")) {
-		for (size_t i = 0; i < r.nfolded; i++)
-			fprintf(out, "%s %llu\n", r.folded[i],
-				(unsigned long long)r.folded_count[i]);
-		if (!r.nfolded)
-			cli_warn("no call stacks in %s (record with -g)", in);
-	} else if (!strcmp(fmt, "json")) {
-		json_t *a = json_array();
-		for (size_t i = 0; i < n; i++)
-			json_array_append_new(a,
-					      json_pack("{s:s, s:s, s:I, s:I, s:f}", "symbol",
-							r.e[i].symbol, "dso", r.e[i].dso, "samples",
-							(json_int_t)r.e[i].samples, "period",
-							(json_int_t)r.e[i].period, "percent",
-							r.samples ? 100.0 * (double)r.e[i].samples /
-									(double)r.samples
-								  : 0.0));
-		json_t *j = json_pack("{s:s, s:s, s:I, s:I, s:b, s:o}", "event", r.header.event,
-				      "command", r.header.command, "samples", (json_int_t)r.samples,
-				      "lost", (json_int_t)r.lost, "truncated", r.truncated,
-				      "entries", a);
-		json_dumpf(j, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-		fputc('\n', out);
-		json_decref(j);
-	} else {
-		fprintf(out, "# pmon report: %llu samples of %s", (unsigned long long)r.samples,
-			r.header.event);
-		if (r.header.command[0])
-			fprintf(out, " in '%s'", r.header.command);
-		if (r.lost)
-			fprintf(out, "; %llu LOST", (unsigned long long)r.lost);
-		bool dso = sort == PMON_SORT_DSO;
-		fprintf(out, "\n#\n# %8s %10s  %-*s%s\n", "percent", "samples", dso ? 0 : 41,
-			dso ? "" : "symbol", "dso");
-		for (size_t i = 0; i < n; i++)
-			fprintf(out, "  %7.2f%% %10llu  %-*s%s\n",
-				r.samples ? 100.0 * (double)r.e[i].samples / (double)r.samples
-					  : 0.0,
-				(unsigned long long)r.e[i].samples, dso ? 0 : 41,
-				dso ? "" : r.e[i].symbol, r.e[i].dso);
+	if (!strcmp(fmt, "folded"))
+		err = pmon_report_write_folded(&r, out);
+	else if (!strcmp(fmt, "flamegraph"))
+		err = pmon_report_write_flamegraph(&r, out, (unsigned)width);
+	else if (!strcmp(fmt, "speedscope"))
+		err = pmon_report_write_speedscope(&r, out);
+	else if (!strcmp(fmt, "pprof"))
+		err = pmon_report_write_pprof(&r, out);
+	else
+		print_entries(out, &r, sort, n, !strcmp(fmt, "json"));
+	if (err && err != -EIO) {
+		cli_error("--format %s: %s", fmt, strerror(-err));
+		rc = CLI_FAIL;
 	}
-	if (outpath && cli_close_output(out, outpath) != CLI_OK)
+	if (cli_close_output(out, outpath) != CLI_OK)
 		rc = CLI_FAIL;
 	pmon_report_release(&r);
 	return rc;

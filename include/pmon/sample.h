@@ -45,8 +45,9 @@ PMON_API int pmon_sampler__disable(struct pmon_sampler *s);
 PMON_API int pmon_sampler__poll(struct pmon_sampler *s, int timeout_ms);
 /**
  * pmon_sampler__drain() - pass every record waiting in every ring to @cb
- * (a contiguous copy, even where it wrapped). Return: records drained, or
- * the first negative value @cb returned.
+ * (a contiguous copy, even where it wrapped), all rings merged in time
+ * order. Return: records drained, or the first negative value @cb returned
+ * (or -ENOMEM).
  */
 PMON_API long pmon_sampler__drain(struct pmon_sampler *s,
 				  int (*cb)(void *ctx, const void *rec, size_t len), void *ctx);
@@ -85,13 +86,27 @@ PMON_API int pmon_data_writer__close(struct pmon_data_writer *w);
 
 /* ---- reports ------------------------------------------------------------ */
 
-enum pmon_report_sort { PMON_SORT_SYMBOL = 0, PMON_SORT_DSO };
+enum pmon_report_sort { PMON_SORT_SYMBOL = 0, PMON_SORT_DSO, PMON_SORT_LINE };
 
 struct pmon_report_entry {
 	char symbol[256];
 	char dso[256];
+	char line[256]; /* "file.c:42" (PMON_SORT_LINE), "[unknown]" without line tables */
 	uint64_t samples;
 	uint64_t period; /* events represented */
+};
+
+/* One function of the call stacks: the frames of pprof, speedscope and flame graphs. */
+struct pmon_report_frame {
+	char *symbol;
+	char *dso; /* base name */
+};
+
+/* A distinct call stack (the leaf alone when the recording has no chains). */
+struct pmon_report_stack {
+	uint32_t *frame; /* indexes into ->frames, outermost caller first */
+	uint32_t depth;
+	uint64_t samples, period;
 };
 
 struct pmon_report {
@@ -100,15 +115,18 @@ struct pmon_report {
 	size_t n;
 	uint64_t samples, lost, period;
 	bool truncated; /* the file ended inside a chunk or a chunk failed its CRC */
+	bool callchains; /* the samples carry call chains (recorded with -g) */
 	char warning[256];
-	char **folded; /* "frame;frame;leaf" per stack, with counts in folded_count */
-	uint64_t *folded_count;
-	size_t nfolded;
+	struct pmon_report_frame *frames;
+	size_t nframes;
+	struct pmon_report_stack *stacks;
+	size_t nstacks;
 };
 
 /**
  * pmon_report_read() - read a recording, symbolize every address once per
- * unique address (elfutils), aggregate by @sort, most samples first.
+ * unique address (elfutils), aggregate by @sort, most samples first, and
+ * collect the distinct call stacks.
  * A damaged or truncated tail is reported in ->warning, not an error.
  * Return: 0, or -PMON_ERRNO__PARSE ("FILE: why") for a file that is not a
  * recording, or -errno.
@@ -116,6 +134,49 @@ struct pmon_report {
 PMON_API int pmon_report_read(const char *path, enum pmon_report_sort sort,
 			      struct pmon_report *out);
 PMON_API void pmon_report_release(struct pmon_report *r);
+
+/* Exports of a report's stacks (lib/report/export.c). Return: 0 or -errno. */
+/** Brendan Gregg's folded format: "outer;...;leaf count" per stack. */
+PMON_API int pmon_report_write_folded(const struct pmon_report *r, FILE *out);
+/** A self-contained flame graph SVG (hover titles, no script), @width px wide. */
+PMON_API int pmon_report_write_flamegraph(const struct pmon_report *r, FILE *out, unsigned width);
+/** speedscope's file format (https://www.speedscope.app/file-format-schema.json). */
+PMON_API int pmon_report_write_speedscope(const struct pmon_report *r, FILE *out);
+/** pprof's profile.proto, gzipped, as `go tool pprof` reads it. */
+PMON_API int pmon_report_write_pprof(const struct pmon_report *r, FILE *out);
+
+/* ---- annotation --------------------------------------------------------- */
+
+struct pmon_annotate_insn {
+	uint64_t addr; /* the ELF address (as objdump shows it) */
+	char text[160]; /* "add eax, 3" (Capstone, Intel syntax) */
+	uint64_t samples, period;
+	const char *src; /* source file, or NULL without line tables */
+	unsigned line;
+};
+
+struct pmon_annotation {
+	char symbol[256];
+	char dso[4096]; /* the file's path */
+	uint64_t start, size; /* ELF address and size of the symbol */
+	uint64_t samples, total; /* samples in the symbol; in the recording */
+	struct pmon_annotate_insn *insn;
+	size_t n;
+	char **srcs; /* distinct source files the instructions point into */
+	size_t nsrcs;
+};
+
+/**
+ * pmon_annotate() - the instructions of @symbol (NULL: the symbol with most
+ * samples) with the samples that landed on each and their source lines.
+ * The symbol is looked up among the sampled code of the recording at @path;
+ * where several files define it, the one with most samples wins.
+ * Return: 0; -ENOENT (no sample in @symbol: the detail names the hottest
+ * symbols), -ENOTSUP (kernel or JIT code, whose bytes are not on disk),
+ * -PMON_ERRNO__PARSE, or -errno.
+ */
+PMON_API int pmon_annotate(const char *path, const char *symbol, struct pmon_annotation *out);
+PMON_API void pmon_annotation_release(struct pmon_annotation *a);
 
 #ifdef __cplusplus
 }

@@ -4,8 +4,10 @@
  * a torn tail is a warning), follow MMAP2/FORK records into per-process
  * maps, symbolize each unique address once with elfutils (libdwfl, offline
  * modules; the file offset is turned into the ELF address through its
- * PT_LOAD segments), and aggregate by symbol or DSO, most samples first;
- * call chains become folded stacks.
+ * PT_LOAD segments), and aggregate by symbol, DSO or source line, most
+ * samples first; call chains become stacks of interned frames (the exports
+ * in export.c draw on them); pmon_annotate() counts the samples of one
+ * symbol per instruction (disassembled in annotate.c).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -22,6 +24,7 @@
 #include <zlib.h>
 
 #include "internal.h"
+#include "report/report.h"
 #include "sample/datafile.h"
 #include <pmon/sample.h>
 
@@ -38,17 +41,27 @@ struct file {
 	bool tried;
 };
 
-struct sym_cache { /* (file, offset) -> symbol name, open addressing */
+struct sym_cache { /* (file, offset) -> symbol name, address, line; open addressing */
 	int *file;
 	uint64_t *off;
 	char **name;
+	uint64_t *addr; /* in the module's Dwfl address space */
+	char **line; /* "file.c:42", looked up on first use */
 	size_t cap, n;
 };
 
-struct counter { /* string -> samples, period */
+struct counter { /* string -> samples, period, order of first use */
 	char **key;
 	uint64_t *samples, *period;
+	uint32_t *index;
 	size_t cap, n;
+};
+
+/* Where an address resolved to. */
+struct loc {
+	const char *sym, *dso;
+	int file; /* -1: not an ELF file on disk */
+	size_t slot; /* its sym_cache slot where file >= 0 */
 };
 
 struct jit_sym {
@@ -70,10 +83,14 @@ struct ctx {
 	struct file *files;
 	size_t nfiles, capfiles;
 	struct sym_cache sc;
-	struct counter agg, folded;
+	struct counter agg, frames, stacks;
 	enum pmon_report_sort sort;
 	uint64_t sample_type;
 	struct pmon_report *r;
+	/* pmon_annotate(): the samples of one symbol, by (file, address) */
+	const char *want;
+	struct counter hits; /* "file\taddress" */
+	const char *want_where; /* "kernel" or "JIT" where the symbol is not in a file */
 };
 
 static uint64_t fnv(const void *p, size_t n, uint64_t h)
@@ -85,7 +102,9 @@ static uint64_t fnv(const void *p, size_t n, uint64_t h)
 	return h;
 }
 
-static int counter_add(struct counter *c, const char *key, uint64_t period)
+/* Count one sample of @period under @key; *@index (if given) is the key's
+ * order of first use, which stays put as the table grows. */
+static int counter_add(struct counter *c, const char *key, uint64_t period, uint32_t *index)
 {
 	if (c->n * 2 >= c->cap) {
 		struct counter nc = { 0 };
@@ -93,8 +112,9 @@ static int counter_add(struct counter *c, const char *key, uint64_t period)
 		nc.key = calloc(nc.cap, sizeof(char *));
 		nc.samples = calloc(nc.cap, sizeof(uint64_t));
 		nc.period = calloc(nc.cap, sizeof(uint64_t));
-		if (!nc.key || !nc.samples || !nc.period) {
-			free(nc.key), free(nc.samples), free(nc.period);
+		nc.index = calloc(nc.cap, sizeof(uint32_t));
+		if (!nc.key || !nc.samples || !nc.period || !nc.index) {
+			free(nc.key), free(nc.samples), free(nc.period), free(nc.index);
 			return -ENOMEM;
 		}
 		for (size_t i = 0; i < c->cap; i++) {
@@ -105,10 +125,10 @@ static int counter_add(struct counter *c, const char *key, uint64_t period)
 			while (nc.key[j])
 				j = (j + 1) & (nc.cap - 1);
 			nc.key[j] = c->key[i], nc.samples[j] = c->samples[i],
-			nc.period[j] = c->period[i];
+			nc.period[j] = c->period[i], nc.index[j] = c->index[i];
 		}
 		nc.n = c->n;
-		free(c->key), free(c->samples), free(c->period);
+		free(c->key), free(c->samples), free(c->period), free(c->index);
 		*c = nc;
 	}
 	size_t j = fnv(key, strlen(key), 14695981039346656037ULL) & (c->cap - 1);
@@ -118,10 +138,12 @@ static int counter_add(struct counter *c, const char *key, uint64_t period)
 		c->key[j] = strdup(key);
 		if (!c->key[j])
 			return -ENOMEM;
-		c->n++;
+		c->index[j] = (uint32_t)c->n++;
 	}
 	c->samples[j]++;
 	c->period[j] += period;
+	if (index)
+		*index = c->index[j];
 	return 0;
 }
 
@@ -129,7 +151,7 @@ static void counter_free(struct counter *c)
 {
 	for (size_t i = 0; i < c->cap; i++)
 		free(c->key[i]);
-	free(c->key), free(c->samples), free(c->period);
+	free(c->key), free(c->samples), free(c->period), free(c->index);
 }
 
 static int file_index(struct ctx *x, const char *path)
@@ -155,8 +177,8 @@ static const Dwfl_Callbacks offline_cb = {
 	.section_address = dwfl_offline_section_address,
 };
 
-/* The symbol at file offset @off of @f, or NULL. */
-static const char *resolve(struct file *f, uint64_t off)
+/* The symbol at file offset @off of @f, or NULL; *@addr: the Dwfl address. */
+static const char *resolve(struct file *f, uint64_t off, uint64_t *addr)
 {
 	GElf_Addr bias;
 	GElf_Sym sym;
@@ -183,6 +205,7 @@ static const char *resolve(struct file *f, uint64_t off)
 			continue;
 		if (off >= ph.p_offset && off < ph.p_offset + ph.p_filesz) {
 			GElf_Addr a = off - ph.p_offset + ph.p_vaddr + bias;
+			*addr = a;
 			return dwfl_module_addrinfo(f->mod, a, &symoff, &sym, NULL, NULL, NULL);
 		}
 	}
@@ -317,73 +340,128 @@ static const char *jit_symbol(struct ctx *x, uint32_t pid, uint64_t ip)
 	return lo && ip < j->s[lo - 1].end ? j->s[lo - 1].name : NULL;
 }
 
-static const char *symbolize(struct ctx *x, uint32_t pid, uint64_t ip, const char **dso)
+/* The sym_cache slot of (@file, @off), resolved on first use; -1 without memory. */
+static long cache_slot(struct ctx *x, int file, uint64_t off)
 {
-	static char unknown[32];
+	struct sym_cache *c = &x->sc;
+
+	if (c->n * 2 >= c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 4096;
+		int *nf = malloc(cap * sizeof(int));
+		uint64_t *no = malloc(cap * sizeof(uint64_t)), *na = malloc(cap * sizeof(uint64_t));
+		char **nn = calloc(cap, sizeof(char *)), **nl = calloc(cap, sizeof(char *));
+		if (!nf || !no || !na || !nn || !nl) {
+			free(nf), free(no), free(na), free(nn), free(nl);
+			return -1;
+		}
+		for (size_t k = 0; k < cap; k++)
+			nf[k] = -1;
+		for (size_t k = 0; k < c->cap; k++) {
+			if (c->file[k] < 0)
+				continue;
+			size_t j = (fnv(&c->off[k], 8, (uint64_t)c->file[k])) & (cap - 1);
+			while (nf[j] >= 0)
+				j = (j + 1) & (cap - 1);
+			nf[j] = c->file[k], no[j] = c->off[k], nn[j] = c->name[k];
+			na[j] = c->addr[k], nl[j] = c->line[k];
+		}
+		free(c->file), free(c->off), free(c->name), free(c->addr), free(c->line);
+		c->file = nf, c->off = no, c->name = nn, c->addr = na, c->line = nl, c->cap = cap;
+	}
+	size_t j = fnv(&off, 8, (uint64_t)file) & (c->cap - 1);
+	while (c->file[j] >= 0 && !(c->file[j] == file && c->off[j] == off))
+		j = (j + 1) & (c->cap - 1);
+	if (c->file[j] < 0) {
+		uint64_t addr = 0;
+		const char *s = resolve(&x->files[file], off, &addr);
+		c->file[j] = file;
+		c->off[j] = off;
+		c->addr[j] = addr;
+		c->name[j] = strdup(s ? s : "[unknown]");
+		c->n++;
+	}
+	return (long)j;
+}
+
+/* Where @ip of process @pid lands: symbol, DSO, and the file it came from. */
+static void locate(struct ctx *x, uint32_t pid, uint64_t ip, struct loc *l)
+{
 	const char *js;
 
-	*dso = "[unknown]";
+	*l = (struct loc){ .sym = "[unknown]", .dso = "[unknown]", .file = -1 };
 	if (ip >= 0xffff800000000000ULL) {
-		*dso = "[kernel]";
-		return (js = kernel_symbol(ip)) ? js : "[kernel]";
+		l->dso = "[kernel]";
+		l->sym = (js = kernel_symbol(ip)) ? js : "[kernel]";
+		return;
 	}
 	for (size_t i = x->nmaps; i-- > 0;) {
 		struct map *m = &x->maps[i];
 		if (m->pid != pid || ip < m->start || ip >= m->end)
 			continue;
 		struct file *f = &x->files[m->file];
-		uint64_t off = ip - m->start + m->pgoff;
-		*dso = f->path;
+		l->dso = f->path;
 		if (f->path[0] != '/' ||
 		    !strncmp(f->path, "//anon", 6)) { /* code made at run time */
 			if ((js = jit_symbol(x, pid, ip))) {
-				*dso = "[jit]";
-				return js;
+				l->dso = "[jit]";
+				l->sym = js;
 			}
-			return "[unknown]";
+			return;
 		}
 		/* Each unique (file, offset) is resolved once. */
-		struct sym_cache *c = &x->sc;
-		if (c->n * 2 >= c->cap) {
-			size_t cap = c->cap ? c->cap * 2 : 4096;
-			int *nf = malloc(cap * sizeof(int));
-			uint64_t *no = malloc(cap * sizeof(uint64_t));
-			char **nn = calloc(cap, sizeof(char *));
-			if (!nf || !no || !nn) {
-				free(nf), free(no), free(nn);
-				return "[unknown]";
-			}
-			for (size_t k = 0; k < cap; k++)
-				nf[k] = -1;
-			for (size_t k = 0; k < c->cap; k++) {
-				if (c->file[k] < 0)
-					continue;
-				size_t j = (fnv(&c->off[k], 8, (uint64_t)c->file[k])) & (cap - 1);
-				while (nf[j] >= 0)
-					j = (j + 1) & (cap - 1);
-				nf[j] = c->file[k], no[j] = c->off[k], nn[j] = c->name[k];
-			}
-			free(c->file), free(c->off), free(c->name);
-			c->file = nf, c->off = no, c->name = nn, c->cap = cap;
+		long j = cache_slot(x, m->file, ip - m->start + m->pgoff);
+		if (j >= 0 && x->sc.name[j]) {
+			l->sym = x->sc.name[j];
+			l->file = m->file;
+			l->slot = (size_t)j;
 		}
-		size_t j = fnv(&off, 8, (uint64_t)m->file) & (c->cap - 1);
-		while (c->file[j] >= 0 && !(c->file[j] == m->file && c->off[j] == off))
-			j = (j + 1) & (c->cap - 1);
-		if (c->file[j] < 0) {
-			const char *s = resolve(f, off);
-			c->file[j] = m->file;
-			c->off[j] = off;
-			c->name[j] = strdup(s ? s : "[unknown]");
-			c->n++;
-		}
-		return c->name[j] ? c->name[j] : "[unknown]";
+		return;
 	}
 	if ((js = jit_symbol(x, pid, ip))) {
-		*dso = "[jit]";
-		return js;
+		l->dso = "[jit]";
+		l->sym = js;
 	}
-	snprintf(unknown, sizeof(unknown), "[unknown]");
-	return unknown;
+}
+
+/* "file.c:42" for a located address (its line table, looked up once), or NULL. */
+static const char *srcline(struct ctx *x, const struct loc *l)
+{
+	struct sym_cache *c = &x->sc;
+
+	if (l->file < 0)
+		return NULL;
+	if (!c->line[l->slot]) {
+		struct file *f = &x->files[l->file];
+		Dwfl_Line *ln = f->mod ? dwfl_module_getsrc(f->mod, c->addr[l->slot]) : NULL;
+		const char *src;
+		int lineno = 0;
+		char buf[512];
+		if (ln && (src = dwfl_lineinfo(ln, NULL, &lineno, NULL, NULL, NULL)) &&
+		    lineno > 0) {
+			const char *slash = strrchr(src, '/');
+			pmon__fmt(buf, sizeof(buf), "%s:%d", slash ? slash + 1 : src, lineno);
+		} else {
+			pmon__fmt(buf, sizeof(buf), "[unknown]");
+		}
+		c->line[l->slot] = strdup(buf);
+	}
+	return c->line[l->slot];
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash && slash[1] ? slash + 1 : path;
+}
+
+/* The frame index of a located address ("symbol\tdso" interned). */
+static int frame_of(struct ctx *x, const struct loc *l, uint32_t *index)
+{
+	char key[600];
+
+	pmon__fmt(key, sizeof(key), "%s\t%s", l->sym, base_name(l->dso));
+	return counter_add(&x->frames, key, 0, index);
 }
 
 static int add_map(struct ctx *x, uint32_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
@@ -470,36 +548,58 @@ static int on_record(struct ctx *x, const uint8_t *p, size_t len)
 			else
 				nr = 0;
 		}
-		const char *dso, *sym = symbolize(x, pid, ip, &dso);
-		char key[600];
-		char *base = strdup(dso), *b = base ? basename(base) : (char *)dso;
-		if (x->sort == PMON_SORT_DSO)
-			pmon__fmt(key, sizeof(key), "%s", b);
-		else
-			pmon__fmt(key, sizeof(key), "%s\t%s", sym, b);
-		free(base);
+		struct loc l;
+		char key[900];
+		locate(x, pid, ip, &l);
+		if (x->want) { /* pmon_annotate(): only the wanted symbol's addresses */
+			x->r->samples++;
+			x->r->period += period;
+			if (l.file < 0 && !strcmp(l.sym, x->want))
+				x->want_where = !strcmp(l.dso, "[kernel]") ? "kernel" : "JIT";
+			if (l.file < 0 || strcmp(l.sym, x->want))
+				return counter_add(&x->agg, l.sym, period, NULL);
+			pmon__fmt(key, sizeof(key), "%d\t%llx", l.file,
+				  (unsigned long long)x->sc.addr[l.slot]);
+			return counter_add(&x->hits, key, period, NULL);
+		}
+		if (x->sort == PMON_SORT_DSO) {
+			pmon__fmt(key, sizeof(key), "%s", base_name(l.dso));
+		} else if (x->sort == PMON_SORT_LINE) {
+			const char *ln = srcline(x, &l);
+			pmon__fmt(key, sizeof(key), "%s\t%s\t%s", l.sym, base_name(l.dso),
+				  ln ? ln : "[unknown]");
+		} else {
+			pmon__fmt(key, sizeof(key), "%s\t%s", l.sym, base_name(l.dso));
+		}
 		x->r->samples++;
 		x->r->period += period;
-		int err = counter_add(&x->agg, key, period);
-		if (!err && chain && nr) {
-			/* Folded stack: root first, context markers dropped. */
-			char stack[8192] = "";
-			size_t off = 0;
-			for (uint64_t k = nr; k-- > 0;) {
+		int err = counter_add(&x->agg, key, period, NULL);
+		/* The stack as frame indexes, outermost first; context markers dropped. */
+		char stack[8192];
+		size_t off = 0;
+		uint32_t fi;
+		if (chain && nr) {
+			x->r->callchains = true;
+			for (uint64_t k = nr; !err && k-- > 0;) {
 				uint64_t a;
 				memcpy(&a, &chain[k], 8);
 				if (a >= (uint64_t)-4095)
 					continue;
-				const char *d2, *s2 = symbolize(x, pid, a, &d2);
-				int w = snprintf(stack + off, sizeof(stack) - off, "%s%s",
-						 off ? ";" : "", s2);
+				struct loc l2;
+				locate(x, pid, a, &l2);
+				if ((err = frame_of(x, &l2, &fi)))
+					break;
+				int w = snprintf(stack + off, sizeof(stack) - off, "%s%u",
+						 off ? "," : "", fi);
 				if (w < 0 || (size_t)w >= sizeof(stack) - off)
 					break;
 				off += (size_t)w;
 			}
-			if (off)
-				err = counter_add(&x->folded, stack, period);
 		}
+		if (!err && !off && !(err = frame_of(x, &l, &fi)))
+			off = (size_t)snprintf(stack, sizeof(stack), "%u", fi);
+		if (!err && off)
+			err = counter_add(&x->stacks, stack, period, NULL);
 		return err;
 	}
 	default:
@@ -514,19 +614,34 @@ static int cmp_entry(const void *a, const void *b)
 	return (x->samples < y->samples) - (x->samples > y->samples);
 }
 
-void pmon_report_release(struct pmon_report *r)
+static void ctx_free(struct ctx *x)
 {
-	free(r->e);
-	for (size_t i = 0; i < r->nfolded; i++)
-		free(r->folded[i]);
-	free(r->folded);
-	free(r->folded_count);
-	memset(r, 0, sizeof(*r));
+	counter_free(&x->agg);
+	counter_free(&x->frames);
+	counter_free(&x->stacks);
+	counter_free(&x->hits);
+	for (size_t i = 0; i < x->nfiles; i++) {
+		if (x->files[i].dwfl)
+			dwfl_end(x->files[i].dwfl);
+		free(x->files[i].path);
+	}
+	free(x->files);
+	free(x->maps);
+	for (size_t i = 0; i < x->njit; i++) {
+		for (size_t k = 0; k < x->jit[i].n; k++)
+			free(x->jit[i].s[k].name);
+		free(x->jit[i].s);
+	}
+	free(x->jit);
+	for (size_t i = 0; i < x->sc.cap; i++)
+		free(x->sc.name[i]), free(x->sc.line[i]);
+	free(x->sc.file), free(x->sc.off), free(x->sc.name), free(x->sc.addr), free(x->sc.line);
 }
 
-int pmon_report_read(const char *path, enum pmon_report_sort sort, struct pmon_report *r)
+/* Read the recording at @path into @x (and x->r's header and totals). */
+static int scan(const char *path, struct ctx *x)
 {
-	struct ctx x = { .sort = sort, .r = r };
+	struct pmon_report *r = x->r;
 	struct pmon_data_disk_header dh;
 	struct pmon_data_chunk c;
 	FILE *f = fopen(path, "re");
@@ -534,7 +649,6 @@ int pmon_report_read(const char *path, enum pmon_report_sort sort, struct pmon_r
 	unsigned chunk = 0;
 	int err = 0;
 
-	memset(r, 0, sizeof(*r));
 	if (!f)
 		return pmon__err(-errno, "%s: %s", path, strerror(errno));
 	if (fread(&dh, 1, sizeof(dh), f) != sizeof(dh) || memcmp(dh.magic, PMON_DATA_MAGIC, 8)) {
@@ -549,7 +663,7 @@ int pmon_report_read(const char *path, enum pmon_report_sort sort, struct pmon_r
 				 dh.version, PMON_DATA_VERSION);
 	}
 	fseek(f, (long)dh.header_size, SEEK_SET);
-	r->header.sample_type = x.sample_type = dh.sample_type;
+	r->header.sample_type = x->sample_type = dh.sample_type;
 	r->header.attr_type = dh.attr_type;
 	r->header.attr_config = dh.attr_config;
 	r->header.period = dh.period;
@@ -587,7 +701,7 @@ int pmon_report_read(const char *path, enum pmon_report_sort sort, struct pmon_r
 			const struct perf_event_header *h = (const void *)(buf + off);
 			if (h->size < sizeof(*h) || off + h->size > c.len)
 				break;
-			err = on_record(&x, buf + off, h->size);
+			err = on_record(x, buf + off, h->size);
 			off += h->size;
 		}
 		if (err)
@@ -595,56 +709,233 @@ int pmon_report_read(const char *path, enum pmon_report_sort sort, struct pmon_r
 	}
 	fclose(f);
 	free(buf);
-	/* The aggregate, most samples first. */
-	if (!err && x.agg.n) {
-		r->e = calloc(x.agg.n, sizeof(*r->e));
-		if (!r->e)
-			err = -ENOMEM;
-		for (size_t i = 0; !err && i < x.agg.cap; i++) {
-			if (!x.agg.key[i])
-				continue;
-			struct pmon_report_entry *e = &r->e[r->n++];
-			char *tab = strchr(x.agg.key[i], '\t');
-			if (tab) {
-				pmon__fmt(e->symbol, sizeof(e->symbol), "%.*s",
-					  (int)(tab - x.agg.key[i]), x.agg.key[i]);
-				pmon__strlcpy(e->dso, tab + 1, sizeof(e->dso));
-			} else {
-				pmon__strlcpy(e->dso, x.agg.key[i], sizeof(e->dso));
-			}
-			e->samples = x.agg.samples[i];
-			e->period = x.agg.period[i];
+	return err;
+}
+
+void pmon_report_release(struct pmon_report *r)
+{
+	free(r->e);
+	for (size_t i = 0; i < r->nframes; i++)
+		free(r->frames[i].symbol), free(r->frames[i].dso);
+	free(r->frames);
+	for (size_t i = 0; i < r->nstacks; i++)
+		free(r->stacks[i].frame);
+	free(r->stacks);
+	memset(r, 0, sizeof(*r));
+}
+
+/* Split "a\tb\tc" into up to three fields (the tabs become NULs). */
+static size_t split(char *key, char **field)
+{
+	size_t n = 0;
+
+	for (char *p = key; n < 3; n++) {
+		field[n] = p;
+		if (!(p = strchr(p, '\t'))) {
+			n++;
+			break;
 		}
-		qsort(r->e, r->n, sizeof(*r->e), cmp_entry);
+		*p++ = '\0';
 	}
-	if (!err && x.folded.n) {
-		r->folded = calloc(x.folded.n, sizeof(char *));
-		r->folded_count = calloc(x.folded.n, sizeof(uint64_t));
-		for (size_t i = 0; r->folded && r->folded_count && i < x.folded.cap; i++)
-			if (x.folded.key[i]) {
-				r->folded[r->nfolded] = strdup(x.folded.key[i]);
-				r->folded_count[r->nfolded++] = x.folded.samples[i];
-			}
+	return n;
+}
+
+static int build_entries(struct ctx *x, struct pmon_report *r)
+{
+	if (!x->agg.n)
+		return 0;
+	r->e = calloc(x->agg.n, sizeof(*r->e));
+	if (!r->e)
+		return -ENOMEM;
+	for (size_t i = 0; i < x->agg.cap; i++) {
+		if (!x->agg.key[i])
+			continue;
+		struct pmon_report_entry *e = &r->e[r->n++];
+		char *fld[3];
+		size_t nf = split(x->agg.key[i], fld);
+		if (x->sort == PMON_SORT_DSO) {
+			pmon__strlcpy(e->dso, fld[0], sizeof(e->dso));
+		} else {
+			pmon__strlcpy(e->symbol, fld[0], sizeof(e->symbol));
+			pmon__strlcpy(e->dso, nf > 1 ? fld[1] : "", sizeof(e->dso));
+			pmon__strlcpy(e->line, nf > 2 ? fld[2] : "", sizeof(e->line));
+		}
+		e->samples = x->agg.samples[i];
+		e->period = x->agg.period[i];
 	}
-	counter_free(&x.agg);
-	counter_free(&x.folded);
-	for (size_t i = 0; i < x.nfiles; i++) {
-		if (x.files[i].dwfl)
-			dwfl_end(x.files[i].dwfl);
-		free(x.files[i].path);
+	qsort(r->e, r->n, sizeof(*r->e), cmp_entry);
+	return 0;
+}
+
+static int build_stacks(struct ctx *x, struct pmon_report *r)
+{
+	if (x->frames.n) {
+		r->frames = calloc(x->frames.n, sizeof(*r->frames));
+		if (!r->frames)
+			return -ENOMEM;
+		r->nframes = x->frames.n;
+		for (size_t i = 0; i < x->frames.cap; i++) {
+			char *fld[3];
+			if (!x->frames.key[i] || split(x->frames.key[i], fld) < 2)
+				continue;
+			struct pmon_report_frame *f = &r->frames[x->frames.index[i]];
+			f->symbol = strdup(fld[0]);
+			f->dso = strdup(fld[1]);
+			if (!f->symbol || !f->dso)
+				return -ENOMEM;
+		}
 	}
-	free(x.files);
-	free(x.maps);
-	for (size_t i = 0; i < x.njit; i++) {
-		for (size_t k = 0; k < x.jit[i].n; k++)
-			free(x.jit[i].s[k].name);
-		free(x.jit[i].s);
+	if (!x->stacks.n)
+		return 0;
+	r->stacks = calloc(x->stacks.n, sizeof(*r->stacks));
+	if (!r->stacks)
+		return -ENOMEM;
+	for (size_t i = 0; i < x->stacks.cap; i++) {
+		const char *k = x->stacks.key[i];
+		if (!k)
+			continue;
+		struct pmon_report_stack *st = &r->stacks[r->nstacks++];
+		uint32_t depth = 1;
+		for (const char *p = k; *p; p++)
+			depth += *p == ',';
+		st->frame = calloc(depth, sizeof(uint32_t));
+		if (!st->frame)
+			return -ENOMEM;
+		for (char *end; *k && st->depth < depth; k = *end ? end + 1 : end) {
+			unsigned long v = strtoul(k, &end, 10);
+			if (v < r->nframes)
+				st->frame[st->depth++] = (uint32_t)v;
+		}
+		st->samples = x->stacks.samples[i];
+		st->period = x->stacks.period[i];
 	}
-	free(x.jit);
-	for (size_t i = 0; i < x.sc.cap; i++)
-		free(x.sc.name[i]);
-	free(x.sc.file), free(x.sc.off), free(x.sc.name);
+	return 0;
+}
+
+int pmon_report_read(const char *path, enum pmon_report_sort sort, struct pmon_report *r)
+{
+	struct ctx x = { .sort = sort, .r = r };
+	int err;
+
+	memset(r, 0, sizeof(*r));
+	err = scan(path, &x);
+	if (!err)
+		err = build_entries(&x, r);
+	if (!err)
+		err = build_stacks(&x, r);
+	ctx_free(&x);
 	if (err)
 		pmon_report_release(r);
+	return err;
+}
+
+void pmon_annotation_release(struct pmon_annotation *a)
+{
+	free(a->insn);
+	for (size_t i = 0; i < a->nsrcs; i++)
+		free(a->srcs[i]);
+	free(a->srcs);
+	memset(a, 0, sizeof(*a));
+}
+
+/* The @n symbols with most samples, as "a, b, c", for an error message. */
+static void hottest(const struct counter *c, char *buf, size_t len)
+{
+	size_t off = 0;
+
+	buf[0] = '\0';
+	for (int k = 0; k < 5; k++) {
+		size_t best = SIZE_MAX;
+		for (size_t i = 0; i < c->cap; i++)
+			if (c->key[i] && c->samples[i] &&
+			    (best == SIZE_MAX || c->samples[i] > c->samples[best]))
+				best = i;
+		if (best == SIZE_MAX)
+			break;
+		int w = snprintf(buf + off, len - off, "%s%s", off ? ", " : "", c->key[best]);
+		if (w < 0 || (size_t)w >= len - off)
+			break;
+		off += (size_t)w;
+		c->samples[best] = 0; /* taken; the counter is not used again */
+	}
+}
+
+int pmon_annotate(const char *path, const char *symbol, struct pmon_annotation *a)
+{
+	struct pmon_report r = { 0 };
+	struct ctx x = { .sort = PMON_SORT_SYMBOL, .r = &r };
+	char hot[512];
+	int err;
+
+	memset(a, 0, sizeof(*a));
+	if (!symbol) { /* the hottest symbol of the recording */
+		err = pmon_report_read(path, PMON_SORT_SYMBOL, &r);
+		if (err)
+			return err;
+		if (!r.n) {
+			pmon_report_release(&r);
+			return pmon__err(-ENOENT, "%s holds no samples", path);
+		}
+		pmon__strlcpy(a->symbol, r.e[0].symbol, sizeof(a->symbol));
+		pmon_report_release(&r);
+		if (!strcmp(a->symbol, "[unknown]"))
+			return pmon__err(-ENOENT, "%s: the hottest code has no symbol: name one",
+					 path);
+	} else {
+		pmon__strlcpy(a->symbol, symbol, sizeof(a->symbol));
+	}
+	x.want = a->symbol;
+	err = scan(path, &x);
+	a->total = r.samples;
+	/* The file holding most of the symbol's samples. */
+	int best = -1;
+	uint64_t *per_file = err ? NULL : calloc(x.nfiles + 1, sizeof(uint64_t));
+	for (size_t i = 0; per_file && i < x.hits.cap; i++)
+		if (x.hits.key[i]) {
+			int fi = atoi(x.hits.key[i]);
+			per_file[fi] += x.hits.samples[i];
+			if (best < 0 || per_file[fi] > per_file[best])
+				best = fi;
+		}
+	if (!err && !per_file)
+		err = -ENOMEM;
+	if (!err && best < 0) {
+		if (x.want_where)
+			err = pmon__err(-ENOTSUP,
+					"'%s' is %s code: its instructions are in no file on disk",
+					a->symbol, x.want_where);
+		else {
+			hottest(&x.agg, hot, sizeof(hot));
+			err = pmon__err(-ENOENT, "no samples in '%s'%s%s%s", a->symbol,
+					hot[0] ? " (most samples: " : "", hot, hot[0] ? ")" : "");
+		}
+	}
+	if (!err) {
+		struct file *f = &x.files[best];
+		uint64_t some = 0;
+		pmon__strlcpy(a->dso, f->path, sizeof(a->dso));
+		for (size_t i = 0; i < x.hits.cap; i++)
+			if (x.hits.key[i] && atoi(x.hits.key[i]) == best) {
+				some = strtoull(strchr(x.hits.key[i], '\t') + 1, NULL, 16);
+				break;
+			}
+		err = pmon__disassemble(f->mod, some, a);
+		for (size_t i = 0; !err && i < x.hits.cap; i++) {
+			if (!x.hits.key[i] || atoi(x.hits.key[i]) != best)
+				continue;
+			uint64_t addr = strtoull(strchr(x.hits.key[i], '\t') + 1, NULL, 16);
+			a->samples += x.hits.samples[i];
+			for (size_t k = 0; k < a->n; k++)
+				if (a->insn[k].addr + pmon__module_bias(f->mod) == addr) {
+					a->insn[k].samples += x.hits.samples[i];
+					a->insn[k].period += x.hits.period[i];
+					break;
+				}
+		}
+	}
+	free(per_file);
+	ctx_free(&x);
+	if (err)
+		pmon_annotation_release(a);
 	return err;
 }

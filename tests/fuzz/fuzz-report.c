@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* libFuzzer harness: the recording reader (header, chunks, CRCs, perf
- * records of every kind) on arbitrary bytes written to a file. */
+ * records of every kind) on arbitrary bytes written to a file, and every
+ * export of what it read (folded, flame graph, speedscope, pprof). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,8 +19,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (fd < 0)
 		return 0;
-	if (write(fd, data, size) == (ssize_t)size && !pmon_report_read(path, PMON_SORT_SYMBOL, &r))
+	if (write(fd, data, size) == (ssize_t)size && !pmon_report_read(path, PMON_SORT_LINE, &r)) {
+		FILE *null = fopen("/dev/null", "we");
+		if (null) {
+			pmon_report_write_folded(&r, null);
+			pmon_report_write_flamegraph(&r, null, 800);
+			pmon_report_write_speedscope(&r, null);
+			pmon_report_write_pprof(&r, null);
+			fclose(null);
+		}
 		pmon_report_release(&r);
+	}
 	close(fd);
 	unlink(path);
 	return 0;

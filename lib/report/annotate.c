@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The instructions behind pmon_annotate(): the symbol's bytes from its ELF
+ * file (through libdwfl's section lookup), decoded by Capstone in Intel
+ * syntax, each tied to its source line by the module's DWARF line table.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <gelf.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <capstone/capstone.h>
+
+#include "internal.h"
+#include "report/report.h"
+
+uint64_t pmon__module_bias(Dwfl_Module *mod)
+{
+	GElf_Addr bias = 0;
+
+	return mod && dwfl_module_getelf(mod, &bias) ? bias : 0;
+}
+
+/* @path interned in @a->srcs; NULL without memory. */
+static const char *intern_src(struct pmon_annotation *a, const char *path)
+{
+	for (size_t i = 0; i < a->nsrcs; i++)
+		if (!strcmp(a->srcs[i], path))
+			return a->srcs[i];
+	char **n = realloc(a->srcs, (a->nsrcs + 1) * sizeof(*n));
+	if (!n)
+		return NULL;
+	a->srcs = n;
+	return (a->srcs[a->nsrcs] = strdup(path)) ? a->srcs[a->nsrcs++] : NULL;
+}
+
+int pmon__disassemble(Dwfl_Module *mod, uint64_t inside, struct pmon_annotation *a)
+{
+	GElf_Off symoff = 0;
+	GElf_Sym sym;
+	GElf_Addr bias = pmon__module_bias(mod), scnbias, rel;
+	const char *name =
+		mod ? dwfl_module_addrinfo(mod, inside, &symoff, &sym, NULL, NULL, NULL) : NULL;
+	Elf_Scn *scn;
+	Elf_Data *d;
+	csh cs;
+	cs_insn *insn = NULL;
+	size_t n;
+
+	if (!name || !sym.st_size)
+		return pmon__err(-ENOENT, "%s: no sized symbol at 0x%llx", a->dso,
+				 (unsigned long long)(inside - bias));
+	uint64_t start = inside - symoff;
+	a->start = start - bias;
+	a->size = sym.st_size;
+	rel = start;
+	scn = dwfl_module_address_section(mod, &rel, &scnbias);
+	if (!scn || !(d = elf_getdata(scn, NULL)) || !d->d_buf || rel + a->size > d->d_size)
+		return pmon__err(-ENOENT, "%s: the bytes of '%s' are not in the file", a->dso,
+				 name);
+	if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK)
+		return pmon__err(-ENOMEM, "Capstone: cannot open an x86-64 decoder");
+	n = cs_disasm(cs, (const uint8_t *)d->d_buf + rel, a->size, a->start, 0, &insn);
+	if (!n) {
+		cs_close(&cs);
+		return pmon__err(-PMON_ERRNO__PARSE, "%s: '%s' does not decode as x86-64", a->dso,
+				 name);
+	}
+	a->insn = calloc(n, sizeof(*a->insn));
+	for (size_t i = 0; a->insn && i < n; i++) {
+		struct pmon_annotate_insn *in = &a->insn[a->n++];
+		Dwfl_Line *ln = dwfl_module_getsrc(mod, insn[i].address + bias);
+		const char *src;
+		int lineno = 0;
+		in->addr = insn[i].address;
+		pmon__fmt(in->text, sizeof(in->text), "%s%s%s", insn[i].mnemonic,
+			  insn[i].op_str[0] ? " " : "", insn[i].op_str);
+		if (ln && (src = dwfl_lineinfo(ln, NULL, &lineno, NULL, NULL, NULL)) &&
+		    lineno > 0) {
+			in->src = intern_src(a, src);
+			in->line = (unsigned)lineno;
+		}
+	}
+	cs_free(insn, n);
+	cs_close(&cs);
+	return a->insn ? 0 : -ENOMEM;
+}
