@@ -645,7 +645,7 @@ static int scan(const char *path, struct ctx *x)
 	struct pmon_data_disk_header dh;
 	struct pmon_data_chunk c;
 	FILE *f = fopen(path, "re");
-	uint8_t *buf = NULL;
+	uint8_t *buf = NULL, *zbuf = NULL;
 	unsigned chunk = 0;
 	int err = 0;
 
@@ -656,10 +656,10 @@ static int scan(const char *path, struct ctx *x)
 		return pmon__err(-PMON_ERRNO__PARSE,
 				 "%s: not a pmon recording (no PMONDATA header)", path);
 	}
-	if (dh.version != PMON_DATA_VERSION || dh.header_size < sizeof(dh)) {
+	if (dh.version < 1 || dh.version > PMON_DATA_VERSION || dh.header_size < sizeof(dh)) {
 		fclose(f);
 		return pmon__err(-PMON_ERRNO__PARSE,
-				 "%s: recording format version %u (this pmon reads %d)", path,
+				 "%s: recording format version %u (this pmon reads 1 to %d)", path,
 				 dh.version, PMON_DATA_VERSION);
 	}
 	fseek(f, (long)dh.header_size, SEEK_SET);
@@ -670,17 +670,22 @@ static int scan(const char *path, struct ctx *x)
 	r->header.freq = dh.freq;
 	pmon__strlcpy(r->header.event, dh.event, sizeof(r->header.event));
 	pmon__strlcpy(r->header.command, dh.command, sizeof(r->header.command));
-	buf = malloc(512 * 1024);
-	if (!buf) {
+	buf = malloc(PMON_CHUNK_RAW_MAX);
+	zbuf = malloc(PMON_CHUNK_RAW_MAX);
+	if (!buf || !zbuf) {
 		fclose(f);
+		free(buf);
+		free(zbuf);
 		return -ENOMEM;
 	}
 	for (;; chunk++) {
 		size_t got = fread(&c, 1, sizeof(c), f);
 		if (got == 0)
 			break;
-		if (got != sizeof(c) || memcmp(c.magic, PMON_CHUNK_MAGIC, 4) ||
-		    c.len > 512 * 1024) {
+		bool z = got == sizeof(c) && dh.version >= 2 &&
+			!memcmp(c.magic, PMON_CHUNKZ_MAGIC, 4);
+		if (got != sizeof(c) || (!z && memcmp(c.magic, PMON_CHUNK_MAGIC, 4)) ||
+		    c.len > PMON_CHUNK_RAW_MAX) {
 			r->truncated = true;
 			snprintf(r->warning, sizeof(r->warning),
 				 "chunk %u is damaged or cut short: reporting the %u chunks before "
@@ -688,7 +693,8 @@ static int scan(const char *path, struct ctx *x)
 				 chunk, chunk);
 			break;
 		}
-		if (fread(buf, 1, c.len, f) != c.len || crc32(0L, buf, c.len) != c.crc) {
+		uint8_t *stored = z ? zbuf : buf;
+		if (fread(stored, 1, c.len, f) != c.len || crc32(0L, stored, c.len) != c.crc) {
 			r->truncated = true;
 			snprintf(r->warning, sizeof(r->warning),
 				 "chunk %u is cut short or fails its CRC (the recording was "
@@ -696,6 +702,18 @@ static int scan(const char *path, struct ctx *x)
 				 "reporting the %u chunks before it",
 				 chunk, chunk);
 			break;
+		}
+		if (z) {
+			uLongf raw = PMON_CHUNK_RAW_MAX;
+			if (uncompress(buf, &raw, zbuf, c.len) != Z_OK) {
+				r->truncated = true;
+				snprintf(r->warning, sizeof(r->warning),
+					 "chunk %u does not inflate: reporting the %u chunks "
+					 "before it",
+					 chunk, chunk);
+				break;
+			}
+			c.len = (uint32_t)raw;
 		}
 		for (size_t off = 0; off + sizeof(struct perf_event_header) <= c.len && !err;) {
 			const struct perf_event_header *h = (const void *)(buf + off);
@@ -709,6 +727,7 @@ static int scan(const char *path, struct ctx *x)
 	}
 	fclose(f);
 	free(buf);
+	free(zbuf);
 	return err;
 }
 

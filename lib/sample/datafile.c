@@ -3,7 +3,8 @@
  * The recording file (docs/pmon-data-format.md): a header, then chunks of
  * raw perf records, each with its length and a CRC-32, written at least
  * every second, so a crash loses at most the last chunk and a reader can
- * tell a complete chunk from a torn one.
+ * tell a complete chunk from a torn one. A chunk is stored deflated (zlib,
+ * fastest level) when that makes it smaller: call chains repeat a lot.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -27,6 +28,8 @@ struct pmon_data_writer {
 	uint8_t *buf;
 	size_t len;
 	uint32_t nrec;
+	uint8_t *z; /* the deflated chunk */
+	size_t zcap;
 };
 
 static int write_all(struct pmon_data_writer *w, const void *p, size_t n)
@@ -42,7 +45,10 @@ int pmon_data_writer__open(const char *path, const struct pmon_data_header *h,
 	struct pmon_data_writer *w = calloc(1, sizeof(*w));
 	struct pmon_data_disk_header dh;
 
-	if (!w || !(w->buf = malloc(CHUNK_MAX + 65536))) {
+	if (!w || !(w->buf = malloc(CHUNK_MAX + 65536)) ||
+	    !(w->z = malloc(w->zcap = compressBound(CHUNK_MAX + 65536)))) {
+		if (w)
+			free(w->buf);
 		free(w);
 		return -ENOMEM;
 	}
@@ -51,6 +57,7 @@ int pmon_data_writer__open(const char *path, const struct pmon_data_header *h,
 	if (!w->f) {
 		int e = -errno;
 		free(w->buf);
+		free(w->z);
 		free(w);
 		return pmon__err(e, "cannot write '%s': %s", path, strerror(-e));
 	}
@@ -71,6 +78,7 @@ int pmon_data_writer__open(const char *path, const struct pmon_data_header *h,
 	if (err) {
 		fclose(w->f);
 		free(w->buf);
+		free(w->z);
 		free(w);
 		return err;
 	}
@@ -85,13 +93,20 @@ int pmon_data_writer__flush(struct pmon_data_writer *w)
 
 	if (!w->len)
 		return 0;
+	uLongf zlen = (uLongf)w->zcap;
+	const uint8_t *payload = w->buf;
 	memcpy(c.magic, PMON_CHUNK_MAGIC, 4);
 	c.len = (uint32_t)w->len;
-	c.crc = (uint32_t)crc32(0L, w->buf, (uInt)w->len);
+	if (compress2(w->z, &zlen, w->buf, (uLong)w->len, Z_BEST_SPEED) == Z_OK && zlen < w->len) {
+		memcpy(c.magic, PMON_CHUNKZ_MAGIC, 4);
+		c.len = (uint32_t)zlen;
+		payload = w->z;
+	}
+	c.crc = (uint32_t)crc32(0L, payload, (uInt)c.len);
 	c.nrec = w->nrec;
 	err = write_all(w, &c, sizeof(c));
 	if (!err)
-		err = write_all(w, w->buf, w->len);
+		err = write_all(w, payload, c.len);
 	if (!err && fflush(w->f))
 		err = pmon__err(-errno, "%s: %s", w->path, strerror(errno));
 	w->len = 0;
@@ -119,6 +134,7 @@ int pmon_data_writer__close(struct pmon_data_writer *w)
 	if (fclose(w->f) && !err)
 		err = pmon__err(-errno, "%s: %s", w->path, strerror(errno));
 	free(w->buf);
+	free(w->z);
 	free(w);
 	return err;
 }

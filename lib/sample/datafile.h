@@ -7,8 +7,10 @@
 #include <stdint.h>
 
 #define PMON_DATA_MAGIC "PMONDATA"
-#define PMON_CHUNK_MAGIC "CHNK"
-#define PMON_DATA_VERSION 1
+#define PMON_CHUNK_MAGIC "CHNK" /* payload stored as is */
+#define PMON_CHUNKZ_MAGIC "CHNZ" /* payload deflated (zlib's compress2 format), version 2 on */
+#define PMON_CHUNK_RAW_MAX (512 * 1024) /* a chunk's records, inflated */
+#define PMON_DATA_VERSION 2 /* 1: raw chunks only; the reader takes both */
 
 struct pmon_data_disk_header {
 	char magic[8]; /* "PMONDATA" */
@@ -24,8 +26,8 @@ struct pmon_data_disk_header {
 
 struct pmon_data_chunk {
 	char magic[4]; /* "CHNK" */
-	uint32_t len; /* payload bytes: raw perf records back to back */
-	uint32_t crc; /* zlib crc32 of the payload */
+	uint32_t len; /* payload bytes as stored: raw perf records back to back, or deflated */
+	uint32_t crc; /* zlib crc32 of the payload as stored */
 	uint32_t nrec; /* records in the payload */
 } __attribute__((packed));
 

@@ -123,6 +123,49 @@ else
 	echo "ok - # SKIP kernel symbols: /proc/kallsyms shows no addresses here (kptr_restrict)"
 fi
 
+# Chunks are stored deflated; a version-1 file (raw chunks) reads the same.
+run_pmon 0 report -i "$TMP/p.data" --format json
+cp "$TMP/out" "$TMP/v2.json"
+check "chunks are deflated (CHNZ), far smaller than the raw records" python3 -c '
+import struct, sys, zlib
+b = open(sys.argv[1], "rb").read()
+off, z, raw, stored = struct.unpack_from("<I", b, 12)[0], 0, 0, 0
+while off < len(b):
+    magic, n, crc, nrec = struct.unpack_from("<4sIII", b, off)
+    data = b[off + 16:off + 16 + n]
+    assert zlib.crc32(data) == crc
+    if magic == b"CHNZ":
+        z += 1; raw += len(zlib.decompress(data))
+    else:
+        raw += n
+    stored += n; off += 16 + n
+assert z and stored * 3 < raw, (z, stored, raw)' "$TMP/p.data"
+python3 -c '
+import struct, sys, zlib
+b = bytearray(open(sys.argv[1], "rb").read())
+hs = struct.unpack_from("<I", b, 12)[0]
+out = bytearray(b[:hs]); struct.pack_into("<I", out, 8, 1)
+off = hs
+while off < len(b):
+    magic, n, crc, nrec = struct.unpack_from("<4sIII", b, off)
+    data = bytes(b[off + 16:off + 16 + n])
+    if magic == b"CHNZ":
+        data = zlib.decompress(data)
+    out += struct.pack("<4sIII", b"CHNK", len(data), zlib.crc32(data), nrec) + data
+    off += 16 + n
+open(sys.argv[2], "wb").write(out)' "$TMP/p.data" "$TMP/v1.data"
+run_pmon 0 report -i "$TMP/v1.data" --format json
+check "a version-1 recording (raw chunks) gives the same report" cmp -s "$TMP/out" "$TMP/v2.json"
+python3 -c '
+import struct, sys
+b = bytearray(open(sys.argv[1], "rb").read()); struct.pack_into("<I", b, 8, 9)
+open(sys.argv[2], "wb").write(b)' "$TMP/p.data" "$TMP/v9.data"
+run_pmon 2 report -i "$TMP/v9.data"
+one_line_error "recording format version 9 (this pmon reads 1 to 2)"
+: >"$TMP/empty.data"
+run_pmon 2 report -i "$TMP/empty.data"
+one_line_error "not a pmon recording"
+
 # Bad input.
 printf 'not a recording at all' >"$TMP/junk"
 run_pmon 2 report -i "$TMP/junk"

