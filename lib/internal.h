@@ -35,4 +35,20 @@ int pmon__read_long(const char *path, long *out);
 /* strtoul-based parsing with full error checks. Return: 0 or -EINVAL/-ERANGE. */
 int pmon__parse_u64(const char *s, int base, uint64_t *out);
 
+/* Kernel text symbols of a kallsyms file (lib/util/ksyms.c), by address. */
+struct pmon__ksym {
+	uint64_t addr;
+	const char *name; /* points into ->text */
+};
+struct pmon__ksyms {
+	struct pmon__ksym *sym;
+	size_t n;
+	char *text;
+};
+/* Return: 0 (no symbols where kptr_restrict shows zeros), or -errno. */
+int pmon__ksyms_load(const char *path, struct pmon__ksyms *k);
+/* The symbol holding @ip, or NULL; *@end: where the next symbol starts. */
+const struct pmon__ksym *pmon__ksyms_find(const struct pmon__ksyms *k, uint64_t ip, uint64_t *end);
+void pmon__ksyms_free(struct pmon__ksyms *k);
+
 #endif

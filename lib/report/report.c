@@ -87,6 +87,8 @@ struct ctx {
 	enum pmon_report_sort sort;
 	uint64_t sample_type;
 	struct pmon_report *r;
+	struct file_ksym *fk; /* the recording's kernel symbols, by start */
+	size_t nfk;
 	/* pmon_annotate(): the samples of one symbol, by (file, address) */
 	const char *want;
 	struct counter hits; /* "file\taddress" */
@@ -213,66 +215,47 @@ static const char *resolve(struct file *f, uint64_t off, uint64_t *addr)
 }
 
 /*
- * Kernel text symbols from /proc/kallsyms, loaded once per process (they do
- * not change while pmon runs, and a fuzzer calls the reader many times).
- * Empty where kptr_restrict shows every address as 0.
+ * Kernel text symbols: those the recording carries (CHNS chunks, written
+ * by the recorder from its machine's kallsyms), else this machine's
+ * /proc/kallsyms, loaded once per process (a fuzzer calls the reader many
+ * times). Empty where kptr_restrict shows every address as 0.
  */
-struct ksym {
-	uint64_t addr;
-	char *name;
-};
-static struct ksym *ksyms;
-static size_t nksyms;
+static struct pmon__ksyms proc_ksyms;
 static pthread_once_t ksyms_once = PTHREAD_ONCE_INIT;
-
-static int ksym_cmp(const void *a, const void *b)
-{
-	const struct ksym *x = a, *y = b;
-
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
 
 static void ksyms_load(void)
 {
-	FILE *f = fopen("/proc/kallsyms", "re");
-	char line[512], name[256], type;
-	unsigned long long addr;
-	size_t cap = 0;
-
-	while (f && fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3 || !addr ||
-		    (type != 't' && type != 'T' && type != 'w' && type != 'W'))
-			continue;
-		if (nksyms == cap) {
-			cap = cap ? cap * 2 : 65536;
-			struct ksym *n = realloc(ksyms, cap * sizeof(*n));
-			if (!n)
-				break;
-			ksyms = n;
-		}
-		if (!(ksyms[nksyms].name = strdup(name)))
-			break;
-		ksyms[nksyms++].addr = addr;
-	}
-	if (f)
-		fclose(f);
-	if (nksyms)
-		qsort(ksyms, nksyms, sizeof(*ksyms), ksym_cmp);
+	pmon__ksyms_load("/proc/kallsyms", &proc_ksyms);
 }
 
-static const char *kernel_symbol(uint64_t ip)
-{
-	size_t lo = 0, hi;
+struct file_ksym {
+	uint64_t start, end;
+	char *name;
+};
 
-	pthread_once(&ksyms_once, ksyms_load);
-	for (hi = nksyms; lo < hi;) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (ksyms[mid].addr <= ip)
-			lo = mid + 1;
-		else
-			hi = mid;
+static int file_ksym_cmp(const void *a, const void *b)
+{
+	const struct file_ksym *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static const char *kernel_symbol(const struct ctx *x, uint64_t ip)
+{
+	if (x->nfk) { /* the recording names its own kernel addresses */
+		size_t lo = 0, hi = x->nfk;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (x->fk[mid].start <= ip)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		return lo && ip < x->fk[lo - 1].end ? x->fk[lo - 1].name : NULL;
 	}
-	return lo ? ksyms[lo - 1].name : NULL;
+	pthread_once(&ksyms_once, ksyms_load);
+	const struct pmon__ksym *k = pmon__ksyms_find(&proc_ksyms, ip, NULL);
+	return k ? k->name : NULL;
 }
 
 static int jit_cmp(const void *a, const void *b)
@@ -391,7 +374,7 @@ static void locate(struct ctx *x, uint32_t pid, uint64_t ip, struct loc *l)
 	*l = (struct loc){ .sym = "[unknown]", .dso = "[unknown]", .file = -1 };
 	if (ip >= 0xffff800000000000ULL) {
 		l->dso = "[kernel]";
-		l->sym = (js = kernel_symbol(ip)) ? js : "[kernel]";
+		l->sym = (js = kernel_symbol(x, ip)) ? js : "[kernel]";
 		return;
 	}
 	for (size_t i = x->nmaps; i-- > 0;) {
@@ -616,6 +599,9 @@ static int cmp_entry(const void *a, const void *b)
 
 static void ctx_free(struct ctx *x)
 {
+	for (size_t i = 0; i < x->nfk; i++)
+		free(x->fk[i].name);
+	free(x->fk);
 	counter_free(&x->agg);
 	counter_free(&x->frames);
 	counter_free(&x->stacks);
@@ -636,6 +622,53 @@ static void ctx_free(struct ctx *x)
 	for (size_t i = 0; i < x->sc.cap; i++)
 		free(x->sc.name[i]), free(x->sc.line[i]);
 	free(x->sc.file), free(x->sc.off), free(x->sc.name), free(x->sc.addr), free(x->sc.line);
+}
+
+/*
+ * Collect the kernel symbols a recording carries: walk the chunk headers
+ * (seeking over the payloads) and parse the CHNS chunks, which come last.
+ * A damaged chunk ends the walk quietly; the main pass reports it.
+ */
+static int read_ksym_chunks(FILE *f, long from, struct ctx *x, uint8_t *buf)
+{
+	struct pmon_data_chunk c;
+	size_t cap = 0;
+
+	fseek(f, from, SEEK_SET);
+	while (fread(&c, 1, sizeof(c), f) == sizeof(c) && c.len <= PMON_CHUNK_RAW_MAX) {
+		if (memcmp(c.magic, PMON_CHUNKS_MAGIC, 4)) {
+			if (fseek(f, (long)c.len, SEEK_CUR))
+				break;
+			continue;
+		}
+		if (fread(buf, 1, c.len, f) != c.len || crc32(0L, buf, c.len) != c.crc)
+			break;
+		for (size_t off = 0; off + sizeof(struct pmon_record_ksym) < c.len;) {
+			struct pmon_record_ksym k;
+			memcpy(&k, buf + off, sizeof(k));
+			if (k.size <= sizeof(k) || off + k.size > c.len)
+				break;
+			if (k.type == PMON_RECORD_KSYM && k.start < k.end) {
+				if (x->nfk == cap) {
+					cap = cap ? cap * 2 : 1024;
+					struct file_ksym *n = realloc(x->fk, cap * sizeof(*n));
+					if (!n)
+						return -ENOMEM;
+					x->fk = n;
+				}
+				char *name = strndup((const char *)buf + off + sizeof(k),
+						     k.size - sizeof(k));
+				if (!name)
+					return -ENOMEM;
+				x->fk[x->nfk++] = (struct file_ksym){ k.start, k.end, name };
+			}
+			off += k.size;
+		}
+	}
+	if (x->nfk > 1)
+		qsort(x->fk, x->nfk, sizeof(*x->fk), file_ksym_cmp);
+	fseek(f, from, SEEK_SET);
+	return 0;
 }
 
 /* Read the recording at @path into @x (and x->r's header and totals). */
@@ -672,7 +705,8 @@ static int scan(const char *path, struct ctx *x)
 	pmon__strlcpy(r->header.command, dh.command, sizeof(r->header.command));
 	buf = malloc(PMON_CHUNK_RAW_MAX);
 	zbuf = malloc(PMON_CHUNK_RAW_MAX);
-	if (!buf || !zbuf) {
+	if (!buf || !zbuf ||
+	    (dh.version >= 2 && read_ksym_chunks(f, (long)dh.header_size, x, buf))) {
 		fclose(f);
 		free(buf);
 		free(zbuf);
@@ -684,7 +718,9 @@ static int scan(const char *path, struct ctx *x)
 			break;
 		bool z = got == sizeof(c) && dh.version >= 2 &&
 			!memcmp(c.magic, PMON_CHUNKZ_MAGIC, 4);
-		if (got != sizeof(c) || (!z && memcmp(c.magic, PMON_CHUNK_MAGIC, 4)) ||
+		bool syms = got == sizeof(c) && dh.version >= 2 &&
+			!memcmp(c.magic, PMON_CHUNKS_MAGIC, 4);
+		if (got != sizeof(c) || (!z && !syms && memcmp(c.magic, PMON_CHUNK_MAGIC, 4)) ||
 		    c.len > PMON_CHUNK_RAW_MAX) {
 			r->truncated = true;
 			snprintf(r->warning, sizeof(r->warning),
@@ -703,6 +739,8 @@ static int scan(const char *path, struct ctx *x)
 				 chunk, chunk);
 			break;
 		}
+		if (syms)
+			continue; /* kernel symbols: read before this pass */
 		if (z) {
 			uLongf raw = PMON_CHUNK_RAW_MAX;
 			if (uncompress(buf, &raw, zbuf, c.len) != Z_OK) {

@@ -30,6 +30,9 @@ struct pmon_data_writer {
 	uint32_t nrec;
 	uint8_t *z; /* the deflated chunk */
 	size_t zcap;
+	uint64_t sample_type;
+	uint64_t *kaddr; /* kernel addresses sampled: a set, 0 is empty */
+	size_t nk, capk;
 };
 
 static int write_all(struct pmon_data_writer *w, const void *p, size_t n)
@@ -65,7 +68,7 @@ int pmon_data_writer__open(const char *path, const struct pmon_data_header *h,
 	memcpy(dh.magic, PMON_DATA_MAGIC, 8);
 	dh.version = PMON_DATA_VERSION;
 	dh.header_size = sizeof(dh);
-	dh.sample_type = h->sample_type;
+	dh.sample_type = w->sample_type = h->sample_type;
 	dh.attr_type = h->attr_type;
 	dh.attr_config = h->attr_config;
 	dh.period = h->period;
@@ -86,7 +89,8 @@ int pmon_data_writer__open(const char *path, const struct pmon_data_header *h,
 	return 0;
 }
 
-int pmon_data_writer__flush(struct pmon_data_writer *w)
+/* Write the buffered records as one chunk; deflated where @may_deflate and smaller. */
+static int write_chunk(struct pmon_data_writer *w, const char *magic, bool may_deflate)
 {
 	struct pmon_data_chunk c;
 	int err;
@@ -95,9 +99,10 @@ int pmon_data_writer__flush(struct pmon_data_writer *w)
 		return 0;
 	uLongf zlen = (uLongf)w->zcap;
 	const uint8_t *payload = w->buf;
-	memcpy(c.magic, PMON_CHUNK_MAGIC, 4);
+	memcpy(c.magic, magic, 4);
 	c.len = (uint32_t)w->len;
-	if (compress2(w->z, &zlen, w->buf, (uLong)w->len, Z_BEST_SPEED) == Z_OK && zlen < w->len) {
+	if (may_deflate && compress2(w->z, &zlen, w->buf, (uLong)w->len, Z_BEST_SPEED) == Z_OK &&
+	    zlen < w->len) {
 		memcpy(c.magic, PMON_CHUNKZ_MAGIC, 4);
 		c.len = (uint32_t)zlen;
 		payload = w->z;
@@ -114,10 +119,124 @@ int pmon_data_writer__flush(struct pmon_data_writer *w)
 	return err;
 }
 
+int pmon_data_writer__flush(struct pmon_data_writer *w)
+{
+	return write_chunk(w, PMON_CHUNK_MAGIC, true);
+}
+
+static int note_kaddr(struct pmon_data_writer *w, uint64_t a)
+{
+	if (a < 0xffff800000000000ULL || a >= (uint64_t)-4095) /* user, or a context marker */
+		return 0;
+	if (w->nk * 2 >= w->capk) {
+		size_t cap = w->capk ? w->capk * 2 : 4096;
+		uint64_t *n = calloc(cap, sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		for (size_t i = 0; i < w->capk; i++)
+			if (w->kaddr[i]) {
+				size_t j = (w->kaddr[i] * 0x9e3779b97f4a7c15ULL >> 20) & (cap - 1);
+				while (n[j])
+					j = (j + 1) & (cap - 1);
+				n[j] = w->kaddr[i];
+			}
+		free(w->kaddr);
+		w->kaddr = n;
+		w->capk = cap;
+	}
+	size_t j = (a * 0x9e3779b97f4a7c15ULL >> 20) & (w->capk - 1);
+	while (w->kaddr[j] && w->kaddr[j] != a)
+		j = (j + 1) & (w->capk - 1);
+	if (!w->kaddr[j]) {
+		w->kaddr[j] = a;
+		w->nk++;
+	}
+	return 0;
+}
+
+/* The kernel addresses of a SAMPLE record (its ip and call chain). */
+static int note_sample(struct pmon_data_writer *w, const uint8_t *rec, size_t len)
+{
+	uint64_t st = w->sample_type, v, nr;
+	size_t at = 8;
+	int err = 0;
+
+	if (st & PERF_SAMPLE_READ)
+		return 0; /* a layout this writer does not produce */
+	at += st & PERF_SAMPLE_IDENTIFIER ? 8 : 0;
+	if (st & PERF_SAMPLE_IP && at + 8 <= len) {
+		memcpy(&v, rec + at, 8);
+		err = note_kaddr(w, v);
+		at += 8;
+	}
+	at += 8 *
+		(!!(st & PERF_SAMPLE_TID) + !!(st & PERF_SAMPLE_TIME) + !!(st & PERF_SAMPLE_ADDR) +
+		 !!(st & PERF_SAMPLE_ID) + !!(st & PERF_SAMPLE_STREAM_ID) +
+		 !!(st & PERF_SAMPLE_CPU) + !!(st & PERF_SAMPLE_PERIOD));
+	if (!err && st & PERF_SAMPLE_CALLCHAIN && at + 8 <= len) {
+		memcpy(&nr, rec + at, 8);
+		at += 8;
+		for (uint64_t i = 0; !err && i < nr && at + 8 <= len; i++, at += 8) {
+			memcpy(&v, rec + at, 8);
+			err = note_kaddr(w, v);
+		}
+	}
+	return err;
+}
+
+/*
+ * At the end: the kallsyms symbols of every kernel address recorded, as
+ * PMON_RECORD_KSYM records in CHNS chunks. Without readable kallsyms
+ * (kptr_restrict) there is nothing to write and the reader says [kernel].
+ */
+static int write_ksyms(struct pmon_data_writer *w)
+{
+	struct pmon__ksyms k;
+	uint8_t *done; /* per kallsyms symbol: written already */
+	int err = 0;
+
+	if (!w->nk || pmon__ksyms_load("/proc/kallsyms", &k))
+		return 0;
+	done = calloc(k.n ? k.n : 1, 1);
+	for (size_t i = 0; done && !err && i < w->capk; i++) {
+		uint64_t end = 0;
+		const struct pmon__ksym *s =
+			w->kaddr[i] ? pmon__ksyms_find(&k, w->kaddr[i], &end) : NULL;
+		if (!s || done[s - k.sym]) /* one record per symbol */
+			continue;
+		done[s - k.sym] = 1;
+		size_t nlen = strlen(s->name) + 1,
+		       size = sizeof(struct pmon_record_ksym) + ((nlen + 7) & ~(size_t)7);
+		if (size > 4096)
+			continue;
+		if (w->len + size > CHUNK_MAX && (err = write_chunk(w, PMON_CHUNKS_MAGIC, false)))
+			break;
+		struct pmon_record_ksym *r = (void *)(w->buf + w->len);
+		memset(r, 0, size);
+		r->type = PMON_RECORD_KSYM;
+		r->size = (uint16_t)size;
+		r->start = s->addr;
+		r->end = end;
+		memcpy(r->name, s->name, nlen);
+		w->len += size;
+		w->nrec++;
+	}
+	if (!err)
+		err = write_chunk(w, PMON_CHUNKS_MAGIC, false);
+	free(done);
+	pmon__ksyms_free(&k);
+	return err;
+}
+
 int pmon_data_writer__add(struct pmon_data_writer *w, const void *rec, size_t len)
 {
 	if (len > 65536)
 		return pmon__err(-EINVAL, "a record of %zu bytes", len);
+	if (((const struct perf_event_header *)rec)->type == PERF_RECORD_SAMPLE) {
+		int err = note_sample(w, rec, len);
+		if (err)
+			return err;
+	}
 	memcpy(w->buf + w->len, rec, len);
 	w->len += len;
 	w->nrec++;
@@ -131,10 +250,13 @@ int pmon_data_writer__close(struct pmon_data_writer *w)
 	if (!w)
 		return 0;
 	err = pmon_data_writer__flush(w);
+	if (!err)
+		err = write_ksyms(w);
 	if (fclose(w->f) && !err)
 		err = pmon__err(-errno, "%s: %s", w->path, strerror(errno));
 	free(w->buf);
 	free(w->z);
+	free(w->kaddr);
 	free(w);
 	return err;
 }

@@ -9,6 +9,7 @@
 #define PMON_DATA_MAGIC "PMONDATA"
 #define PMON_CHUNK_MAGIC "CHNK" /* payload stored as is */
 #define PMON_CHUNKZ_MAGIC "CHNZ" /* payload deflated (zlib's compress2 format), version 2 on */
+#define PMON_CHUNKS_MAGIC "CHNS" /* kernel symbols the recording hit, version 2 on */
 #define PMON_CHUNK_RAW_MAX (512 * 1024) /* a chunk's records, inflated */
 #define PMON_DATA_VERSION 2 /* 1: raw chunks only; the reader takes both */
 
@@ -29,6 +30,21 @@ struct pmon_data_chunk {
 	uint32_t len; /* payload bytes as stored: raw perf records back to back, or deflated */
 	uint32_t crc; /* zlib crc32 of the payload as stored */
 	uint32_t nrec; /* records in the payload */
+} __attribute__((packed));
+
+/*
+ * pmon's own record type (perf leaves types from 64 up to user space): a
+ * kernel text symbol that a sample or call chain of the recording hit,
+ * written from /proc/kallsyms when the recording ends, so the file names
+ * its kernel addresses by itself (after a reboot with another KASLR
+ * offset, or on another machine). Only in CHNS chunks.
+ */
+#define PMON_RECORD_KSYM 0x7001
+struct pmon_record_ksym {
+	uint32_t type; /* struct perf_event_header: PMON_RECORD_KSYM */
+	uint16_t misc, size;
+	uint64_t start, end; /* [start, end): up to the next kallsyms symbol */
+	char name[]; /* NUL-terminated, padded to 8 bytes */
 } __attribute__((packed));
 
 #endif

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include <pmon/pmon.h>
+#include "internal.h"
 
 static char root[] = "/tmp/pmon-kernel-XXXXXX";
 
@@ -90,6 +91,43 @@ static void test_kernel__fake_tree(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* The kallsyms parser: text symbols only, module suffixes cut, zero
+ * (kptr_restrict) addresses dropped, unsorted input sorted, lookups with
+ * the next symbol's start as the end. */
+static void test_kernel__ksyms(void **state)
+{
+	char path[] = "/tmp/pmon-ksyms-XXXXXX";
+	int fd = mkstemp(path);
+	const char *text = "ffffffff81000000 T _stext\n"
+			   "ffffffff81000100 t helper\n"
+			   "ffffffff81000080 D some_data\n"
+			   "ffffffffc0001000 t mod_fn\t[mymod]\n"
+			   "ffffffff81000050 W weak_fn\n"
+			   "0000000000000000 T hidden\n"
+			   "garbage line\n"
+			   "ffffffff81000200 T last";
+	struct pmon__ksyms k;
+	uint64_t end = 0;
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	assert_int_equal(pmon__ksyms_load(path, &k), 0);
+	unlink(path);
+	assert_int_equal(k.n, 5);
+	assert_string_equal(k.sym[1].name, "weak_fn"); /* sorted by address */
+	assert_string_equal(pmon__ksyms_find(&k, 0xffffffff81000060, &end)->name, "weak_fn");
+	assert_true(end == 0xffffffff81000100); /* some_data is not text */
+	assert_string_equal(pmon__ksyms_find(&k, 0xffffffff81000200, &end)->name, "last");
+	assert_true(end == 0xffffffffc0001000);
+	assert_string_equal(pmon__ksyms_find(&k, 0xffffffffc0001234, &end)->name, "mod_fn");
+	assert_true(end == UINT64_MAX);
+	assert_null(pmon__ksyms_find(&k, 0xffffffff80000000, NULL));
+	pmon__ksyms_free(&k);
+	assert_int_equal(pmon__ksyms_load("/nonexistent/kallsyms", &k), -ENOENT);
+}
+
 static void test_kernel__real(void **state)
 {
 	struct pmon_kernel_info k;
@@ -114,6 +152,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_kernel__fake_tree),
+		cmocka_unit_test(test_kernel__ksyms),
 		cmocka_unit_test(test_kernel__real),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
