@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # Benchmark: the CPU cost of watching live rates -- pmon top --batch at a
 # 1 s interval with 8 events on all CPUs, against perf stat -a -I 1000 with
-# the same events, both for SECONDS seconds; CPU time (user + sys, from
+# the same events, both for SECONDS seconds (and pmon top -P, which also
+# samples the first event at ~250 Hz per CPU for the per-process view); CPU time (user + sys, from
 # wait4) over wall time, in percent of one core. Needs root (all CPUs).
 # usage: bench/top-overhead.sh [PMON] [SECONDS]    (default build/pmon, 20)
 set -eu
@@ -19,6 +20,7 @@ def cost(argv):
     wall = time.monotonic() - t0
     return 100 * (ru.ru_utime + ru.ru_stime) / wall, wall
 runs = [("pmon top", [pmon, "top", "--batch", "-I", "1000", "-n", str(secs), "-e", ev]),
+        ("pmon top -P", [pmon, "top", "--batch", "-P", "-I", "1000", "-n", str(secs), "-e", ev]),
         ("perf stat -I", ["perf", "stat", "-a", "-I", "1000", "--interval-count", str(secs), "-e", ev])]
 for name, argv in runs:
     pct, wall = cost(argv)

@@ -26,6 +26,8 @@
 
 #define HIST 240
 #define MAXEV 32
+#define MAXPROC 4096 /* processes seen in one interval */
+#define SHOWPROC 10
 
 enum ring { RING_BOTH, RING_USER, RING_KERNEL };
 
@@ -36,6 +38,13 @@ struct ev {
 	unsigned nhist;
 	bool ok;
 	char why[160];
+};
+
+/* One process's share of the selected event in the last interval. */
+struct proc {
+	pid_t pid;
+	double period; /* events represented by its samples */
+	char comm[17];
 };
 
 struct top {
@@ -61,6 +70,17 @@ struct top {
 	double t0, tprev;
 	char **names; /* for Tab completion */
 	size_t nnames, capnames;
+	/* The per-process view: the selected event sampled, samples by pid. */
+	bool per_proc;
+	struct pmon_sampler *smp;
+	char smp_text[128]; /* which event and ring it samples */
+	enum ring smp_ring;
+	char smp_why[200];
+	struct proc *acc; /* this interval's, unsorted */
+	size_t nacc;
+	struct proc shown[SHOWPROC]; /* the last interval's top processes */
+	size_t nshown;
+	double shown_total;
 };
 
 static volatile sig_atomic_t got_sig;
@@ -126,6 +146,120 @@ static int reopen(struct top *t)
 	return 0;
 }
 
+/*
+ * (Re)open the sampler behind the per-process view when it is on and the
+ * selected event or the ring changed: the event sampled at about 250 Hz
+ * per CPU (the kernel adjusts the period; each sample says how many events
+ * it stands for).
+ */
+static void proc_sampler(struct top *t)
+{
+	if (!t->per_proc) {
+		pmon_sampler__close(t->smp);
+		t->smp = NULL;
+		return;
+	}
+	if ((t->smp || t->smp_why[0]) && !strcmp(t->smp_text, t->ev[t->sel].text) &&
+	    t->smp_ring == t->ring)
+		return;
+	pmon_sampler__close(t->smp);
+	t->smp = NULL;
+	t->nacc = t->nshown = 0;
+	snprintf(t->smp_text, sizeof(t->smp_text), "%s", t->ev[t->sel].text);
+	t->smp_ring = t->ring;
+	t->smp_why[0] = '\0';
+	if (t->npids > 1) {
+		snprintf(t->smp_why, sizeof(t->smp_why),
+			 "per process: all CPUs, one -p PID or a command only");
+		return;
+	}
+	struct pmon_evlist *l = pmon_evlist__new(NULL);
+	const char *mod = t->ring == RING_USER ? ":u" : t->ring == RING_KERNEL ? ":k" : "";
+	char spec[160];
+	struct pmon_target tg = t->target;
+	struct pmon_sample_opts o = { .sz = sizeof(o), .freq = 250, .pages = 16 };
+	snprintf(spec, sizeof(spec), "%s%s", t->ev[t->sel].text, mod);
+	if (t->npids == 1) {
+		tg.tids = NULL;
+		tg.ntids = 0;
+		tg.pid = t->pids[0];
+	}
+	tg.enable_on_exec = false;
+	if (!l || pmon_evlist__add(l, spec) || pmon_sampler__open(l, &tg, &o, &t->smp) ||
+	    pmon_sampler__enable(t->smp)) {
+		snprintf(t->smp_why, sizeof(t->smp_why), "cannot sample %s: %s", spec,
+			 pmon_errdetail());
+		pmon_sampler__close(t->smp);
+		t->smp = NULL;
+	}
+	pmon_evlist__free(l);
+}
+
+/* A SAMPLE record's pid and period, added to the interval's processes. */
+static int proc_add(void *ctx, const void *rec, size_t len)
+{
+	struct top *t = ctx;
+	const struct perf_event_header *h = rec;
+	uint64_t st = pmon_sampler__sample_type(t->smp), period = 1;
+	size_t at = sizeof(*h) + (st & PERF_SAMPLE_IP ? 8 : 0);
+	uint32_t pid;
+
+	if (h->type != PERF_RECORD_SAMPLE || !(st & PERF_SAMPLE_TID) || at + 8 > len)
+		return 0;
+	memcpy(&pid, (const uint8_t *)rec + at, 4);
+	at += 8 + 8 * (!!(st & PERF_SAMPLE_TIME) + !!(st & PERF_SAMPLE_CPU));
+	if (st & PERF_SAMPLE_PERIOD && at + 8 <= len)
+		memcpy(&period, (const uint8_t *)rec + at, 8);
+	size_t i = 0;
+	while (i < t->nacc && t->acc[i].pid != (pid_t)pid)
+		i++;
+	if (i == t->nacc) {
+		if (t->nacc == MAXPROC)
+			return 0;
+		t->acc[t->nacc++] = (struct proc){ .pid = (pid_t)pid };
+	}
+	t->acc[i].period += (double)period;
+	return 0;
+}
+
+static int cmp_proc(const void *a, const void *b)
+{
+	const struct proc *x = a, *y = b;
+
+	return (x->period < y->period) - (x->period > y->period);
+}
+
+/* The interval's samples into the top processes, rates over @dt seconds. */
+static void proc_interval(struct top *t, double dt)
+{
+	if (!t->smp || !t->acc)
+		return;
+	t->nacc = 0;
+	pmon_sampler__drain(t->smp, proc_add, t);
+	if (t->nacc > 1)
+		qsort(t->acc, t->nacc, sizeof(*t->acc), cmp_proc);
+	/* In the event's display unit, as the rate rows above (task-clock: msec). */
+	const struct pmon_event_desc *d = pmon_evlist__event(t->list, t->sel);
+	double scale = d && d->scale > 0 ? d->scale : 1.0;
+	t->shown_total = 0;
+	for (size_t i = 0; i < t->nacc; i++)
+		t->shown_total += t->acc[i].period * scale / dt;
+	t->nshown = t->nacc < SHOWPROC ? t->nacc : SHOWPROC;
+	for (size_t i = 0; i < t->nshown; i++) {
+		struct proc *p = &t->shown[i];
+		char path[64];
+		*p = t->acc[i];
+		p->period *= scale / dt;
+		snprintf(path, sizeof(path), "/proc/%d/comm", (int)p->pid);
+		FILE *f = p->pid ? fopen(path, "re") : NULL;
+		if (!f || !fgets(p->comm, sizeof(p->comm), f))
+			snprintf(p->comm, sizeof(p->comm), "%s", p->pid ? "[exited]" : "[idle]");
+		p->comm[strcspn(p->comm, "\n")] = '\0';
+		if (f)
+			fclose(f);
+	}
+}
+
 static void log_interval(struct top *t, double ts, double dt)
 {
 	for (size_t i = 0; i < t->nev && t->log; i++) {
@@ -171,6 +305,7 @@ static void sample(struct top *t)
 		e->hist[e->nhist++] = e->rate;
 	}
 	log_interval(t, tn - t->t0, dt);
+	proc_interval(t, dt);
 	if (t->batch) {
 		for (size_t i = 0; i < t->nev; i++) {
 			const struct pmon_event_desc *d = pmon_evlist__event(t->list, i);
@@ -180,6 +315,17 @@ static void sample(struct top *t)
 			else
 				printf("%10.3f %-28s <not supported> %s\n", tn - t->t0, d->name,
 				       t->ev[i].why);
+		}
+		if (t->per_proc && t->smp_why[0])
+			printf("%10.3f   %s\n", tn - t->t0, t->smp_why);
+		for (size_t i = 0; t->per_proc && i < t->nshown; i++) {
+			const struct pmon_event_desc *d = pmon_evlist__event(t->list, t->sel);
+			printf("%10.3f   pid %-8d %-16s %16.2f %s%s/s %6.2f%% of %s\n", tn - t->t0,
+			       (int)t->shown[i].pid, t->shown[i].comm, t->shown[i].period, d->unit,
+			       d->unit[0] ? "" : "events",
+			       t->shown_total > 0 ? 100.0 * t->shown[i].period / t->shown_total
+						  : 0.0,
+			       d->name);
 		}
 		fflush(stdout);
 	}
@@ -286,18 +432,35 @@ static void draw(struct top *t)
 		}
 		free(u);
 	}
+	if (t->per_proc && t->nev) {
+		y++;
+		mvprintw(y++, 0, "per process: %s (sampled)", t->ev[t->sel].text);
+		if (t->smp_why[0])
+			mvprintw(y++, 2, "%.*s", cols > 2 ? cols - 2 : 0, t->smp_why);
+		else
+			mvprintw(y++, 2, "%-8s %-16s %12s %7s", "PID", "COMMAND", "RATE/s",
+				 "SHARE");
+		for (size_t i = 0; i < t->nshown && y < rows - 3; i++) {
+			human(t->shown[i].period, a, sizeof(a));
+			mvprintw(y++, 2, "%-8d %-16s %12s %6.1f%%", (int)t->shown[i].pid,
+				 t->shown[i].comm, a,
+				 t->shown_total > 0 ? 100.0 * t->shown[i].period / t->shown_total
+						    : 0.0);
+		}
+	}
 	if (t->help) {
 		y++;
 		mvprintw(y++, 2, "a add an event (Tab completes)   d delete the selected one");
 		mvprintw(y++, 2, "u user  k kernel  b both (the seeds' ring selection)");
 		mvprintw(y++, 2,
-			 "+ / - interval x2 / /2   space pause   c per-CPU   s sort   q quit");
+			 "+ / - interval x2 / /2   space pause   c per-CPU   t per-process");
+		mvprintw(y++, 2, "up/down select the event the views break down   s sort   q quit");
 	}
 	attron(A_REVERSE);
 	mvprintw(rows - 1, 0, "%-*.*s", cols, cols,
 		 t->status[0] ? t->status
-			      : " a:add d:del u/k/b:ring +/-:interval space:pause c:cpu s:sort "
-				"h:help q:quit");
+			      : " a:add d:del u/k/b:ring +/-:interval space:pause c:cpu t:tasks "
+				"s:sort h:help q:quit");
 	attroff(A_REVERSE);
 	refresh();
 }
@@ -419,6 +582,9 @@ static void handle_key(struct top *t, int ch)
 	case 'c':
 		t->per_cpu = !t->per_cpu;
 		break;
+	case 't':
+		t->per_proc = !t->per_proc;
+		break;
 	case 's':
 		t->sort_rate = !t->sort_rate;
 		break;
@@ -437,18 +603,21 @@ static void handle_key(struct top *t, int ch)
 	default:
 		break;
 	}
+	proc_sampler(t); /* follows the selected event, the ring, the 't' key */
 }
 
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: pmon top [-e EVENTS] [-I MS] [-n COUNT] [-p PID | -C CPUS | -- command]\n"
-		"                [-o LOG] [--batch]\n\n"
+		"                [-o LOG] [--batch] [-P]\n\n"
 		"Live event rates with min, max and a trace; all CPUs by default (root or\n"
 		"perf_event_paranoid <= 0). -o LOG writes every interval as CSV (pmon plot reads "
 		"it;\n"
 		"a name ending in .json gives JSON lines). --batch (or output that is not a\n"
-		"terminal) prints plain lines. Keys: h.\n");
+		"terminal) prints plain lines. -P (--per-process, key t) also shows the\n"
+		"processes with most of the selected event, from sampling it at ~250 Hz per\n"
+		"CPU. Keys: h.\n");
 }
 
 int cmd_top(int argc, char **argv)
@@ -461,6 +630,7 @@ int cmd_top(int argc, char **argv)
 		{ "cpu", required_argument, NULL, 'C' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "batch", no_argument, NULL, 'B' },
+		{ "per-process", no_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -469,12 +639,14 @@ int cmd_top(int argc, char **argv)
 	unsigned long ul;
 	int c, rc = CLI_OK;
 
-	if (!t)
+	if (!t || !(t->acc = calloc(MAXPROC, sizeof(*t->acc)))) {
+		free(t);
 		return CLI_FAIL;
+	}
 	t->interval_ms = 1000;
 	t->child.pid = -1;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+e:I:n:p:C:o:bh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+e:I:n:p:C:o:bPh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			events = optarg;
@@ -519,6 +691,9 @@ int cmd_top(int argc, char **argv)
 		case 'B':
 		case 'b':
 			t->batch = true;
+			break;
+		case 'P':
+			t->per_proc = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -600,6 +775,7 @@ int cmd_top(int argc, char **argv)
 	}
 	/* Events added later open on the running command at once. */
 	t->target.enable_on_exec = false;
+	proc_sampler(t);
 	struct sigaction sa = { .sa_handler = on_sig };
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
@@ -669,6 +845,8 @@ out:
 		cli_error("write error on '%s': %s", logpath, strerror(errno));
 		rc = CLI_FAIL;
 	}
+	pmon_sampler__close(t->smp);
+	free(t->acc);
 	pmon_counters__close(t->cnt);
 	pmon_evlist__free(t->list);
 	free(t->prev);

@@ -34,6 +34,25 @@ tm send-keys -t "$S" k
 sleep 0.6
 tm capture-pane -t "$S" -p >"$TMP/screen4"
 check "k switches to kernel-only counting" grep -q "counting kernel" "$TMP/screen4"
+# A smaller terminal: the next draw lays the screen out for it.
+tm resize-window -t "$S" -x 90 -y 20
+sleep 0.6
+tm capture-pane -t "$S" -p >"$TMP/screen4a"
+check "after a resize the screen fits 90 columns and keeps its rows" python3 -c '
+import sys
+lines = open(sys.argv[1], encoding="utf-8").read().splitlines()
+assert max(len(l) for l in lines) <= 90, max(len(l) for l in lines)
+assert any(l.startswith(">task-clock") for l in lines)
+assert any("EVENT" in l and "RATE/s" in l for l in lines)' "$TMP/screen4a"
+tm resize-window -t "$S" -x 160 -y 32
+tm send-keys -t "$S" b
+tm send-keys -t "$S" t
+sleep 0.8
+tm capture-pane -t "$S" -p >"$TMP/screen4b"
+check "t shows the per-process view of the selected event" \
+	grep -q "per process: task-clock (sampled)" "$TMP/screen4b"
+check "the command's shell leads the per-process rows" \
+	grep -Eq "^  [0-9]+ +sh +[0-9.]+[KM]? +[0-9.]+%" "$TMP/screen4b"
 tm send-keys -t "$S" q
 sleep 0.5
 tm send-keys -t "$S" 'echo "DONE-$?"' Enter
@@ -55,6 +74,29 @@ import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
 assert len(rows) == 3 and all(r["event"] == "task-clock" and "rate" in r for r in rows)
 ' "$TMP/top.json"
+# Per process (-P): a forking command's two processes, each with its share.
+run_pmon 0 top --batch -P -I 200 -n 2 -e task-clock -- "$PMON_WORKLOADS/wl-stacks" fork 2000000000
+check "-P: both processes of a forking command, named, with a rate" python3 -c '
+import re, sys
+last = [l for l in open(sys.argv[1]) if " pid " in l]
+t = max(float(l.split()[0]) for l in last)
+rows = [l.split() for l in last if float(l.split()[0]) == t]
+pids = {r[2] for r in rows if r[3] == "wl-stacks" and float(r[4]) > 100}
+assert len(pids) == 2, rows' "$TMP/out"
+# All CPUs (root, or perf_event_paranoid <= 0): a busy process is found.
+if [ "$(id -u)" = 0 ] || [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -le 0 ]; then
+	"$PMON_WORKLOADS/wl-hotcold" 3000000000 &
+	wl=$!
+	run_pmon 0 top --batch -P -I 300 -n 3 -e task-clock
+	kill $wl
+	wait $wl 2>/dev/null
+	check "-P on all CPUs: the busy workload is listed with its pid" python3 -c '
+import sys
+rows = [l.split() for l in open(sys.argv[1]) if " pid " in l]
+assert any(r[2] == sys.argv[2] and r[3] == "wl-hotcold" and float(r[4]) > 300 for r in rows), rows' "$TMP/out" "$wl"
+else
+	echo "ok - # SKIP -P on all CPUs: needs root or perf_event_paranoid <= 0"
+fi
 run_pmon 2 top -e nosuchevent -n 1
 one_line_error "event 'nosuchevent' is unknown"
 run_pmon 2 top -I 5 -n 1
