@@ -17,11 +17,15 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: pmon report [-i FILE] [--sort symbol|dso|line] [--limit N] [-o OUT]\n"
+		"usage: pmon report [-i FILE] [--sort symbol|dso|line|caller|callee] [--limit N]\n"
+		"                   [--min-percent P] [-o OUT]\n"
 		"                   [--format text|json|folded|flamegraph|speedscope|pprof]\n"
 		"                   [--width PX]\n\n"
 		"  -i FILE        the recording (default pmon.data)\n"
-		"  --sort         by function (default), by file mapped, or by source line\n"
+		"  --sort         by function (default), by file mapped, by source line; or\n"
+		"                 the call graph: caller (from the outermost callers down),\n"
+		"                 callee (each sampled function, then its callers); nodes\n"
+		"                 under --min-percent P of the samples (default 0.5) left out\n"
 		"  --format       text and json list the entries; the others export the call\n"
 		"                 stacks (record with -g; else each stack is the sampled\n"
 		"                 function alone):\n"
@@ -89,6 +93,7 @@ int cmd_report(int argc, char **argv)
 		{ "format", required_argument, NULL, 'f' },
 		{ "limit", required_argument, NULL, 'l' },
 		{ "width", required_argument, NULL, 'w' },
+		{ "min-percent", required_argument, NULL, 'm' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -98,6 +103,8 @@ int cmd_report(int argc, char **argv)
 	const char *in = "pmon.data", *fmt = "text", *outpath = NULL;
 	enum pmon_report_sort sort = PMON_SORT_SYMBOL;
 	unsigned long limit = 0, width = 1200;
+	int graph = 0; /* 1: caller, 2: callee */
+	double min_pct = 0.5;
 	struct pmon_report r;
 	int c, rc = CLI_OK;
 	FILE *out;
@@ -113,11 +120,23 @@ int cmd_report(int argc, char **argv)
 				sort = PMON_SORT_DSO;
 			else if (!strcmp(optarg, "line"))
 				sort = PMON_SORT_LINE;
+			else if (!strcmp(optarg, "caller") || !strcmp(optarg, "callee"))
+				graph = optarg[5] == 'r' ? 1 : 2;
 			else if (strcmp(optarg, "symbol")) {
-				cli_error("--sort '%s': symbol, dso or line", optarg);
+				cli_error("--sort '%s': symbol, dso, line, caller or callee",
+					  optarg);
 				return CLI_USAGE;
 			}
 			break;
+		case 'm': {
+			char *end;
+			min_pct = strtod(optarg, &end);
+			if (end == optarg || *end || !(min_pct >= 0 && min_pct <= 100)) {
+				cli_error("--min-percent '%s': a number from 0 to 100", optarg);
+				return CLI_USAGE;
+			}
+			break;
+		}
 		case 'f':
 			fmt = NULL;
 			for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
@@ -168,7 +187,7 @@ int cmd_report(int argc, char **argv)
 	}
 	if (r.truncated)
 		cli_warn("%s: %s", in, r.warning);
-	bool stacks = strcmp(fmt, "text") && strcmp(fmt, "json");
+	bool stacks = graph || (strcmp(fmt, "text") && strcmp(fmt, "json"));
 	if (stacks && !r.callchains && r.samples)
 		cli_warn("no call chains in %s (record with -g): each stack is the sampled "
 			 "function alone",
@@ -187,6 +206,9 @@ int cmd_report(int argc, char **argv)
 		err = pmon_report_write_speedscope(&r, out);
 	else if (!strcmp(fmt, "pprof"))
 		err = pmon_report_write_pprof(&r, out);
+	else if (graph)
+		err = pmon_report_write_callgraph(&r, out, graph == 2, min_pct,
+						  !strcmp(fmt, "json"));
 	else
 		print_entries(out, &r, sort, n, !strcmp(fmt, "json"));
 	if (err && err != -EIO) {

@@ -140,6 +140,14 @@ PMON_API void pmon_report_release(struct pmon_report *r);
 PMON_API int pmon_report_write_folded(const struct pmon_report *r, FILE *out);
 /** A self-contained flame graph SVG (hover titles, no script), @width px wide. */
 PMON_API int pmon_report_write_flamegraph(const struct pmon_report *r, FILE *out, unsigned width);
+/**
+ * The call graph as an indented tree with total and self shares: from the
+ * outermost callers down (perf report -g caller), or with @callee from each
+ * sampled function up through its callers (-g callee); nodes under
+ * @min_percent of the samples left out. @json: nested objects instead.
+ */
+PMON_API int pmon_report_write_callgraph(const struct pmon_report *r, FILE *out, bool callee,
+					 double min_percent, bool json);
 /** speedscope's file format (https://www.speedscope.app/file-format-schema.json). */
 PMON_API int pmon_report_write_speedscope(const struct pmon_report *r, FILE *out);
 /** pprof's profile.proto, gzipped, as `go tool pprof` reads it. */

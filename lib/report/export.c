@@ -49,7 +49,8 @@ int pmon_report_write_folded(const struct pmon_report *r, FILE *out)
 
 struct node {
 	uint32_t frame; /* UINT32_MAX: the root */
-	uint64_t value;
+	uint64_t value; /* samples through this path */
+	uint64_t self; /* samples that ended here */
 	struct node **child;
 	size_t nchild;
 };
@@ -180,23 +181,143 @@ static unsigned tree_depth(const struct node *n)
 	return d + 1;
 }
 
-int pmon_report_write_flamegraph(const struct pmon_report *r, FILE *out, unsigned width)
+/*
+ * The stacks as a tree: from the outermost callers down (@callee false), or
+ * from the sampled functions up through their callers (@callee true).
+ * NULL without memory.
+ */
+static struct node *build_tree(const struct pmon_report *r, bool callee)
 {
 	struct node *root = calloc(1, sizeof(*root));
+
+	if (!root)
+		return NULL;
+	root->frame = UINT32_MAX;
+	for (size_t i = 0; i < r->nstacks; i++) {
+		const struct pmon_report_stack *st = &r->stacks[i];
+		struct node *n = root;
+		root->value += st->samples;
+		for (uint32_t k = 0; n && k < st->depth; k++) {
+			uint32_t f = st->frame[callee ? st->depth - 1 - k : k];
+			if ((n = node_child(n, f))) {
+				n->value += st->samples;
+				if (callee ? k == 0 : k + 1 == st->depth)
+					n->self += st->samples;
+			}
+		}
+		if (!n) {
+			node_free(root);
+			return NULL;
+		}
+	}
+	return root;
+}
+
+static int cmp_value(const void *a, const void *b)
+{
+	const struct node *x = *(struct node *const *)a, *y = *(struct node *const *)b;
+
+	return (x->value < y->value) - (x->value > y->value);
+}
+
+struct graph {
+	const struct pmon_report *r;
+	FILE *out;
+	double min; /* samples below which a node is left out */
+	uint64_t total;
+	bool callee;
+	unsigned shown; /* roots printed */
+};
+
+static void graph_text(struct graph *g, struct node *n, unsigned depth)
+{
+	if (n->nchild > 1)
+		qsort(n->child, n->nchild, sizeof(*n->child), cmp_value);
+	for (size_t i = 0; i < n->nchild; i++) {
+		const struct node *c = n->child[i];
+		if ((double)c->value < g->min)
+			continue; /* sorted: the rest are smaller */
+		const struct pmon_report_frame *f = &g->r->frames[c->frame];
+		char self[16] = ""; /* a caller's "self" in the callee view means nothing */
+		if (!g->callee || depth == 0)
+			snprintf(self, sizeof(self), "%7.2f%%",
+				 100.0 * (double)c->self / (double)g->total);
+		fprintf(g->out, "  %7.2f%% %8s  %*s%s  %s\n",
+			100.0 * (double)c->value / (double)g->total, self,
+			(int)(2 * (depth < 40 ? depth : 40)), "", f->symbol, f->dso);
+		graph_text(g, n->child[i], depth + 1);
+	}
+}
+
+static json_t *graph_json(struct graph *g, struct node *n)
+{
+	json_t *a = json_array();
+
+	if (n->nchild > 1)
+		qsort(n->child, n->nchild, sizeof(*n->child), cmp_value);
+	for (size_t i = 0; a && i < n->nchild; i++) {
+		const struct node *c = n->child[i];
+		if ((double)c->value < g->min)
+			continue;
+		const struct pmon_report_frame *f = &g->r->frames[c->frame];
+		json_array_append_new(
+			a,
+			json_pack("{s:s, s:s, s:I, s:I, s:f, s:o}", "symbol", f->symbol, "dso",
+				  f->dso, "samples", (json_int_t)c->value, "self",
+				  (json_int_t)c->self, "percent",
+				  100.0 * (double)c->value / (double)g->total,
+				  g->callee ? "callers" : "callees", graph_json(g, n->child[i])));
+	}
+	return a;
+}
+
+int pmon_report_write_callgraph(const struct pmon_report *r, FILE *out, bool callee,
+				double min_percent, bool json)
+{
+	struct node *root = build_tree(r, callee);
 	int err = 0;
 
 	if (!root)
 		return -ENOMEM;
-	root->frame = UINT32_MAX;
-	for (size_t i = 0; !err && i < r->nstacks; i++) {
-		struct node *n = root;
-		root->value += r->stacks[i].samples;
-		for (uint32_t k = 0; n && k < r->stacks[i].depth; k++)
-			if ((n = node_child(n, r->stacks[i].frame[k])))
-				n->value += r->stacks[i].samples;
-		if (!n)
-			err = -ENOMEM;
+	struct graph g = {
+		.r = r, .out = out, .total = root->value ? root->value : 1, .callee = callee
+	};
+	g.min = min_percent / 100.0 * (double)g.total;
+	if (json) {
+		json_t *j =
+			json_pack("{s:s, s:s, s:I, s:s, s:f, s:o}", "event", r->header.event,
+				  "command", r->header.command, "samples", (json_int_t)root->value,
+				  "graph", callee ? "callee" : "caller", "min_percent", min_percent,
+				  "roots", graph_json(&g, root));
+		if (!j || json_dumpf(j, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER) ||
+		    fputc('\n', out) == EOF)
+			err = j ? -EIO : -ENOMEM;
+		json_decref(j);
+	} else {
+		fprintf(out,
+			"# pmon report: %llu samples of %s%s%s%s, call graph %s (nodes under "
+			"%.1f%% left out)\n#\n# %8s %8s  %s\n",
+			(unsigned long long)root->value, r->header.event,
+			r->header.command[0] ? " in '" : "", r->header.command,
+			r->header.command[0] ? "'" : "",
+			callee ? "from each sampled function up through its callers"
+			       : "from the outermost callers down",
+			min_percent, "total", "self",
+			callee ? "function, then its callers" : "function");
+		graph_text(&g, root, 0);
+		err = ferror(out) ? -EIO : 0;
 	}
+	node_free(root);
+	return err;
+}
+
+int pmon_report_write_flamegraph(const struct pmon_report *r, FILE *out, unsigned width)
+{
+	struct node *root = build_tree(r, false);
+	int err = 0;
+
+	if (!root)
+		return -ENOMEM;
 	if (!err) {
 		struct fg g = {
 			.r = r, .out = out, .row = 16, .total = root->value ? root->value : 1

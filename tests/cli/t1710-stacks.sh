@@ -17,6 +17,35 @@ run_pmon 0 report -i "$TMP/chain.data" --format folded
 check "three-level chain: the heaviest stack is main;outer;middle;inner" \
 	sh -c "sort -k2 -nr '$TMP/out' | head -1 | grep -Eq '(^|;)main;outer;middle;inner [0-9]+\$'"
 
+# The call graph both ways (perf report -g caller / callee).
+run_pmon 0 report -i "$TMP/chain.data" --sort caller --format json
+check "--sort caller: main > outer > middle > inner, inner's samples its own" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+def find(nodes, name, key):
+    for n in nodes:
+        if n["symbol"] == name:
+            return n
+    raise AssertionError((name, [n["symbol"] for n in nodes]))
+m = None
+for r in d["roots"]:
+    for n in r["callees"]:
+        if n["symbol"] == "main":
+            m = n
+assert m, d["roots"]
+o = find(m["callees"], "outer", "callees"); mi = find(o["callees"], "middle", "callees")
+i = find(mi["callees"], "inner", "callees")
+assert i["samples"] == mi["samples"] == o["samples"] and i["self"] == i["samples"] > 0.8 * d["samples"], i' "$TMP/out"
+run_pmon 0 report -i "$TMP/chain.data" --sort callee
+check "--sort callee: inner first, then middle, outer, main indented under it" python3 -c '
+import sys
+# "  TOTAL%   SELF%  " is 21 columns; the indentation after it is the depth.
+rows = [l[21:] for l in open(sys.argv[1]) if not l.startswith("#")]
+rows = [((len(r) - len(r.lstrip(" "))) // 2, r.split()[0]) for r in rows if r.strip()]
+assert rows[:4] == [(0, "inner"), (1, "middle"), (2, "outer"), (3, "main")], rows[:5]' "$TMP/out"
+run_pmon 2 report -i "$TMP/chain.data" --sort caller --min-percent 200
+one_line_error "--min-percent '200': a number from 0 to 100"
+
 # Threads: each thread's function under start_thread. They do equal work, but
 # CPU time on a busy VM (steal, a sibling's load) differs: seen 68/32 in CI,
 # so the check is that both are followed, each with a real share.
@@ -174,7 +203,7 @@ fi
 run_pmon 2 report -i "$TMP/g.data" --format svg
 one_line_error "--format 'svg': text, json, folded, flamegraph, speedscope or pprof"
 run_pmon 2 report -i "$TMP/g.data" --sort nope
-one_line_error "--sort 'nope': symbol, dso or line"
+one_line_error "--sort 'nope': symbol, dso, line, caller or callee"
 run_pmon 2 annotate -i "$TMP/g.data" hot cold
 one_line_error "annotate one symbol at a time"
 finish
