@@ -7,6 +7,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <jansson.h>
 
@@ -17,10 +18,11 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: pmon annotate [-i FILE] [--format text|json] [--no-source] [-o OUT]\n"
-		"                     [SYMBOL]\n\n"
+		"                     [--debug-dir D] [SYMBOL]\n\n"
 		"  SYMBOL        the function to show (default: the one with most samples)\n"
 		"  -i FILE       the recording (default pmon.data)\n"
-		"  --no-source   leave out the source lines between the instructions\n");
+		"  --no-source   leave out the source lines between the instructions\n"
+		"  --debug-dir D look for debuginfo by build id in D/.build-id/ first\n");
 }
 
 /* A source file's lines, read once; an unreadable file has none. */
@@ -142,11 +144,12 @@ int cmd_annotate(int argc, char **argv)
 		{ "input", required_argument, NULL, 'i' },
 		{ "format", required_argument, NULL, 'f' },
 		{ "no-source", no_argument, NULL, 'S' },
+		{ "debug-dir", required_argument, NULL, 'D' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *in = "pmon.data", *outpath = NULL, *symbol = NULL;
+	const char *in = "pmon.data", *outpath = NULL, *symbol = NULL, *debug_dir = NULL;
 	bool json = false, source = true;
 	struct pmon_annotation a;
 	int c, rc = CLI_OK;
@@ -168,6 +171,9 @@ int cmd_annotate(int argc, char **argv)
 		case 'S':
 			source = false;
 			break;
+		case 'D':
+			debug_dir = optarg;
+			break;
 		case 'o':
 			outpath = optarg;
 			break;
@@ -185,7 +191,14 @@ int cmd_annotate(int argc, char **argv)
 		cli_error("unexpected argument '%s' (annotate one symbol at a time)", argv[optind]);
 		return CLI_USAGE;
 	}
-	int err = pmon_annotate(in, symbol, &a);
+	struct stat dst;
+	if (debug_dir && (stat(debug_dir, &dst) || !S_ISDIR(dst.st_mode))) {
+		cli_error("--debug-dir '%s': %s", debug_dir,
+			  errno == ENOENT ? "no such directory" : "not a directory");
+		return CLI_USAGE;
+	}
+	struct pmon_report_opts ro = { .sz = sizeof(ro), .debug_dir = debug_dir };
+	int err = pmon_annotate(in, symbol, &ro, &a);
 	if (err) {
 		cli_error("%s", pmon_errdetail());
 		return err == -ENOTSUP				      ? CLI_UNSUPPORTED

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -34,6 +35,8 @@ static void usage(FILE *f)
 		"                   speedscope  https://www.speedscope.app JSON\n"
 		"                   pprof       gzipped profile.proto for go tool pprof (-o)\n"
 		"  --limit N      text/json: the N entries with most samples\n"
+		"  --debug-dir D  look for debuginfo by build id in D/.build-id/ first\n"
+		"                 (then /usr/lib/debug): stripped or rebuilt binaries\n"
 		"  -o OUT         write to OUT instead of standard output\n");
 }
 
@@ -94,13 +97,14 @@ int cmd_report(int argc, char **argv)
 		{ "limit", required_argument, NULL, 'l' },
 		{ "width", required_argument, NULL, 'w' },
 		{ "min-percent", required_argument, NULL, 'm' },
+		{ "debug-dir", required_argument, NULL, 'D' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static const char *const formats[] = { "text",	     "json",	   "folded",
 					       "flamegraph", "speedscope", "pprof" };
-	const char *in = "pmon.data", *fmt = "text", *outpath = NULL;
+	const char *in = "pmon.data", *fmt = "text", *outpath = NULL, *debug_dir = NULL;
 	enum pmon_report_sort sort = PMON_SORT_SYMBOL;
 	unsigned long limit = 0, width = 1200;
 	int graph = 0; /* 1: caller, 2: callee */
@@ -164,6 +168,9 @@ int cmd_report(int argc, char **argv)
 		case 'o':
 			outpath = optarg;
 			break;
+		case 'D':
+			debug_dir = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return CLI_OK;
@@ -176,17 +183,26 @@ int cmd_report(int argc, char **argv)
 		cli_error("unexpected argument '%s'", argv[optind]);
 		return CLI_USAGE;
 	}
+	struct stat dst;
+	if (debug_dir && (stat(debug_dir, &dst) || !S_ISDIR(dst.st_mode))) {
+		cli_error("--debug-dir '%s': %s", debug_dir,
+			  errno == ENOENT ? "no such directory" : "not a directory");
+		return CLI_USAGE;
+	}
 	if (!strcmp(fmt, "pprof") && (!outpath || !strcmp(outpath, "-")) && isatty(1)) {
 		cli_error("--format pprof writes gzipped binary: give -o FILE");
 		return CLI_USAGE;
 	}
-	int err = pmon_report_read(in, sort, &r);
+	struct pmon_report_opts ro = { .sz = sizeof(ro), .sort = sort, .debug_dir = debug_dir };
+	int err = pmon_report_read(in, &ro, &r);
 	if (err) {
 		cli_error("%s", pmon_errdetail());
 		return err == -ENOENT || err == -PMON_ERRNO__PARSE ? CLI_USAGE : CLI_FAIL;
 	}
 	if (r.truncated)
 		cli_warn("%s: %s", in, r.warning);
+	if (r.stale[0])
+		cli_warn("%s", r.stale);
 	bool stacks = graph || (strcmp(fmt, "text") && strcmp(fmt, "json"));
 	if (stacks && !r.callchains && r.samples)
 		cli_warn("no call chains in %s (record with -g): each stack is the sampled "

@@ -88,6 +88,14 @@ PMON_API int pmon_data_writer__close(struct pmon_data_writer *w);
 
 enum pmon_report_sort { PMON_SORT_SYMBOL = 0, PMON_SORT_DSO, PMON_SORT_LINE };
 
+struct pmon_report_opts {
+	size_t sz;
+	enum pmon_report_sort sort;
+	/* Searched first for debuginfo by build id (DIR/.build-id/xx/rest.debug),
+	 * before /usr/lib/debug: a stripped or since-rebuilt binary's symbols. */
+	const char *debug_dir;
+};
+
 struct pmon_report_entry {
 	char symbol[256];
 	char dso[256];
@@ -117,6 +125,10 @@ struct pmon_report {
 	bool truncated; /* the file ended inside a chunk or a chunk failed its CRC */
 	bool callchains; /* the samples carry call chains (recorded with -g) */
 	char warning[256];
+	/* Files whose build id differs from the recording's, with no debuginfo
+	 * found for the recorded one: their samples are [unknown], never another
+	 * binary's symbols. "" when none. */
+	char stale[512];
 	struct pmon_report_frame *frames;
 	size_t nframes;
 	struct pmon_report_stack *stacks;
@@ -125,13 +137,15 @@ struct pmon_report {
 
 /**
  * pmon_report_read() - read a recording, symbolize every address once per
- * unique address (elfutils), aggregate by @sort, most samples first, and
- * collect the distinct call stacks.
+ * unique address (elfutils), aggregate by @opts->sort (NULL: by symbol),
+ * most samples first, and collect the distinct call stacks. A file whose
+ * build id is not the recorded one is symbolized from debuginfo with the
+ * recorded build id, or not at all (->stale says so).
  * A damaged or truncated tail is reported in ->warning, not an error.
  * Return: 0, or -PMON_ERRNO__PARSE ("FILE: why") for a file that is not a
  * recording, or -errno.
  */
-PMON_API int pmon_report_read(const char *path, enum pmon_report_sort sort,
+PMON_API int pmon_report_read(const char *path, const struct pmon_report_opts *opts,
 			      struct pmon_report *out);
 PMON_API void pmon_report_release(struct pmon_report *r);
 
@@ -183,7 +197,8 @@ struct pmon_annotation {
  * symbols), -ENOTSUP (kernel or JIT code, whose bytes are not on disk),
  * -PMON_ERRNO__PARSE, or -errno.
  */
-PMON_API int pmon_annotate(const char *path, const char *symbol, struct pmon_annotation *out);
+PMON_API int pmon_annotate(const char *path, const char *symbol,
+			   const struct pmon_report_opts *opts, struct pmon_annotation *out);
 PMON_API void pmon_annotation_release(struct pmon_annotation *a);
 
 #ifdef __cplusplus

@@ -57,8 +57,11 @@ int pmon__disassemble(Dwfl_Module *mod, uint64_t inside, struct pmon_annotation 
 	rel = start;
 	scn = dwfl_module_address_section(mod, &rel, &scnbias);
 	if (!scn || !(d = elf_getdata(scn, NULL)) || !d->d_buf || rel + a->size > d->d_size)
-		return pmon__err(-ENOENT, "%s: the bytes of '%s' are not in the file", a->dso,
-				 name);
+		return pmon__err(
+			-ENOTSUP,
+			"%s: the bytes of '%s' are not on disk (its symbols came from "
+			"debuginfo, which holds no code: the binary that ran was replaced)",
+			a->dso, name);
 	if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK)
 		return pmon__err(-ENOMEM, "Capstone: cannot open an x86-64 decoder");
 	n = cs_disasm(cs, (const uint8_t *)d->d_buf + rel, a->size, a->start, 0, &insn);

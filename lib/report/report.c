@@ -39,6 +39,8 @@ struct file {
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
 	bool tried;
+	uint8_t bid[20]; /* the build id the kernel recorded, if it did */
+	uint8_t bidlen;
 };
 
 struct sym_cache { /* (file, offset) -> symbol name, address, line; open addressing */
@@ -87,6 +89,12 @@ struct ctx {
 	enum pmon_report_sort sort;
 	uint64_t sample_type;
 	struct pmon_report *r;
+	const char *debug_dir;
+	char *dipath; /* elfutils' debuginfo path with debug_dir in it */
+	char *dipath_dir; /* debug_dir made absolute */
+	Dwfl_Callbacks cb;
+	unsigned nstale; /* files whose build id is not the recorded one */
+	char stale_first[300];
 	struct file_ksym *fk; /* the recording's kernel symbols, by start */
 	size_t nfk;
 	/* pmon_annotate(): the samples of one symbol, by (file, address) */
@@ -156,10 +164,11 @@ static void counter_free(struct counter *c)
 	free(c->key), free(c->samples), free(c->period), free(c->index);
 }
 
-static int file_index(struct ctx *x, const char *path)
+static int file_index(struct ctx *x, const char *path, const uint8_t *bid, uint8_t bidlen)
 {
 	for (size_t i = 0; i < x->nfiles; i++)
-		if (!strcmp(x->files[i].path, path))
+		if (!strcmp(x->files[i].path, path) && x->files[i].bidlen == bidlen &&
+		    !memcmp(x->files[i].bid, bid, bidlen))
 			return (int)i;
 	if (x->nfiles == x->capfiles) {
 		size_t cap = x->capfiles ? x->capfiles * 2 : 64;
@@ -170,17 +179,80 @@ static int file_index(struct ctx *x, const char *path)
 		x->capfiles = cap;
 	}
 	memset(&x->files[x->nfiles], 0, sizeof(x->files[0]));
+	memcpy(x->files[x->nfiles].bid, bid, bidlen);
+	x->files[x->nfiles].bidlen = bidlen;
 	x->files[x->nfiles].path = strdup(path);
 	return x->files[x->nfiles].path ? (int)x->nfiles++ : -1;
 }
 
-static const Dwfl_Callbacks offline_cb = {
-	.find_debuginfo = dwfl_standard_find_debuginfo,
-	.section_address = dwfl_offline_section_address,
-};
+/* Open @path as @f's module (offline); false if elfutils cannot. */
+static bool open_module(struct ctx *x, struct file *f, const char *path)
+{
+	if (access(path, R_OK))
+		return false;
+	f->dwfl = dwfl_begin(&x->cb);
+	if (f->dwfl) {
+		f->mod = dwfl_report_offline(f->dwfl, path, path, -1);
+		dwfl_report_end(f->dwfl, NULL, NULL);
+	}
+	if (!f->mod && f->dwfl) {
+		dwfl_end(f->dwfl);
+		f->dwfl = NULL;
+	}
+	return f->mod != NULL;
+}
+
+/* Is @f's module the file the kernel recorded (same build id)? */
+static bool module_matches(const struct file *f)
+{
+	const unsigned char *bits;
+	GElf_Addr vaddr;
+	int n = dwfl_module_build_id(f->mod, &bits, &vaddr);
+
+	return n == f->bidlen && !memcmp(bits, f->bid, (size_t)n);
+}
+
+static void close_module(struct file *f)
+{
+	if (f->dwfl)
+		dwfl_end(f->dwfl);
+	f->dwfl = NULL;
+	f->mod = NULL;
+}
+
+/*
+ * Open @f for symbols: the file itself when it is the one recorded (or no
+ * build id was recorded), else debuginfo with the recorded build id
+ * (--debug-dir, then /usr/lib/debug), else nothing: a rebuilt binary's
+ * symbols would name the samples wrongly.
+ */
+static void open_file(struct ctx *x, struct file *f)
+{
+	char hex[41], path[4200];
+
+	if (open_module(x, f, f->path) && (!f->bidlen || module_matches(f)))
+		return;
+	close_module(f);
+	if (!f->bidlen)
+		return;
+	for (unsigned i = 0; i < f->bidlen; i++)
+		snprintf(hex + 2 * i, 3, "%02x", f->bid[i]);
+	const char *dirs[] = { x->debug_dir, "/usr/lib/debug" };
+	for (size_t d = 0; d < 2; d++) {
+		if (!dirs[d])
+			continue;
+		pmon__fmt(path, sizeof(path), "%s/.build-id/%.2s/%s.debug", dirs[d], hex, hex + 2);
+		if (open_module(x, f, path) && module_matches(f))
+			return;
+		close_module(f);
+	}
+	if (!x->nstale++)
+		pmon__fmt(x->stale_first, sizeof(x->stale_first), "%s, build id %s", f->path, hex);
+}
 
 /* The symbol at file offset @off of @f, or NULL; *@addr: the Dwfl address. */
-static const char *resolve(struct file *f, uint64_t off, uint64_t *addr)
+static const char *resolve(struct ctx *x, struct file *f, uint64_t off, uint64_t pgoff,
+			   uint64_t *addr)
 {
 	GElf_Addr bias;
 	GElf_Sym sym;
@@ -190,26 +262,37 @@ static const char *resolve(struct file *f, uint64_t off, uint64_t *addr)
 
 	if (!f->tried) {
 		f->tried = true;
-		if (f->path[0] == '[' || access(f->path, R_OK))
+		if (f->path[0] == '[')
 			return NULL;
-		f->dwfl = dwfl_begin(&offline_cb);
-		if (f->dwfl) {
-			f->mod = dwfl_report_offline(f->dwfl, f->path, f->path, -1);
-			dwfl_report_end(f->dwfl, NULL, NULL);
-		}
+		open_file(x, f);
 	}
 	if (!f->mod || !(elf = dwfl_module_getelf(f->mod, &bias)) || elf_getphdrnum(elf, &nph))
 		return NULL;
 	/* File offset -> ELF address through the PT_LOAD segment holding it. */
+	GElf_Phdr exec = { 0 };
 	for (size_t i = 0; i < nph; i++) {
 		GElf_Phdr ph;
 		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
 			continue;
+		if (ph.p_flags & PF_X && !exec.p_memsz)
+			exec = ph;
 		if (off >= ph.p_offset && off < ph.p_offset + ph.p_filesz) {
 			GElf_Addr a = off - ph.p_offset + ph.p_vaddr + bias;
 			*addr = a;
 			return dwfl_module_addrinfo(f->mod, a, &symoff, &sym, NULL, NULL, NULL);
 		}
+	}
+	/*
+	 * A debuginfo file standing in for its binary keeps the segments'
+	 * addresses but not their file offsets. The sample is code, so its
+	 * mapping (file offset @pgoff) is the executable segment's, which
+	 * starts at that segment's page-aligned address.
+	 */
+	if (exec.p_memsz && !exec.p_filesz && off >= pgoff) {
+		uint64_t align = exec.p_align > 1 ? exec.p_align : 4096;
+		GElf_Addr a = (exec.p_vaddr & ~(align - 1)) + (off - pgoff) + bias;
+		*addr = a;
+		return dwfl_module_addrinfo(f->mod, a, &symoff, &sym, NULL, NULL, NULL);
 	}
 	return NULL;
 }
@@ -323,8 +406,9 @@ static const char *jit_symbol(struct ctx *x, uint32_t pid, uint64_t ip)
 	return lo && ip < j->s[lo - 1].end ? j->s[lo - 1].name : NULL;
 }
 
-/* The sym_cache slot of (@file, @off), resolved on first use; -1 without memory. */
-static long cache_slot(struct ctx *x, int file, uint64_t off)
+/* The sym_cache slot of (@file, @off), resolved on first use (@pgoff: the
+ * file offset its mapping starts at); -1 without memory. */
+static long cache_slot(struct ctx *x, int file, uint64_t off, uint64_t pgoff)
 {
 	struct sym_cache *c = &x->sc;
 
@@ -356,7 +440,7 @@ static long cache_slot(struct ctx *x, int file, uint64_t off)
 		j = (j + 1) & (c->cap - 1);
 	if (c->file[j] < 0) {
 		uint64_t addr = 0;
-		const char *s = resolve(&x->files[file], off, &addr);
+		const char *s = resolve(x, &x->files[file], off, pgoff, &addr);
 		c->file[j] = file;
 		c->off[j] = off;
 		c->addr[j] = addr;
@@ -392,7 +476,7 @@ static void locate(struct ctx *x, uint32_t pid, uint64_t ip, struct loc *l)
 			return;
 		}
 		/* Each unique (file, offset) is resolved once. */
-		long j = cache_slot(x, m->file, ip - m->start + m->pgoff);
+		long j = cache_slot(x, m->file, ip - m->start + m->pgoff, m->pgoff);
 		if (j >= 0 && x->sc.name[j]) {
 			l->sym = x->sc.name[j];
 			l->file = m->file;
@@ -448,9 +532,9 @@ static int frame_of(struct ctx *x, const struct loc *l, uint32_t *index)
 }
 
 static int add_map(struct ctx *x, uint32_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
-		   const char *file)
+		   const char *file, const uint8_t *bid, uint8_t bidlen)
 {
-	int fi = file_index(x, file);
+	int fi = file_index(x, file, bid, bidlen);
 
 	if (fi < 0)
 		return -ENOMEM;
@@ -481,9 +565,13 @@ static int on_record(struct ctx *x, const uint8_t *p, size_t len)
 			memcpy(&mlen, q + 16, 8);
 			memcpy(&pgoff, q + 24, 8);
 			char name[4096];
+			uint8_t bidlen = 0;
 			pmon__fmt(name, sizeof(name), "%.*s", (int)(len - 72),
 				  (const char *)p + 72);
-			return add_map(x, pid, addr, mlen, pgoff, name);
+			/* Linux 5.12+: the build id where device and inode were. */
+			if (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID)
+				bidlen = q[32] <= 20 ? q[32] : 20;
+			return add_map(x, pid, addr, mlen, pgoff, name, q + 36, bidlen);
 		}
 		return 0;
 	case PERF_RECORD_FORK:
@@ -495,8 +583,9 @@ static int on_record(struct ctx *x, const uint8_t *p, size_t len)
 				for (size_t i = 0, n = x->nmaps; i < n; i++)
 					if (x->maps[i].pid == ppid) {
 						struct map m = x->maps[i];
+						const struct file *mf = &x->files[m.file];
 						if (add_map(x, pid, m.start, m.end - m.start,
-							    m.pgoff, x->files[m.file].path))
+							    m.pgoff, mf->path, mf->bid, mf->bidlen))
 							return -ENOMEM;
 					}
 		}
@@ -599,6 +688,8 @@ static int cmp_entry(const void *a, const void *b)
 
 static void ctx_free(struct ctx *x)
 {
+	free(x->dipath);
+	free(x->dipath_dir);
 	for (size_t i = 0; i < x->nfk; i++)
 		free(x->fk[i].name);
 	free(x->fk);
@@ -769,6 +860,42 @@ static int scan(const char *path, struct ctx *x)
 	return err;
 }
 
+static void ctx_init(struct ctx *x, struct pmon_report *r, const struct pmon_report_opts *o)
+{
+	memset(x, 0, sizeof(*x));
+	x->r = r;
+	x->sort = o ? o->sort : PMON_SORT_SYMBOL;
+	/* elfutils' default path with the user's directory (absolute: elfutils
+	 * reads a relative one as relative to the binary) before /usr/lib/debug:
+	 * a stripped file's debuginfo is found through its build-id note. */
+	char *abs = o && o->debug_dir && o->debug_dir[0] ? realpath(o->debug_dir, NULL) : NULL;
+	if (abs && asprintf(&x->dipath, ":.debug:%s:/usr/lib/debug", abs) < 0)
+		x->dipath = NULL;
+	free(abs);
+	x->debug_dir = NULL;
+	if (x->dipath) {
+		x->dipath_dir = strdup(x->dipath + strlen(":.debug:"));
+		if (x->dipath_dir)
+			x->dipath_dir[strlen(x->dipath_dir) - strlen(":/usr/lib/debug")] = '\0';
+		x->debug_dir = x->dipath_dir;
+	}
+	x->cb = (Dwfl_Callbacks){ .find_debuginfo = dwfl_standard_find_debuginfo,
+				  .section_address = dwfl_offline_section_address,
+				  .debuginfo_path = x->dipath ? &x->dipath : NULL };
+}
+
+/* The stale-file note of a finished scan. */
+static void note_stale(struct ctx *x)
+{
+	if (x->nstale)
+		pmon__fmt(x->r->stale, sizeof(x->r->stale),
+			  "%u file%s changed since the recording and no debuginfo has the "
+			  "recorded build id (%s): %s samples are [unknown]; --debug-dir DIR "
+			  "with DIR/.build-id/ names them",
+			  x->nstale, x->nstale > 1 ? "s" : "", x->stale_first,
+			  x->nstale > 1 ? "their" : "its");
+}
+
 void pmon_report_release(struct pmon_report *r)
 {
 	free(r->e);
@@ -869,13 +996,15 @@ static int build_stacks(struct ctx *x, struct pmon_report *r)
 	return 0;
 }
 
-int pmon_report_read(const char *path, enum pmon_report_sort sort, struct pmon_report *r)
+int pmon_report_read(const char *path, const struct pmon_report_opts *opts, struct pmon_report *r)
 {
-	struct ctx x = { .sort = sort, .r = r };
+	struct ctx x;
 	int err;
 
 	memset(r, 0, sizeof(*r));
+	ctx_init(&x, r, opts);
 	err = scan(path, &x);
+	note_stale(&x);
 	if (!err)
 		err = build_entries(&x, r);
 	if (!err)
@@ -917,16 +1046,20 @@ static void hottest(const struct counter *c, char *buf, size_t len)
 	}
 }
 
-int pmon_annotate(const char *path, const char *symbol, struct pmon_annotation *a)
+int pmon_annotate(const char *path, const char *symbol, const struct pmon_report_opts *opts,
+		  struct pmon_annotation *a)
 {
 	struct pmon_report r = { 0 };
-	struct ctx x = { .sort = PMON_SORT_SYMBOL, .r = &r };
+	struct pmon_report_opts o = { .sz = sizeof(o),
+				      .sort = PMON_SORT_SYMBOL,
+				      .debug_dir = opts ? opts->debug_dir : NULL };
+	struct ctx x;
 	char hot[512];
 	int err;
 
 	memset(a, 0, sizeof(*a));
 	if (!symbol) { /* the hottest symbol of the recording */
-		err = pmon_report_read(path, PMON_SORT_SYMBOL, &r);
+		err = pmon_report_read(path, &o, &r);
 		if (err)
 			return err;
 		if (!r.n) {
@@ -941,6 +1074,7 @@ int pmon_annotate(const char *path, const char *symbol, struct pmon_annotation *
 	} else {
 		pmon__strlcpy(a->symbol, symbol, sizeof(a->symbol));
 	}
+	ctx_init(&x, &r, &o);
 	x.want = a->symbol;
 	err = scan(path, &x);
 	a->total = r.samples;

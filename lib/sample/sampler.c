@@ -33,6 +33,7 @@ struct pmon_sampler {
 	size_t n;
 	size_t maplen;
 	uint64_t sample_type;
+	bool build_id; /* asked for build ids in MMAP2 (until the kernel refuses) */
 	uint8_t *buf; /* one record, contiguous */
 	size_t buflen;
 	struct pollfd *pfd;
@@ -88,6 +89,7 @@ int pmon_sampler__open(const struct pmon_evlist *events, const struct pmon_targe
 		pmon_sampler__close(s);
 		return -ENOMEM;
 	}
+	s->build_id = true;
 	s->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
 		PERF_SAMPLE_PERIOD | (o && o->callchain ? PERF_SAMPLE_CALLCHAIN : 0);
 	for (long cpu = 0; cpu < ncpu; cpu++) {
@@ -106,11 +108,18 @@ int pmon_sampler__open(const struct pmon_evlist *events, const struct pmon_targe
 		a.enable_on_exec = t->enable_on_exec;
 		a.inherit = t->inherit;
 		a.mmap = a.mmap2 = a.comm = a.task = 1;
+		a.build_id = s->build_id; /* MMAP2 with the file's build id (Linux 5.12+) */
 		a.sample_id_all = 1;
 		a.wakeup_watermark = (uint32_t)(s->maplen / 4);
 		a.watermark = 1;
 		r->fd = (int)syscall(SYS_perf_event_open, &a, pid, (int)cpu, -1,
 				     PERF_FLAG_FD_CLOEXEC);
+		if (r->fd < 0 && errno == EINVAL && a.build_id) {
+			a.build_id = 0; /* an older kernel: device and inode */
+			s->build_id = false;
+			r->fd = (int)syscall(SYS_perf_event_open, &a, pid, (int)cpu, -1,
+					     PERF_FLAG_FD_CLOEXEC);
+		}
 		if (r->fd < 0 && (errno == EACCES || errno == EPERM) && !a.exclude_kernel &&
 		    !(d->mods & (PMON_MOD_U | PMON_MOD_K | PMON_MOD_H))) {
 			a.exclude_kernel = a.exclude_hv = 1; /* paranoid 2: user space only */

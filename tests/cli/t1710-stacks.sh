@@ -124,6 +124,36 @@ else
 	echo "ok - # SKIP kernel annotate: /proc/kallsyms shows no addresses here"
 fi
 
+# Build ids: a stripped binary is named through its debuginfo (--debug-dir),
+# a binary replaced since the recording is never named by the new one.
+mkdir -p "$TMP/bin"
+cp "$H" "$TMP/bin/hc"
+bid=$(readelf -n "$TMP/bin/hc" | awk '/Build ID/ {print $3}')
+mkdir -p "$TMP/dbg/.build-id/$(echo "$bid" | cut -c1-2)"
+objcopy --only-keep-debug "$TMP/bin/hc" "$TMP/dbg/.build-id/$(echo "$bid" | cut -c1-2)/$(echo "$bid" | cut -c3-).debug"
+strip --strip-all "$TMP/bin/hc"
+run_pmon 0 record -o "$TMP/st.data" -- "$TMP/bin/hc" 30000000
+run_pmon 0 report -i "$TMP/st.data"
+check "stripped: no symbols without its debuginfo" sh -c "! grep -qw hot '$TMP/out'"
+run_pmon 0 report -i "$TMP/st.data" --debug-dir "$TMP/dbg"
+check "stripped: --debug-dir finds hot by build id" grep -Eq "^ +[0-9.]+% +[0-9]+ +hot +hc" "$TMP/out"
+run_pmon 0 annotate -i "$TMP/st.data" --debug-dir "$TMP/dbg" hot
+check "stripped: annotate has the code from the binary, the lines from debuginfo" \
+	grep -qF "sink += (unsigned long)i * 3;" "$TMP/out"
+cp "$S" "$TMP/bin/hc" # another program where the recorded one was
+run_pmon 0 report -i "$TMP/st.data"
+check "replaced binary: its samples are [unknown], not the new file's symbols" \
+	sh -c "grep -Eq '^ +[0-9.]+% +[0-9]+ +\[unknown\] +hc' '$TMP/out' && ! grep -Eq ' (inner|outer|main|tick) ' '$TMP/out'"
+check "replaced binary: a warning names the file and the recorded build id" \
+	grep -q "changed since the recording.*bin/hc, build id $bid" "$TMP/err"
+run_pmon 0 report -i "$TMP/st.data" --debug-dir "$TMP/dbg"
+check "replaced binary: the recorded build id's debuginfo still names hot" \
+	grep -Eq "^ +[0-9.]+% +[0-9]+ +hot +hc" "$TMP/out"
+run_pmon 3 annotate -i "$TMP/st.data" --debug-dir "$TMP/dbg" hot
+one_line_error "the binary that ran was replaced"
+run_pmon 2 report -i "$TMP/st.data" --debug-dir "$TMP/nodir"
+one_line_error "--debug-dir '$TMP/nodir': no such directory"
+
 # Flame graph: valid SVG; hot's box about 70% of the root's width.
 run_pmon 0 record -g -F 4000 -o "$TMP/g.data" -- "$H" 100000000
 run_pmon 0 report -i "$TMP/g.data" --format flamegraph --width 1000 -o "$TMP/fg.svg"

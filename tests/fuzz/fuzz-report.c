@@ -19,7 +19,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (fd < 0)
 		return 0;
-	if (write(fd, data, size) == (ssize_t)size && !pmon_report_read(path, PMON_SORT_LINE, &r)) {
+	if (write(fd, data, size) == (ssize_t)size &&
+	    !pmon_report_read(path,
+			      &(struct pmon_report_opts){ .sz = sizeof(struct pmon_report_opts),
+							  .sort = PMON_SORT_LINE },
+			      &r)) {
 		FILE *null = fopen("/dev/null", "we");
 		if (null) {
 			pmon_report_write_folded(&r, null);
