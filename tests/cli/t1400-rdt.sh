@@ -99,10 +99,17 @@ sleep 3 &
 p1=$!
 sleep 3 &
 p2=$!
-"$PMON" rdt --resctrl-root "$T" -I 100 -n 2 -x, -p $p1,$p2 >"$TMP/multi" 2>"$TMP/err" &
+"$PMON" rdt --resctrl-root "$T" -I 100 -n 5 -x, -p $p1,$p2 >"$TMP/multi" 2>"$TMP/err" &
 pid=$!
-sleep 0.1
-check "a group per -p target" [ "$(ls -d "$T"/mon_groups/pmon-$pid-* 2>/dev/null | wc -l)" -eq 2 ]
+# Poll: a loaded machine (CI runs the ASan build beside other tests) may
+# take longer than a fixed sleep to start pmon; the groups live 0.5 s.
+groups=0
+for i in $(seq 100); do
+	groups=$(ls -d "$T"/mon_groups/pmon-$pid-* 2>/dev/null | wc -l)
+	[ "$groups" -eq 2 ] && break
+	sleep 0.02
+done
+check "a group per -p target" [ "$groups" -eq 2 ]
 wait $pid
 check "rows of pid $p1" grep -q ",pid $p1:mon_L3_00," "$TMP/multi"
 check "rows of pid $p2" grep -q ",pid $p2:mon_L3_00," "$TMP/multi"
@@ -110,10 +117,14 @@ check "both groups removed" [ -z "$(ls -d "$T"/mon_groups/pmon-$pid-* 2>/dev/nul
 kill $p1 $p2 2>/dev/null
 
 # -C: a group monitoring CPUs; -a: the root group, nothing created.
-"$PMON" rdt --resctrl-root "$T" -I 100 -n 3 -C 1 -x, >"$TMP/cpus" 2>&1 &
+"$PMON" rdt --resctrl-root "$T" -I 100 -n 5 -C 1 -x, >"$TMP/cpus" 2>&1 &
 pid=$!
-sleep 0.15
-g=$(ls -d "$T"/mon_groups/pmon-$pid-* 2>/dev/null | head -1)
+g=
+for i in $(seq 100); do
+	g=$(ls -d "$T"/mon_groups/pmon-$pid-* 2>/dev/null | head -1)
+	[ -n "$g" ] && [ -s "$g/cpus_list" ] && break
+	sleep 0.02
+done
 check "-C wrote the group's cpus_list" [ "$(cat "$g/cpus_list" 2>/dev/null)" = 1 ]
 wait $pid
 check "-C: rows" grep -q ",mon_L3_00," "$TMP/cpus"
