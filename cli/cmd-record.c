@@ -100,15 +100,18 @@ static int calibrate(const struct pmon_evlist *ev, char **cmd, unsigned long hz,
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: pmon record [-e EVENT] [-c N | -F HZ | --calibrate[=HZ]] [-g] [-o FILE]\n"
+		"usage: pmon record [-e EVENT] [-c N | -F HZ | --calibrate[=HZ]]\n"
+		"                   [-g | --call-graph fp|dwarf[,SIZE]] [-o FILE]\n"
 		"                   (-- command | -p PID | -a)\n\n"
 		"  -e EVENT   the event to sample (default cpu-clock; cycles where a PMU exists)\n"
 		"  -c N       a sample every N events (the seeds' \"Sample After\")\n"
 		"  -F HZ      about HZ samples per second (default 1000, VTune's rule of thumb)\n"
 		"  --calibrate[=HZ]  count the command once, then record it with the -c N\n"
 		"             that gives about HZ samples per second (default 1000)\n"
-		"  -g         call stacks through frame pointers (DWARF unwinding, for code\n"
-		"             built without them, is a later step: such callers drop out)\n"
+		"  -g, --call-graph fp  call stacks through frame pointers (the kernel's)\n"
+		"  --call-graph dwarf[,SIZE]  for code built without frame pointers: SIZE\n"
+		"             bytes of user stack (default 8192) and the registers with each\n"
+		"             sample, unwound at report time with the DWARF CFI (elfutils)\n"
 		"  -o FILE    the recording (default pmon.data; format: "
 		"docs/pmon-data-format.md)\n");
 }
@@ -119,7 +122,7 @@ int cmd_record(int argc, char **argv)
 		{ "event", required_argument, NULL, 'e' },
 		{ "count", required_argument, NULL, 'c' },
 		{ "freq", required_argument, NULL, 'F' },
-		{ "call-graph", no_argument, NULL, 'g' },
+		{ "call-graph", required_argument, NULL, 'G' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "pid", required_argument, NULL, 'p' },
 		{ "all-cpus", no_argument, NULL, 'a' },
@@ -169,6 +172,27 @@ int cmd_record(int argc, char **argv)
 			break;
 		case 'g':
 			so.callchain = true;
+			break;
+		case 'G': /* perf's --call-graph fp | dwarf[,SIZE] */
+			so.callchain = true;
+			if (!strcmp(optarg, "fp"))
+				break;
+			if (strncmp(optarg, "dwarf", 5) || (optarg[5] && optarg[5] != ',')) {
+				cli_error("--call-graph '%s': fp or dwarf[,SIZE]", optarg);
+				return CLI_USAGE;
+			}
+			so.stack_user = 8192;
+			if (optarg[5] == ',') {
+				if (!cli_parse_uint(optarg + 6, 65528, "--call-graph dwarf,SIZE",
+						    &ul))
+					return CLI_USAGE;
+				if (!ul || ul % 8) {
+					cli_error("--call-graph dwarf,%lu: a multiple of 8 bytes",
+						  ul);
+					return CLI_USAGE;
+				}
+				so.stack_user = (unsigned)ul;
+			}
 			break;
 		case 'o':
 			out = optarg;
@@ -252,6 +276,7 @@ int cmd_record(int argc, char **argv)
 		return err == -ESRCH ? CLI_USAGE : CLI_UNSUPPORTED;
 	}
 	struct pmon_data_header h = { .sample_type = pmon_sampler__sample_type(s),
+				      .regs_user = pmon_sampler__regs_user(s),
 				      .attr_type = pmon_evlist__event(ev, 0)->attr.type,
 				      .attr_config = pmon_evlist__event(ev, 0)->attr.config,
 				      .period = so.period,

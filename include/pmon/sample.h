@@ -25,6 +25,11 @@ struct pmon_sample_opts {
 	uint64_t period; /* sample every N events ("Sample After"); 0: use freq */
 	uint64_t freq; /* samples per second (kernel-adjusted period); default 1000 */
 	bool callchain; /* frame-pointer call chains (-g) */
+	/* > 0: DWARF mode (--call-graph dwarf): copy this many bytes of the user
+	 * stack (a multiple of 8, at most 65528) and the user registers with
+	 * each sample for the report to unwind; the kernel's chain then holds
+	 * the kernel frames only. */
+	unsigned stack_user;
 	unsigned pages; /* ring pages per CPU, a power of two (default 64) */
 };
 
@@ -52,12 +57,15 @@ PMON_API int pmon_sampler__poll(struct pmon_sampler *s, int timeout_ms);
 PMON_API long pmon_sampler__drain(struct pmon_sampler *s,
 				  int (*cb)(void *ctx, const void *rec, size_t len), void *ctx);
 PMON_API uint64_t pmon_sampler__sample_type(const struct pmon_sampler *s);
+/** The user registers each sample carries (a PERF_REG_X86_* mask), or 0. */
+PMON_API uint64_t pmon_sampler__regs_user(const struct pmon_sampler *s);
 PMON_API void pmon_sampler__close(struct pmon_sampler *s);
 
 /* ---- the recording file ----------------------------------------------- */
 
 struct pmon_data_header {
 	uint64_t sample_type;
+	uint64_t regs_user; /* perf_event_attr.sample_regs_user (DWARF mode), else 0 */
 	uint32_t attr_type;
 	uint64_t attr_config, period, freq;
 	char event[96];

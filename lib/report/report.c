@@ -87,7 +87,7 @@ struct ctx {
 	struct sym_cache sc;
 	struct counter agg, frames, stacks;
 	enum pmon_report_sort sort;
-	uint64_t sample_type;
+	uint64_t sample_type, regs_user;
 	struct pmon_report *r;
 	const char *debug_dir;
 	char *dipath; /* elfutils' debuginfo path with debug_dir in it */
@@ -101,6 +101,12 @@ struct ctx {
 	const char *want;
 	struct counter hits; /* "file\taddress" */
 	const char *want_where; /* "kernel" or "JIT" where the symbol is not in a file */
+	struct unw_proc { /* DWARF unwinders, one per process, rebuilt when its maps grow */
+		uint32_t pid;
+		struct pmon__unw *u;
+		bool stale;
+	} * unw;
+	size_t nunw;
 };
 
 static uint64_t fnv(const void *p, size_t n, uint64_t h)
@@ -547,7 +553,53 @@ static int add_map(struct ctx *x, uint32_t pid, uint64_t start, uint64_t len, ui
 		x->capmaps = cap;
 	}
 	x->maps[x->nmaps++] = (struct map){ pid, start, start + len, pgoff, fi };
+	for (size_t i = 0; i < x->nunw; i++)
+		if (x->unw[i].pid == pid)
+			x->unw[i].stale = true;
 	return 0;
+}
+
+/*
+ * Unwind a DWARF-mode sample of process @pid: its unwinder reports every
+ * file the process has mapped at its load address (the mapping's start
+ * minus its offset, as perf does). Return: frames found, leaf first.
+ */
+static int unwind(struct ctx *x, uint32_t pid, const uint64_t *regs, const uint8_t *stack,
+		  uint64_t size, uint64_t *pcs, int max)
+{
+	struct unw_proc *p = NULL;
+
+	for (size_t i = 0; i < x->nunw; i++)
+		if (x->unw[i].pid == pid)
+			p = &x->unw[i];
+	if (!p) {
+		struct unw_proc *n = realloc(x->unw, (x->nunw + 1) * sizeof(*n));
+		if (!n)
+			return 0;
+		x->unw = n;
+		p = &x->unw[x->nunw++];
+		*p = (struct unw_proc){ .pid = pid, .stale = true };
+	}
+	if (p->stale) {
+		pmon__unw_free(p->u);
+		p->u = pmon__unw_new((pid_t)pid);
+		p->stale = false;
+		if (!p->u)
+			return 0;
+		for (size_t i = 0; i < x->nmaps; i++) {
+			const struct map *m = &x->maps[i];
+			const char *path = x->files[m->file].path;
+			bool seen = false;
+			if (m->pid != pid || path[0] != '/' || !strncmp(path, "//anon", 6))
+				continue;
+			for (size_t k = 0; k < i && !seen; k++)
+				seen = x->maps[k].pid == pid && x->maps[k].file == m->file;
+			if (!seen)
+				pmon__unw_report(p->u, path, m->start - m->pgoff);
+		}
+		pmon__unw_finish(p->u);
+	}
+	return pmon__unw_frames(p->u, regs, stack, size, pcs, max);
 }
 
 static int on_record(struct ctx *x, const uint8_t *p, size_t len)
@@ -615,11 +667,43 @@ static int on_record(struct ctx *x, const uint8_t *p, size_t len)
 		if (x->sample_type & PERF_SAMPLE_CALLCHAIN && q + 8 <= e) {
 			memcpy(&nr, q, 8);
 			q += 8;
-			if (q + nr * 8 <= e)
+			if (nr <= (uint64_t)(e - q) / 8) {
 				chain = (const uint64_t *)q;
-			else
+				q += nr * 8;
+			} else {
 				nr = 0;
+				q = e;
+			}
 		}
+		/* DWARF mode: the user registers and a copy of the user stack. */
+		uint64_t uregs[17], ustack_size = 0;
+		const uint8_t *ustack = NULL;
+		bool have_regs = false;
+		if (x->sample_type & PERF_SAMPLE_REGS_USER && q + 8 <= e) {
+			uint64_t abi, n = (uint64_t)__builtin_popcountll(x->regs_user);
+			memcpy(&abi, q, 8);
+			q += 8;
+			if (abi && n <= (uint64_t)(e - q) / 8) {
+				have_regs = x->regs_user == PMON_REGS_USER_X86;
+				if (have_regs)
+					memcpy(uregs, q, sizeof(uregs));
+				q += n * 8;
+			}
+		}
+		if (x->sample_type & PERF_SAMPLE_STACK_USER && q + 8 <= e) {
+			uint64_t size, dyn;
+			memcpy(&size, q, 8);
+			q += 8;
+			if (size && size <= (uint64_t)(e - q) && (uint64_t)(e - q) - size >= 8) {
+				memcpy(&dyn, q + size, 8);
+				ustack = q;
+				ustack_size = dyn < size ? dyn : size;
+			}
+		}
+		uint64_t unwound[128];
+		int nunwound = have_regs && ustack
+			? unwind(x, pid, uregs, ustack, ustack_size, unwound, 128)
+			: 0;
 		struct loc l;
 		char key[900];
 		locate(x, pid, ip, &l);
@@ -646,27 +730,33 @@ static int on_record(struct ctx *x, const uint8_t *p, size_t len)
 		x->r->samples++;
 		x->r->period += period;
 		int err = counter_add(&x->agg, key, period, NULL);
-		/* The stack as frame indexes, outermost first; context markers dropped. */
+		/* The stack as frame indexes, outermost first; context markers dropped.
+		 * Leaf first the frames are the kernel's chain (all of it, or only its
+		 * kernel part in DWARF mode), then the unwound user frames. */
 		char stack[8192];
 		size_t off = 0;
 		uint32_t fi;
-		if (chain && nr) {
+		uint64_t all[256];
+		size_t nall = 0;
+		for (uint64_t k = 0; chain && k < nr && nall < 128; k++) {
+			memcpy(&all[nall], &chain[k], 8);
+			if (all[nall] < (uint64_t)-4095)
+				nall++;
+		}
+		for (int k = 0; k < nunwound; k++)
+			all[nall++] = unwound[k];
+		if (nall)
 			x->r->callchains = true;
-			for (uint64_t k = nr; !err && k-- > 0;) {
-				uint64_t a;
-				memcpy(&a, &chain[k], 8);
-				if (a >= (uint64_t)-4095)
-					continue;
-				struct loc l2;
-				locate(x, pid, a, &l2);
-				if ((err = frame_of(x, &l2, &fi)))
-					break;
-				int w = snprintf(stack + off, sizeof(stack) - off, "%s%u",
-						 off ? "," : "", fi);
-				if (w < 0 || (size_t)w >= sizeof(stack) - off)
-					break;
-				off += (size_t)w;
-			}
+		for (size_t k = nall; !err && k-- > 0;) {
+			struct loc l2;
+			locate(x, pid, all[k], &l2);
+			if ((err = frame_of(x, &l2, &fi)))
+				break;
+			int w = snprintf(stack + off, sizeof(stack) - off, "%s%u", off ? "," : "",
+					 fi);
+			if (w < 0 || (size_t)w >= sizeof(stack) - off)
+				break;
+			off += (size_t)w;
 		}
 		if (!err && !off && !(err = frame_of(x, &l, &fi)))
 			off = (size_t)snprintf(stack, sizeof(stack), "%u", fi);
@@ -688,6 +778,9 @@ static int cmp_entry(const void *a, const void *b)
 
 static void ctx_free(struct ctx *x)
 {
+	for (size_t i = 0; i < x->nunw; i++)
+		pmon__unw_free(x->unw[i].u);
+	free(x->unw);
 	free(x->dipath);
 	free(x->dipath_dir);
 	for (size_t i = 0; i < x->nfk; i++)
@@ -786,7 +879,14 @@ static int scan(const char *path, struct ctx *x)
 				 "%s: recording format version %u (this pmon reads 1 to %d)", path,
 				 dh.version, PMON_DATA_VERSION);
 	}
+	struct pmon_data_disk_header_ext ext = { 0 };
+	if (dh.header_size >= sizeof(dh) + sizeof(ext) &&
+	    fread(&ext, 1, sizeof(ext), f) != sizeof(ext)) {
+		fclose(f);
+		return pmon__err(-PMON_ERRNO__PARSE, "%s: the header is cut short", path);
+	}
 	fseek(f, (long)dh.header_size, SEEK_SET);
+	r->header.regs_user = x->regs_user = ext.regs_user;
 	r->header.sample_type = x->sample_type = dh.sample_type;
 	r->header.attr_type = dh.attr_type;
 	r->header.attr_config = dh.attr_config;

@@ -67,7 +67,7 @@ int pmon_data_writer__open(const char *path, const struct pmon_data_header *h,
 	memset(&dh, 0, sizeof(dh));
 	memcpy(dh.magic, PMON_DATA_MAGIC, 8);
 	dh.version = PMON_DATA_VERSION;
-	dh.header_size = sizeof(dh);
+	dh.header_size = sizeof(dh) + sizeof(struct pmon_data_disk_header_ext);
 	dh.sample_type = w->sample_type = h->sample_type;
 	dh.attr_type = h->attr_type;
 	dh.attr_config = h->attr_config;
@@ -75,7 +75,10 @@ int pmon_data_writer__open(const char *path, const struct pmon_data_header *h,
 	dh.freq = h->freq;
 	pmon__strlcpy(dh.event, h->event, sizeof(dh.event));
 	pmon__strlcpy(dh.command, h->command, sizeof(dh.command));
+	struct pmon_data_disk_header_ext ext = { .regs_user = h->regs_user };
 	int err = write_all(w, &dh, sizeof(dh));
+	if (!err)
+		err = write_all(w, &ext, sizeof(ext));
 	if (!err && fflush(w->f))
 		err = pmon__err(-errno, "%s: %s", path, strerror(errno));
 	if (err) {

@@ -23,7 +23,18 @@ struct pmon_data_disk_header {
 	uint64_t attr_config, period, freq;
 	char event[96];
 	char command[256];
+} __attribute__((packed)); /* 408 bytes; version 2 appends the extension below */
+
+struct pmon_data_disk_header_ext {
+	uint64_t regs_user; /* sample_regs_user of DWARF-mode samples, else 0 */
 } __attribute__((packed));
+
+/*
+ * perf's x86 register indexes (arch/x86/include/uapi/asm/perf_regs.h) that
+ * pmon records for DWARF unwinding: AX BX CX DX SI DI BP SP IP and R8-R15,
+ * in the samples in ascending index order.
+ */
+#define PMON_REGS_USER_X86 0xff01ffULL
 
 struct pmon_data_chunk {
 	char magic[4]; /* "CHNK" */

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "sample/datafile.h"
 #include <pmon/sample.h>
 
 struct ring {
@@ -34,6 +35,7 @@ struct pmon_sampler {
 	size_t maplen;
 	uint64_t sample_type;
 	bool build_id; /* asked for build ids in MMAP2 (until the kernel refuses) */
+	uint64_t regs_user;
 	uint8_t *buf; /* one record, contiguous */
 	size_t buflen;
 	struct pollfd *pfd;
@@ -81,7 +83,7 @@ int pmon_sampler__open(const struct pmon_evlist *events, const struct pmon_targe
 	if (!s)
 		return -ENOMEM;
 	s->maplen = (size_t)(pages + 1) * (size_t)sysconf(_SC_PAGESIZE);
-	s->buflen = 65536;
+	s->buflen = 65536; /* a record's size is a u16 */
 	s->buf = malloc(s->buflen);
 	s->r = calloc((size_t)ncpu, sizeof(*s->r));
 	s->pfd = calloc((size_t)ncpu, sizeof(*s->pfd));
@@ -92,6 +94,17 @@ int pmon_sampler__open(const struct pmon_evlist *events, const struct pmon_targe
 	s->build_id = true;
 	s->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
 		PERF_SAMPLE_PERIOD | (o && o->callchain ? PERF_SAMPLE_CALLCHAIN : 0);
+	if (o && o->stack_user) {
+		if (o->stack_user % 8 || o->stack_user > 65528) {
+			pmon_sampler__close(s);
+			return pmon__err(-EINVAL, "stack size %u: a multiple of 8 up to 65528",
+					 o->stack_user);
+		}
+		/* What DWARF CFI needs on x86-64: the general registers, sp, ip. */
+		s->regs_user = PMON_REGS_USER_X86;
+		s->sample_type |=
+			PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+	}
 	for (long cpu = 0; cpu < ncpu; cpu++) {
 		struct perf_event_attr a = d->attr;
 		struct ring *r = &s->r[s->n];
@@ -110,6 +123,11 @@ int pmon_sampler__open(const struct pmon_evlist *events, const struct pmon_targe
 		a.mmap = a.mmap2 = a.comm = a.task = 1;
 		a.build_id = s->build_id; /* MMAP2 with the file's build id (Linux 5.12+) */
 		a.sample_id_all = 1;
+		if (s->regs_user) {
+			a.sample_regs_user = s->regs_user;
+			a.sample_stack_user = o->stack_user;
+			a.exclude_callchain_user = 1; /* the report unwinds user space */
+		}
 		a.wakeup_watermark = (uint32_t)(s->maplen / 4);
 		a.watermark = 1;
 		r->fd = (int)syscall(SYS_perf_event_open, &a, pid, (int)cpu, -1,
@@ -185,6 +203,11 @@ int pmon_sampler__poll(struct pmon_sampler *s, int timeout_ms)
 uint64_t pmon_sampler__sample_type(const struct pmon_sampler *s)
 {
 	return s->sample_type;
+}
+
+uint64_t pmon_sampler__regs_user(const struct pmon_sampler *s)
+{
+	return s->regs_user;
 }
 
 /*

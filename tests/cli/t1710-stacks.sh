@@ -12,10 +12,36 @@ SRC=$(dirname "$0")/../workloads/hotcold.c
 PROTO_DIR=/usr/share/gocode/src/github.com/google/pprof/proto
 
 # A known call chain: main -> outer -> middle -> inner.
-run_pmon 0 record -g -o "$TMP/chain.data" -- "$S" chain 100000000
+run_pmon 0 record -g -F 4000 -o "$TMP/chain.data" -- "$S" chain 300000000
 run_pmon 0 report -i "$TMP/chain.data" --format folded
 check "three-level chain: the heaviest stack is main;outer;middle;inner" \
 	sh -c "sort -k2 -nr '$TMP/out' | head -1 | grep -Eq '(^|;)main;outer;middle;inner [0-9]+\$'"
+
+# Without frame pointers the kernel's chain loses the callers; DWARF
+# unwinding (--call-graph dwarf: registers + stack copy, elfutils CFI at
+# report time) finds them.
+N=$PMON_WORKLOADS/wl-stacks-nofp
+run_pmon 0 record -g -o "$TMP/nofp-fp.data" -- "$N" chain 300000000
+run_pmon 0 report -i "$TMP/nofp-fp.data" --format folded
+check "no frame pointers, -g: the chain is broken (as with perf -g)" \
+	sh -c "! grep -q 'main;outer;middle;inner' '$TMP/out'"
+run_pmon 0 record --call-graph dwarf -o "$TMP/nofp-dw.data" -- "$N" chain 300000000
+run_pmon 0 report -i "$TMP/nofp-dw.data" --format folded
+check "no frame pointers, --call-graph dwarf: main;outer;middle;inner is the heaviest stack" \
+	sh -c "sort -k2 -nr '$TMP/out' | head -1 | grep -Eq '(^|;)main;outer;middle;inner [0-9]+\$'"
+run_pmon 0 record --call-graph dwarf,4096 -o "$TMP/nofp-thr.data" -- "$N" threads 300000000
+run_pmon 0 report -i "$TMP/nofp-thr.data" --format folded
+check "--call-graph dwarf,4096: both threads unwound through start_thread" python3 -c '
+import sys
+st = [l.rsplit(" ", 1) for l in open(sys.argv[1])]
+tot = sum(int(n) for s, n in st)
+for f in ("thread_a", "thread_b"):
+    n = sum(int(c) for s, c in st if "start_thread;" + f in s)
+    assert 0.15 * tot < n < 0.85 * tot, (f, n, tot)' "$TMP/out"
+run_pmon 2 record --call-graph dwarf,12 -o "$TMP/x.data" -- true
+one_line_error "--call-graph dwarf,12: a multiple of 8 bytes"
+run_pmon 2 record --call-graph lbr -o "$TMP/x.data" -- true
+one_line_error "--call-graph 'lbr': fp or dwarf[,SIZE]"
 
 # The call graph both ways (perf report -g caller / callee).
 run_pmon 0 report -i "$TMP/chain.data" --sort caller --format json
@@ -35,7 +61,8 @@ for r in d["roots"]:
 assert m, d["roots"]
 o = find(m["callees"], "outer", "callees"); mi = find(o["callees"], "middle", "callees")
 i = find(mi["callees"], "inner", "callees")
-assert i["samples"] == mi["samples"] == o["samples"] and i["self"] == i["samples"] > 0.8 * d["samples"], i' "$TMP/out"
+# inner may have kernel callees (an interrupt), middle its own few samples.
+assert o["samples"] >= mi["samples"] >= i["samples"] >= i["self"] > 0.8 * d["samples"], (o, i)' "$TMP/out"
 run_pmon 0 report -i "$TMP/chain.data" --sort callee
 check "--sort callee: inner first, then middle, outer, main indented under it" python3 -c '
 import sys
