@@ -35,6 +35,8 @@ static void usage(FILE *f)
 		"                   speedscope  https://www.speedscope.app JSON\n"
 		"                   pprof       gzipped profile.proto for go tool pprof (-o)\n"
 		"  --limit N      text/json: the N entries with most samples\n"
+		"  --no-inline    stacks without the inlined functions (by default each\n"
+		"                 address's inlined callees are frames too, from DWARF)\n"
 		"  --debug-dir D  look for debuginfo by build id in D/.build-id/ first\n"
 		"                 (then /usr/lib/debug): stripped or rebuilt binaries\n"
 		"  -o OUT         write to OUT instead of standard output\n");
@@ -98,6 +100,7 @@ int cmd_report(int argc, char **argv)
 		{ "width", required_argument, NULL, 'w' },
 		{ "min-percent", required_argument, NULL, 'm' },
 		{ "debug-dir", required_argument, NULL, 'D' },
+		{ "no-inline", no_argument, NULL, 'N' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -108,6 +111,7 @@ int cmd_report(int argc, char **argv)
 	enum pmon_report_sort sort = PMON_SORT_SYMBOL;
 	unsigned long limit = 0, width = 1200;
 	int graph = 0; /* 1: caller, 2: callee */
+	bool inl = true;
 	double min_pct = 0.5;
 	struct pmon_report r;
 	int c, rc = CLI_OK;
@@ -171,6 +175,9 @@ int cmd_report(int argc, char **argv)
 		case 'D':
 			debug_dir = optarg;
 			break;
+		case 'N':
+			inl = false;
+			break;
 		case 'h':
 			usage(stdout);
 			return CLI_OK;
@@ -193,7 +200,10 @@ int cmd_report(int argc, char **argv)
 		cli_error("--format pprof writes gzipped binary: give -o FILE");
 		return CLI_USAGE;
 	}
-	struct pmon_report_opts ro = { .sz = sizeof(ro), .sort = sort, .debug_dir = debug_dir };
+	bool stacks = graph || (strcmp(fmt, "text") && strcmp(fmt, "json"));
+	struct pmon_report_opts ro = {
+		.sz = sizeof(ro), .sort = sort, .debug_dir = debug_dir, .inlines = inl && stacks
+	};
 	int err = pmon_report_read(in, &ro, &r);
 	if (err) {
 		cli_error("%s", pmon_errdetail());
@@ -203,7 +213,6 @@ int cmd_report(int argc, char **argv)
 		cli_warn("%s: %s", in, r.warning);
 	if (r.stale[0])
 		cli_warn("%s", r.stale);
-	bool stacks = graph || (strcmp(fmt, "text") && strcmp(fmt, "json"));
 	if (stacks && !r.callchains && r.samples)
 		cli_warn("no call chains in %s (record with -g): each stack is the sampled "
 			 "function alone",

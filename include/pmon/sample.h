@@ -102,6 +102,9 @@ struct pmon_report_opts {
 	/* Searched first for debuginfo by build id (DIR/.build-id/xx/rest.debug),
 	 * before /usr/lib/debug: a stripped or since-rebuilt binary's symbols. */
 	const char *debug_dir;
+	/* Stacks get a frame for each function inlined at an address (from the
+	 * DWARF scopes; costs a lookup per distinct address), as perf's --inline. */
+	bool inlines;
 };
 
 struct pmon_report_entry {

@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <pthread.h>
 #include <unistd.h>
@@ -49,6 +51,7 @@ struct sym_cache { /* (file, offset) -> symbol name, address, line; open address
 	char **name;
 	uint64_t *addr; /* in the module's Dwfl address space */
 	char **line; /* "file.c:42", looked up on first use */
+	char **inl; /* functions inlined there, innermost first, tab-separated; on first use */
 	size_t cap, n;
 };
 
@@ -90,6 +93,7 @@ struct ctx {
 	uint64_t sample_type, regs_user;
 	struct pmon_report *r;
 	const char *debug_dir;
+	bool inlines; /* expand inlined functions in the stacks */
 	char *dipath; /* elfutils' debuginfo path with debug_dir in it */
 	char *dipath_dir; /* debug_dir made absolute */
 	Dwfl_Callbacks cb;
@@ -423,8 +427,9 @@ static long cache_slot(struct ctx *x, int file, uint64_t off, uint64_t pgoff)
 		int *nf = malloc(cap * sizeof(int));
 		uint64_t *no = malloc(cap * sizeof(uint64_t)), *na = malloc(cap * sizeof(uint64_t));
 		char **nn = calloc(cap, sizeof(char *)), **nl = calloc(cap, sizeof(char *));
-		if (!nf || !no || !na || !nn || !nl) {
-			free(nf), free(no), free(na), free(nn), free(nl);
+		char **ni = calloc(cap, sizeof(char *));
+		if (!nf || !no || !na || !nn || !nl || !ni) {
+			free(nf), free(no), free(na), free(nn), free(nl), free(ni);
 			return -1;
 		}
 		for (size_t k = 0; k < cap; k++)
@@ -436,10 +441,12 @@ static long cache_slot(struct ctx *x, int file, uint64_t off, uint64_t pgoff)
 			while (nf[j] >= 0)
 				j = (j + 1) & (cap - 1);
 			nf[j] = c->file[k], no[j] = c->off[k], nn[j] = c->name[k];
-			na[j] = c->addr[k], nl[j] = c->line[k];
+			na[j] = c->addr[k], nl[j] = c->line[k], ni[j] = c->inl[k];
 		}
 		free(c->file), free(c->off), free(c->name), free(c->addr), free(c->line);
+		free(c->inl);
 		c->file = nf, c->off = no, c->name = nn, c->addr = na, c->line = nl, c->cap = cap;
+		c->inl = ni;
 	}
 	size_t j = fnv(&off, 8, (uint64_t)file) & (c->cap - 1);
 	while (c->file[j] >= 0 && !(c->file[j] == file && c->off[j] == off))
@@ -521,6 +528,43 @@ static const char *srcline(struct ctx *x, const struct loc *l)
 	return c->line[l->slot];
 }
 
+/*
+ * The functions inlined at a located address, innermost first and
+ * tab-separated ("" for none): the DW_TAG_inlined_subroutine scopes around
+ * it in its compile unit's DWARF, looked up once per address.
+ */
+static const char *inlines(struct ctx *x, const struct loc *l)
+{
+	struct sym_cache *c = &x->sc;
+
+	if (l->file < 0)
+		return "";
+	if (!c->inl[l->slot]) {
+		struct file *f = &x->files[l->file];
+		Dwarf_Addr bias = 0;
+		Dwarf_Die *cu =
+			f->mod ? dwfl_module_addrdie(f->mod, c->addr[l->slot], &bias) : NULL;
+		Dwarf_Die *scopes = NULL;
+		int n = cu ? dwarf_getscopes(cu, c->addr[l->slot] - bias, &scopes) : 0;
+		char buf[1024] = "";
+		size_t off = 0;
+		for (int i = 0; i < n; i++) {
+			const char *name;
+			if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine ||
+			    !(name = dwarf_diename(&scopes[i])))
+				continue;
+			int w = snprintf(buf + off, sizeof(buf) - off, "%s%s", off ? "\t" : "",
+					 name);
+			if (w < 0 || (size_t)w >= sizeof(buf) - off)
+				break;
+			off += (size_t)w;
+		}
+		free(scopes);
+		c->inl[l->slot] = strdup(buf);
+	}
+	return c->inl[l->slot] ? c->inl[l->slot] : "";
+}
+
 static const char *base_name(const char *path)
 {
 	const char *slash = strrchr(path, '/');
@@ -535,6 +579,38 @@ static int frame_of(struct ctx *x, const struct loc *l, uint32_t *index)
 
 	pmon__fmt(key, sizeof(key), "%s\t%s", l->sym, base_name(l->dso));
 	return counter_add(&x->frames, key, 0, index);
+}
+
+/* Append a located frame to a stack key ("3,17,5"), then the functions
+ * inlined there, outermost first, when the report asked for them. */
+static int stack_push(struct ctx *x, const struct loc *l, char *stack, size_t size, size_t *off)
+{
+	const char *inl = x->inlines ? inlines(x, l) : "";
+	const char *names[32];
+	size_t n = 0;
+	char buf[1024];
+	uint32_t fi;
+	int err;
+
+	pmon__strlcpy(buf, inl, sizeof(buf));
+	for (char *p = buf; *p && n < 32;) {
+		names[n++] = p;
+		if (!(p = strchr(p, '\t')))
+			break;
+		*p++ = '\0';
+	}
+	for (size_t i = 0; i <= n; i++) {
+		struct loc li = *l;
+		if (i)
+			li.sym = names[n - i];
+		if ((err = frame_of(x, &li, &fi)))
+			return err;
+		int w = snprintf(stack + *off, size - *off, "%s%u", *off ? "," : "", fi);
+		if (w < 0 || (size_t)w >= size - *off)
+			return 0; /* deeper than the key holds: cut */
+		*off += (size_t)w;
+	}
+	return 0;
 }
 
 static int add_map(struct ctx *x, uint32_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
@@ -735,31 +811,34 @@ static int on_record(struct ctx *x, const uint8_t *p, size_t len)
 		 * kernel part in DWARF mode), then the unwound user frames. */
 		char stack[8192];
 		size_t off = 0;
-		uint32_t fi;
 		uint64_t all[256];
+		bool ret[256]; /* a return address: resolved at addr - 1, inside its call */
 		size_t nall = 0;
+		bool fresh = true; /* the entry after a context marker is where it ran */
 		for (uint64_t k = 0; chain && k < nr && nall < 128; k++) {
 			memcpy(&all[nall], &chain[k], 8);
-			if (all[nall] < (uint64_t)-4095)
-				nall++;
+			if (all[nall] >= (uint64_t)-4095) {
+				fresh = true;
+				continue;
+			}
+			ret[nall++] = !fresh;
+			fresh = false;
 		}
-		for (int k = 0; k < nunwound; k++)
+		for (int k = 0; k < nunwound; k++) {
+			ret[nall] = k > 0;
 			all[nall++] = unwound[k];
+		}
 		if (nall)
 			x->r->callchains = true;
+		if (!nall) { /* no chain: the sampled address alone */
+			all[nall] = ip;
+			ret[nall++] = false;
+		}
 		for (size_t k = nall; !err && k-- > 0;) {
 			struct loc l2;
-			locate(x, pid, all[k], &l2);
-			if ((err = frame_of(x, &l2, &fi)))
-				break;
-			int w = snprintf(stack + off, sizeof(stack) - off, "%s%u", off ? "," : "",
-					 fi);
-			if (w < 0 || (size_t)w >= sizeof(stack) - off)
-				break;
-			off += (size_t)w;
+			locate(x, pid, ret[k] && all[k] ? all[k] - 1 : all[k], &l2);
+			err = stack_push(x, &l2, stack, sizeof(stack), &off);
 		}
-		if (!err && !off && !(err = frame_of(x, &l, &fi)))
-			off = (size_t)snprintf(stack, sizeof(stack), "%u", fi);
 		if (!err && off)
 			err = counter_add(&x->stacks, stack, period, NULL);
 		return err;
@@ -804,8 +883,9 @@ static void ctx_free(struct ctx *x)
 	}
 	free(x->jit);
 	for (size_t i = 0; i < x->sc.cap; i++)
-		free(x->sc.name[i]), free(x->sc.line[i]);
+		free(x->sc.name[i]), free(x->sc.line[i]), free(x->sc.inl[i]);
 	free(x->sc.file), free(x->sc.off), free(x->sc.name), free(x->sc.addr), free(x->sc.line);
+	free(x->sc.inl);
 }
 
 /*
@@ -965,6 +1045,7 @@ static void ctx_init(struct ctx *x, struct pmon_report *r, const struct pmon_rep
 	memset(x, 0, sizeof(*x));
 	x->r = r;
 	x->sort = o ? o->sort : PMON_SORT_SYMBOL;
+	x->inlines = o && o->inlines;
 	/* elfutils' default path with the user's directory (absolute: elfutils
 	 * reads a relative one as relative to the binary) before /usr/lib/debug:
 	 * a stripped file's debuginfo is found through its build-id note. */

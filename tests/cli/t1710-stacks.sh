@@ -43,6 +43,15 @@ one_line_error "--call-graph dwarf,12: a multiple of 8 bytes"
 run_pmon 2 record --call-graph lbr -o "$TMP/x.data" -- true
 one_line_error "--call-graph 'lbr': fp or dwarf[,SIZE]"
 
+# Inlined functions are frames of their own (DWARF scopes), unless --no-inline.
+run_pmon 0 record -g -o "$TMP/inl.data" -- "$S" inline 300000000
+run_pmon 0 report -i "$TMP/inl.data" --format folded
+check "inline: the loop's samples are in mixer, inlined into inl_outer" \
+	sh -c "sort -k2 -nr '$TMP/out' | head -1 | grep -Eq '(^|;)main;inl_outer;mixer [0-9]+\$'"
+run_pmon 0 report -i "$TMP/inl.data" --format folded --no-inline
+check "--no-inline: the same samples end in inl_outer" \
+	sh -c "sort -k2 -nr '$TMP/out' | head -1 | grep -Eq '(^|;)main;inl_outer [0-9]+\$'"
+
 # The call graph both ways (perf report -g caller / callee).
 run_pmon 0 report -i "$TMP/chain.data" --sort caller --format json
 check "--sort caller: main > outer > middle > inner, inner's samples its own" python3 -c '

@@ -4,10 +4,11 @@
  * Built with frame pointers; every worker calls tick() after its loop, so it
  * is not a leaf and sets up its frame (gcc omits a leaf's frame even with
  * -fno-omit-frame-pointer, and its caller then drops out of the chain).
- * usage: stacks chain|threads|fork [N]
+ * usage: stacks chain|threads|fork|inline [N]
  *   chain    main -> outer -> middle -> inner, inner doing the work
  *   threads  two threads, one in thread_a(), one in thread_b()
  *   fork     the child works in child_work(), the parent in parent_work()
+ *   inline   main -> inl_outer, whose loop is mixer(), inlined into it
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -69,6 +70,19 @@ static __attribute__((noinline)) void parent_work(long n)
 	SPIN(n, 13);
 }
 
+static inline __attribute__((always_inline)) void mixer(long n)
+{
+	for (long i = 0; i < n; i++)
+		sink += (unsigned long)i * 17;
+}
+
+static __attribute__((noinline)) void inl_outer(long n)
+{
+	mixer(n);
+	tick();
+	sink++;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "chain";
@@ -91,6 +105,8 @@ int main(int argc, char **argv)
 		}
 		parent_work(n);
 		waitpid(pid, NULL, 0);
+	} else if (!strcmp(mode, "inline")) {
+		inl_outer(n);
 	} else {
 		outer(n);
 	}
