@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <fcntl.h>
+#include <gelf.h>
 #include <zlib.h>
 
 #include "internal.h"
@@ -33,6 +35,11 @@ struct pmon_data_writer {
 	uint64_t sample_type;
 	uint64_t *kaddr; /* kernel addresses sampled: a set, 0 is empty */
 	size_t nk, capk;
+	struct bid { /* build ids of the files /proc maps named, read once */
+		char *path;
+		uint8_t id[20], len;
+	} * bids;
+	size_t nbids;
 };
 
 static int write_all(struct pmon_data_writer *w, const void *p, size_t n)
@@ -260,8 +267,62 @@ int pmon_data_writer__close(struct pmon_data_writer *w)
 	free(w->buf);
 	free(w->z);
 	free(w->kaddr);
+	for (size_t i = 0; i < w->nbids; i++)
+		free(w->bids[i].path);
+	free(w->bids);
 	free(w);
 	return err;
+}
+
+/* The GNU build id of the ELF file at @path (its PT_NOTE segments), read
+ * once per path; 0 bytes where there is none or the file is unreadable. */
+static uint8_t build_id_of(struct pmon_data_writer *w, const char *path, const uint8_t **id)
+{
+	for (size_t i = 0; i < w->nbids; i++)
+		if (!strcmp(w->bids[i].path, path)) {
+			*id = w->bids[i].id;
+			return w->bids[i].len;
+		}
+	struct bid *n = realloc(w->bids, (w->nbids + 1) * sizeof(*n));
+	if (!n)
+		return 0;
+	w->bids = n;
+	struct bid *b = &w->bids[w->nbids];
+	*b = (struct bid){ .path = strdup(path) };
+	if (!b->path)
+		return 0;
+	w->nbids++;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf *e = NULL;
+	size_t nph = 0;
+	if (fd >= 0 && elf_version(EV_CURRENT) != EV_NONE)
+		e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (e && !elf_getphdrnum(e, &nph))
+		for (size_t i = 0; i < nph && !b->len; i++) {
+			GElf_Phdr ph;
+			if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_NOTE)
+				continue;
+			Elf_Data *d = elf_getdata_rawchunk(e, (int64_t)ph.p_offset, ph.p_filesz,
+							   ELF_T_NHDR);
+			GElf_Nhdr nh;
+			size_t off = 0, name_off, desc_off;
+			while (d && (off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
+				if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+				    !memcmp((const char *)d->d_buf + name_off, "GNU", 4) &&
+				    nh.n_descsz && nh.n_descsz <= 20) {
+					memcpy(b->id, (const char *)d->d_buf + desc_off,
+					       nh.n_descsz);
+					b->len = (uint8_t)nh.n_descsz;
+					break;
+				}
+			}
+		}
+	if (e)
+		elf_end(e);
+	if (fd >= 0)
+		close(fd);
+	*id = b->id;
+	return b->len;
 }
 
 /* One process's executable file mappings as MMAP2 records (the layout of
@@ -289,8 +350,12 @@ static long add_maps_of(struct pmon_data_writer *w, pid_t pid)
 		name[strcspn(name, "\n")] = '\0';
 		size_t nlen = strlen(name) + 1, size = 72 + ((nlen + 7) & ~(size_t)7);
 		uint8_t rec[72 + 4352] = { 0 };
+		const uint8_t *bid;
+		uint8_t bidlen = build_id_of(w, name, &bid);
 		struct perf_event_header h = { .type = PERF_RECORD_MMAP2,
-					       .misc = PERF_RECORD_MISC_USER,
+					       .misc = PERF_RECORD_MISC_USER |
+						       (bidlen ? PERF_RECORD_MISC_MMAP_BUILD_ID
+							       : 0),
 					       .size = (uint16_t)size };
 		uint32_t ids[2] = { (uint32_t)pid, (uint32_t)pid }, dev[2] = { maj, min };
 		uint64_t v[3] = { start, end - start, pgoff }, inode = ino;
@@ -298,8 +363,13 @@ static long add_maps_of(struct pmon_data_writer *w, pid_t pid)
 		memcpy(rec, &h, sizeof(h));
 		memcpy(rec + 8, ids, 8);
 		memcpy(rec + 16, v, 24);
-		memcpy(rec + 40, dev, 8);
-		memcpy(rec + 48, &inode, 8);
+		if (bidlen) { /* as the kernel does: size, 3 reserved bytes, the id */
+			rec[40] = bidlen;
+			memcpy(rec + 44, bid, bidlen);
+		} else {
+			memcpy(rec + 40, dev, 8);
+			memcpy(rec + 48, &inode, 8);
+		}
 		memcpy(rec + 64, &prot, 4);
 		memcpy(rec + 72, name, nlen);
 		int err = pmon_data_writer__add(w, rec, size);

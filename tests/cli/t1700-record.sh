@@ -93,6 +93,24 @@ wl=$!
 sleep 0.2
 timeout -k 10 --preserve-status -s INT 1.5 "$PMON" record -F 1000 -p $wl -o "$TMP/pp.data" 2>"$TMP/err"
 check "-p: stops on SIGINT with status 130 (128+SIGINT), the file written" [ $? -eq 130 ]
+check "-p: the mappings read from /proc carry the file's build id" python3 -c '
+import struct, sys, zlib
+b = open(sys.argv[1], "rb").read()
+want = bytes.fromhex(sys.argv[3])
+off, found = struct.unpack_from("<I", b, 12)[0], False
+while off < len(b):
+    magic, n, crc, nrec = struct.unpack_from("<4sIII", b, off)
+    data = b[off + 16:off + 16 + n]
+    data = zlib.decompress(data) if magic == b"CHNZ" else data
+    o = 0
+    while magic != b"CHNS" and o + 8 <= len(data):
+        t, misc, size = struct.unpack_from("<IHH", data, o)
+        if t == 10 and data[o + 72:o + size].split(b"\0")[0] == sys.argv[2].encode():
+            assert misc & 0x4000 and data[o + 44:o + 44 + data[o + 40]] == want, data[o + 40:o + 64].hex()
+            found = True
+        o += size
+    off += 16 + n
+assert found' "$TMP/pp.data" "$(readlink -f "$W")" "$(readelf -n "$W" | awk '/Build ID/ {print $3}')"
 run_pmon 0 report -i "$TMP/pp.data" --format json
 check "-p: hot resolves in a process started before pmon" python3 -c '
 import json, sys
