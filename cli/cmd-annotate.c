@@ -18,11 +18,13 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: pmon annotate [-i FILE] [--format text|json] [--no-source] [-o OUT]\n"
-		"                     [--debug-dir D] [SYMBOL]\n\n"
+		"                     [--debug-dir D] [--event E] [SYMBOL]\n\n"
 		"  SYMBOL        the function to show (default: the one with most samples)\n"
 		"  -i FILE       the recording (default pmon.data)\n"
 		"  --no-source   leave out the source lines between the instructions\n"
-		"  --debug-dir D look for debuginfo by build id in D/.build-id/ first\n");
+		"  --debug-dir D look for debuginfo by build id in D/.build-id/ first\n"
+		"  --event E     with several events recorded: whose samples (default: the "
+		"first)\n");
 }
 
 /* A source file's lines, read once; an unreadable file has none. */
@@ -145,11 +147,13 @@ int cmd_annotate(int argc, char **argv)
 		{ "format", required_argument, NULL, 'f' },
 		{ "no-source", no_argument, NULL, 'S' },
 		{ "debug-dir", required_argument, NULL, 'D' },
+		{ "event", required_argument, NULL, 'e' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *in = "pmon.data", *outpath = NULL, *symbol = NULL, *debug_dir = NULL;
+	const char *stack_event = NULL;
 	bool json = false, source = true;
 	struct pmon_annotation a;
 	int c, rc = CLI_OK;
@@ -174,6 +178,9 @@ int cmd_annotate(int argc, char **argv)
 		case 'D':
 			debug_dir = optarg;
 			break;
+		case 'e':
+			stack_event = optarg;
+			break;
 		case 'o':
 			outpath = optarg;
 			break;
@@ -197,7 +204,9 @@ int cmd_annotate(int argc, char **argv)
 			  errno == ENOENT ? "no such directory" : "not a directory");
 		return CLI_USAGE;
 	}
-	struct pmon_report_opts ro = { .sz = sizeof(ro), .debug_dir = debug_dir };
+	struct pmon_report_opts ro = { .sz = sizeof(ro),
+				       .debug_dir = debug_dir,
+				       .event = stack_event };
 	int err = pmon_annotate(in, symbol, &ro, &a);
 	if (err) {
 		cli_error("%s", pmon_errdetail());

@@ -37,11 +37,12 @@ static int write_rec(void *ctx, const void *rec, size_t len)
  * event, and pick the N that gives about @hz samples per second of its wall
  * time. The command runs twice; the second run is the recording.
  */
-static int calibrate(const struct pmon_evlist *ev, char **cmd, unsigned long hz, uint64_t *period)
+static int calibrate(const struct pmon_evlist *ev, char **cmd, unsigned long hz, uint64_t *periods)
 {
 	struct pmon_child ch = { .pid = -1, .go_fd = -1, .err_fd = -1 };
 	struct pmon_target t = { .sz = sizeof(t), .inherit = true, .enable_on_exec = true };
-	struct pmon_count n = { 0 };
+	size_t nev = pmon_evlist__count(ev);
+	struct pmon_count n[16] = { 0 };
 	struct timespec t0, t1;
 	int status = 0, err;
 
@@ -63,7 +64,7 @@ static int calibrate(const struct pmon_evlist *ev, char **cmd, unsigned long hz,
 	pmon_child__wait(&ch, &status, NULL);
 	child = 0;
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	int rerr = pmon_counters__read(c, &n);
+	int rerr = pmon_counters__read(c, n);
 	pmon_counters__close(c);
 	if (err) {
 		cli_error("cannot run '%s': %s", cmd[0], strerror(-err));
@@ -72,29 +73,41 @@ static int calibrate(const struct pmon_evlist *ev, char **cmd, unsigned long hz,
 	if (got_sig)
 		return 128 + got_sig;
 	double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
-	if (rerr || n.status != PMON_COUNT_OK || n.raw < 1) {
-		cli_error("--calibrate: '%s' counted nothing in the calibration run (%s)",
-			  pmon_evlist__event(ev, 0)->name,
-			  rerr		     ? pmon_errdetail()
-				  : n.reason ? n.reason
-					     : "a count of 0");
-		return CLI_UNSUPPORTED;
+	for (size_t i = 0; i < nev; i++) {
+		const char *name = pmon_evlist__event(ev, i)->name;
+		if (rerr || n[i].status != PMON_COUNT_OK || n[i].raw < 1) {
+			cli_error("--calibrate: '%s' counted nothing in the calibration run (%s)",
+				  name,
+				  rerr			? pmon_errdetail()
+					  : n[i].reason ? n[i].reason
+							: "a count of 0");
+			return CLI_UNSUPPORTED;
+		}
+		/* The period is in the counter's own units (ns for cpu-clock), not the
+		 * scaled value stat prints; multiplexing is scaled out. */
+		double raw = n[i].running
+			? (double)n[i].raw * (double)n[i].enabled / (double)n[i].running
+			: (double)n[i].raw;
+		double want = secs * (double)hz;
+		periods[i] = want >= raw ? 1 : (uint64_t)(raw / want);
+		fprintf(stderr,
+			"pmon record: calibrated: %s counted %.0f in %.6f s; Sample After %llu for "
+			"about %lu samples per second\n",
+			name, raw, secs, (unsigned long long)periods[i], hz);
 	}
-	/* The period is in the counter's own units (ns for cpu-clock), not the
-	 * scaled value stat prints; multiplexing is scaled out. */
-	double raw =
-		n.running ? (double)n.raw * (double)n.enabled / (double)n.running : (double)n.raw;
-	double want = secs * (double)hz;
-	*period = want >= raw ? 1 : (uint64_t)(raw / want);
-	fprintf(stderr,
-		"pmon record: calibrated: %s counted %.0f in %.6f s; Sample After %llu for about "
-		"%lu "
-		"samples per second\n",
-		pmon_evlist__event(ev, 0)->name, raw, secs, (unsigned long long)*period, hz);
 	if (WIFEXITED(status) && WEXITSTATUS(status))
 		fprintf(stderr, "pmon record: note: the calibration run exited with status %d\n",
 			WEXITSTATUS(status));
 	return CLI_OK;
+}
+
+/* Append @spec to the comma-separated @buf. Return: false when it does not fit. */
+static bool append_event(char *buf, size_t len, const char *spec)
+{
+	size_t used = strlen(buf);
+	int w = snprintf(buf + used, len - used, "%s%s", used ? "," : "", spec);
+
+	return w > 0 && (size_t)w < len - used;
 }
 
 static void usage(FILE *f)
@@ -103,11 +116,13 @@ static void usage(FILE *f)
 		"usage: pmon record [-e EVENT] [-c N | -F HZ | --calibrate[=HZ]]\n"
 		"                   [-g | --call-graph fp|dwarf[,SIZE]] [-o FILE]\n"
 		"                   (-- command | -p PID | -a)\n\n"
-		"  -e EVENT   the event to sample (default cpu-clock; cycles where a PMU exists)\n"
+		"  -e EVENTS  the events to sample, comma-separated or -e again (default\n"
+		"             cpu-clock; cycles where a PMU exists); report shows each\n"
 		"  -c N       a sample every N events (the seeds' \"Sample After\")\n"
 		"  -F HZ      about HZ samples per second (default 1000, VTune's rule of thumb)\n"
-		"  --calibrate[=HZ]  count the command once, then record it with the -c N\n"
-		"             that gives about HZ samples per second (default 1000)\n"
+		"  --calibrate[=HZ]  count the command once, then record it with, for each\n"
+		"             event, the -c N that gives about HZ samples per second of it\n"
+		"             (default 1000)\n"
 		"  -g, --call-graph fp  call stacks through frame pointers (the kernel's)\n"
 		"  --call-graph dwarf[,SIZE]  for code built without frame pointers: SIZE\n"
 		"             bytes of user stack (default 8192) and the registers with each\n"
@@ -133,6 +148,7 @@ int cmd_record(int argc, char **argv)
 	struct pmon_sample_opts so = { .sz = sizeof(so) };
 	struct pmon_target t = { .sz = sizeof(t), .pid = -1, .inherit = true };
 	const char *event = NULL, *out = "pmon.data";
+	char events[1024] = "";
 	unsigned long ul;
 	bool all = false;
 	unsigned long calib = 0;
@@ -143,7 +159,13 @@ int cmd_record(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "+e:c:F:go:p:ah", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
-			event = optarg;
+			/* -e a -e b is -e a,b */
+			if (!append_event(events, sizeof(events), optarg)) {
+				cli_error("-e: the events run longer than %zu characters",
+					  sizeof(events) - 1);
+				return CLI_USAGE;
+			}
+			event = events;
 			break;
 		case 'c':
 			if (!cli_parse_uint(optarg, 1UL << 62, "-c", &ul) || !ul) {
@@ -233,6 +255,13 @@ int cmd_record(int argc, char **argv)
 		pmon_evlist__free(ev);
 		return CLI_USAGE;
 	}
+	uint64_t periods[16] = { 0 };
+	if (pmon_evlist__count(ev) > 16) {
+		cli_error("%zu events: pmon record samples at most 16 at once",
+			  pmon_evlist__count(ev));
+		pmon_evlist__free(ev);
+		return CLI_USAGE;
+	}
 	if (calib && (!cmd || so.period || so.freq)) {
 		cli_error(!cmd ? "--calibrate runs a command twice: give '-- CMD'"
 			       : "--calibrate chooses -c itself: leave out -c and -F");
@@ -244,7 +273,8 @@ int cmd_record(int argc, char **argv)
 		sigemptyset(&sc.sa_mask);
 		sigaction(SIGINT, &sc, NULL);
 		sigaction(SIGTERM, &sc, NULL);
-		int crc = calibrate(ev, cmd, calib, &so.period);
+		int crc = calibrate(ev, cmd, calib, periods);
+		so.periods = periods;
 		if (crc != CLI_OK) {
 			pmon_evlist__free(ev);
 			return crc;
@@ -279,11 +309,16 @@ int cmd_record(int argc, char **argv)
 				      .regs_user = pmon_sampler__regs_user(s),
 				      .attr_type = pmon_evlist__event(ev, 0)->attr.type,
 				      .attr_config = pmon_evlist__event(ev, 0)->attr.config,
-				      .period = so.period,
+				      .period = so.periods ? so.periods[0] : so.period,
 				      .freq = so.period ? 0
 					      : so.freq ? so.freq
 							: 1000 };
-	snprintf(h.event, sizeof(h.event), "%.95s", pmon_evlist__event(ev, 0)->name);
+	for (size_t i = 0, o = 0; i < pmon_evlist__count(ev) && o < sizeof(h.event); i++) {
+		int k = snprintf(h.event + o, sizeof(h.event) - o, "%s%s", i ? "," : "",
+				 pmon_evlist__event(ev, i)->name);
+		if (k > 0)
+			o += (size_t)k;
+	}
 	size_t off = 0;
 	for (char **a = cmd; a && *a && off < sizeof(h.command); a++) {
 		int k = snprintf(h.command + off, sizeof(h.command) - off, "%s%s", off ? " " : "",
@@ -302,6 +337,19 @@ int cmd_record(int argc, char **argv)
 		pmon_sampler__close(s);
 		pmon_evlist__free(ev);
 		return CLI_USAGE;
+	}
+	/* The event table: which sample identifier is which event. */
+	for (size_t i = 0; !err && i < pmon_evlist__count(ev); i++) {
+		const struct pmon_event_desc *d = pmon_evlist__event(ev, i);
+		const uint64_t *ids = NULL;
+		size_t nids = pmon_sampler__ids(s, i, &ids);
+		uint64_t period = so.periods && so.periods[i] ? so.periods[i] : so.period;
+		err = pmon_data_writer__add_event(w, (unsigned)i, d->name, d->attr.type,
+						  d->attr.config, period,
+						  period	    ? 0
+							  : so.freq ? so.freq
+								    : 1000,
+						  ids, nids);
 	}
 	struct sigaction sa = { .sa_handler = on_sig };
 	sigemptyset(&sa.sa_mask);

@@ -21,7 +21,7 @@ static void usage(FILE *f)
 		"usage: pmon report [-i FILE] [--sort symbol|dso|line|caller|callee] [--limit N]\n"
 		"                   [--min-percent P] [-o OUT]\n"
 		"                   [--format text|json|folded|flamegraph|speedscope|pprof]\n"
-		"                   [--width PX]\n\n"
+		"                   [--width PX] [--event E]\n\n"
 		"  -i FILE        the recording (default pmon.data)\n"
 		"  --sort         by function (default), by file mapped, by source line; or\n"
 		"                 the call graph: caller (from the outermost callers down),\n"
@@ -34,7 +34,9 @@ static void usage(FILE *f)
 		"                   flamegraph  a self-contained SVG (--width, default 1200)\n"
 		"                   speedscope  https://www.speedscope.app JSON\n"
 		"                   pprof       gzipped profile.proto for go tool pprof (-o)\n"
-		"  --limit N      text/json: the N entries with most samples\n"
+		"  --limit N      text/json: the N entries with most samples (per event)\n"
+		"  --event E      with several events recorded: the one whose stacks the\n"
+		"                 call graph and exports show (default: the first)\n"
 		"  --no-inline    stacks without the inlined functions (by default each\n"
 		"                 address's inlined callees are frames too, from DWARF)\n"
 		"  --debug-dir D  look for debuginfo by build id in D/.build-id/ first\n"
@@ -42,50 +44,78 @@ static void usage(FILE *f)
 		"  -o OUT         write to OUT instead of standard output\n");
 }
 
+/* An entry's share of its own event's samples. */
+static double share(const struct pmon_report *r, const struct pmon_report_entry *e)
+{
+	uint64_t of = e->event < r->nevents ? r->events[e->event].samples : r->samples;
+
+	return of ? 100.0 * (double)e->samples / (double)of : 0.0;
+}
+
 static int print_entries(FILE *out, const struct pmon_report *r, enum pmon_report_sort sort,
-			 size_t n, bool json)
+			 size_t limit, bool json)
 {
 	if (json) {
-		json_t *a = json_array();
-		for (size_t i = 0; i < n; i++) {
-			json_t *e = json_pack(
-				"{s:s, s:s, s:I, s:I, s:f}", "symbol", r->e[i].symbol, "dso",
-				r->e[i].dso, "samples", (json_int_t)r->e[i].samples, "period",
-				(json_int_t)r->e[i].period, "percent",
-				r->samples ? 100.0 * (double)r->e[i].samples / (double)r->samples
-					   : 0.0);
+		json_t *a = json_array(), *evs = json_array();
+		size_t shown[16] = { 0 };
+		for (size_t i = 0; i < r->n; i++) {
+			const struct pmon_report_entry *en = &r->e[i];
+			if (en->event >= r->nevents || (limit && shown[en->event]++ >= limit))
+				continue;
+			json_t *e =
+				json_pack("{s:s, s:s, s:s, s:I, s:I, s:f}", "event",
+					  r->events[en->event].name, "symbol", en->symbol, "dso",
+					  en->dso, "samples", (json_int_t)en->samples, "period",
+					  (json_int_t)en->period, "percent", share(r, en));
 			if (sort == PMON_SORT_LINE)
-				json_object_set_new(e, "line", json_string(r->e[i].line));
+				json_object_set_new(e, "line", json_string(en->line));
 			json_array_append_new(a, e);
 		}
-		json_t *j = json_pack("{s:s, s:s, s:I, s:I, s:b, s:o}", "event", r->header.event,
-				      "command", r->header.command, "samples",
+		for (size_t i = 0; i < r->nevents; i++)
+			json_array_append_new(
+				evs,
+				json_pack("{s:s, s:I, s:I, s:I, s:I}", "name", r->events[i].name,
+					  "samples", (json_int_t)r->events[i].samples, "period",
+					  (json_int_t)r->events[i].period, "sample_period",
+					  (json_int_t)r->events[i].sample_period, "freq",
+					  (json_int_t)r->events[i].freq));
+		json_t *j = json_pack("{s:s, s:s, s:I, s:I, s:b, s:o, s:o}", "event",
+				      r->header.event, "command", r->header.command, "samples",
 				      (json_int_t)r->samples, "lost", (json_int_t)r->lost,
-				      "truncated", r->truncated, "entries", a);
+				      "truncated", r->truncated, "events", evs, "entries", a);
 		json_dumpf(j, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 		fputc('\n', out);
 		json_decref(j);
 		return CLI_OK;
 	}
-	fprintf(out, "# pmon report: %llu samples of %s", (unsigned long long)r->samples,
-		r->header.event);
-	if (r->header.command[0])
-		fprintf(out, " in '%s'", r->header.command);
-	if (r->lost)
-		fprintf(out, "; %llu LOST", (unsigned long long)r->lost);
-	fprintf(out, "\n#\n# %8s %10s  ", "percent", "samples");
-	if (sort == PMON_SORT_LINE)
-		fprintf(out, "%-24s ", "line");
-	fprintf(out, "%-*s%s\n", sort == PMON_SORT_DSO ? 0 : 41,
-		sort == PMON_SORT_DSO ? "" : "symbol", "dso");
-	for (size_t i = 0; i < n; i++) {
-		fprintf(out, "  %7.2f%% %10llu  ",
-			r->samples ? 100.0 * (double)r->e[i].samples / (double)r->samples : 0.0,
-			(unsigned long long)r->e[i].samples);
+	/* One table per event, as perf report prints one per event. */
+	for (size_t ev = 0; ev < r->nevents; ev++) {
+		if (ev)
+			fputc('\n', out);
+		fprintf(out, "# pmon report: %llu samples of %s",
+			(unsigned long long)r->events[ev].samples, r->events[ev].name);
+		if (r->header.command[0])
+			fprintf(out, " in '%s'", r->header.command);
+		if (r->lost && !ev)
+			fprintf(out, "; %llu LOST", (unsigned long long)r->lost);
+		fprintf(out, "\n#\n# %8s %10s  ", "percent", "samples");
 		if (sort == PMON_SORT_LINE)
-			fprintf(out, "%-24s ", r->e[i].line);
+			fprintf(out, "%-24s ", "line");
 		fprintf(out, "%-*s%s\n", sort == PMON_SORT_DSO ? 0 : 41,
-			sort == PMON_SORT_DSO ? "" : r->e[i].symbol, r->e[i].dso);
+			sort == PMON_SORT_DSO ? "" : "symbol", "dso");
+		size_t shown = 0;
+		for (size_t i = 0; i < r->n; i++) {
+			const struct pmon_report_entry *en = &r->e[i];
+			if (en->event != ev || (limit && shown >= limit))
+				continue;
+			shown++;
+			fprintf(out, "  %7.2f%% %10llu  ", share(r, en),
+				(unsigned long long)en->samples);
+			if (sort == PMON_SORT_LINE)
+				fprintf(out, "%-24s ", en->line);
+			fprintf(out, "%-*s%s\n", sort == PMON_SORT_DSO ? 0 : 41,
+				sort == PMON_SORT_DSO ? "" : en->symbol, en->dso);
+		}
 	}
 	return CLI_OK;
 }
@@ -101,6 +131,7 @@ int cmd_report(int argc, char **argv)
 		{ "min-percent", required_argument, NULL, 'm' },
 		{ "debug-dir", required_argument, NULL, 'D' },
 		{ "no-inline", no_argument, NULL, 'N' },
+		{ "event", required_argument, NULL, 'e' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -108,6 +139,7 @@ int cmd_report(int argc, char **argv)
 	static const char *const formats[] = { "text",	     "json",	   "folded",
 					       "flamegraph", "speedscope", "pprof" };
 	const char *in = "pmon.data", *fmt = "text", *outpath = NULL, *debug_dir = NULL;
+	const char *stack_event = NULL;
 	enum pmon_report_sort sort = PMON_SORT_SYMBOL;
 	unsigned long limit = 0, width = 1200;
 	int graph = 0; /* 1: caller, 2: callee */
@@ -178,6 +210,9 @@ int cmd_report(int argc, char **argv)
 		case 'N':
 			inl = false;
 			break;
+		case 'e':
+			stack_event = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return CLI_OK;
@@ -201,9 +236,11 @@ int cmd_report(int argc, char **argv)
 		return CLI_USAGE;
 	}
 	bool stacks = graph || (strcmp(fmt, "text") && strcmp(fmt, "json"));
-	struct pmon_report_opts ro = {
-		.sz = sizeof(ro), .sort = sort, .debug_dir = debug_dir, .inlines = inl && stacks
-	};
+	struct pmon_report_opts ro = { .sz = sizeof(ro),
+				       .sort = sort,
+				       .debug_dir = debug_dir,
+				       .inlines = inl && stacks,
+				       .event = stack_event };
 	int err = pmon_report_read(in, &ro, &r);
 	if (err) {
 		cli_error("%s", pmon_errdetail());
@@ -222,7 +259,6 @@ int cmd_report(int argc, char **argv)
 		pmon_report_release(&r);
 		return CLI_USAGE;
 	}
-	size_t n = limit && limit < r.n ? limit : r.n;
 	if (!strcmp(fmt, "folded"))
 		err = pmon_report_write_folded(&r, out);
 	else if (!strcmp(fmt, "flamegraph"))
@@ -235,7 +271,7 @@ int cmd_report(int argc, char **argv)
 		err = pmon_report_write_callgraph(&r, out, graph == 2, min_pct,
 						  !strcmp(fmt, "json"));
 	else
-		print_entries(out, &r, sort, n, !strcmp(fmt, "json"));
+		print_entries(out, &r, sort, limit, !strcmp(fmt, "json"));
 	if (err && err != -EIO) {
 		cli_error("--format %s: %s", fmt, strerror(-err));
 		rc = CLI_FAIL;

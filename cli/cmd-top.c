@@ -201,7 +201,8 @@ static int proc_add(void *ctx, const void *rec, size_t len)
 	struct top *t = ctx;
 	const struct perf_event_header *h = rec;
 	uint64_t st = pmon_sampler__sample_type(t->smp), period = 1;
-	size_t at = sizeof(*h) + (st & PERF_SAMPLE_IP ? 8 : 0);
+	size_t at =
+		sizeof(*h) + (st & PERF_SAMPLE_IDENTIFIER ? 8 : 0) + (st & PERF_SAMPLE_IP ? 8 : 0);
 	uint32_t pid;
 
 	if (h->type != PERF_RECORD_SAMPLE || !(st & PERF_SAMPLE_TID) || at + 8 > len)

@@ -23,6 +23,7 @@ extern "C" {
 struct pmon_sample_opts {
 	size_t sz;
 	uint64_t period; /* sample every N events ("Sample After"); 0: use freq */
+	const uint64_t *periods; /* per event of the list (0: period/freq), or NULL */
 	uint64_t freq; /* samples per second (kernel-adjusted period); default 1000 */
 	bool callchain; /* frame-pointer call chains (-g) */
 	/* > 0: DWARF mode (--call-graph dwarf): copy this many bytes of the user
@@ -36,10 +37,13 @@ struct pmon_sample_opts {
 struct pmon_sampler;
 
 /**
- * pmon_sampler__open() - sample the first event of @events on @target: one
- * ring buffer per CPU (with the target's pid and inherit for a command or
- * process, every task for system-wide). Records: SAMPLE (ip, pid/tid, time,
- * cpu, period, callchain), MMAP2, COMM, FORK, EXIT, LOST, THROTTLE.
+ * pmon_sampler__open() - sample every event of @events on @target: one ring
+ * buffer per CPU (with the target's pid and inherit for a command or
+ * process, every task for system-wide); the other events of a CPU write
+ * into its first event's ring (PERF_EVENT_IOC_SET_OUTPUT). Records: SAMPLE
+ * (identifier, ip, pid/tid, time, cpu, period, callchain), MMAP2, COMM,
+ * FORK, EXIT, LOST, THROTTLE; a sample's identifier names its event
+ * (pmon_sampler__ids()).
  * Return: 0, or -errno with the event and reason in the detail.
  */
 PMON_API int pmon_sampler__open(const struct pmon_evlist *events, const struct pmon_target *target,
@@ -57,6 +61,8 @@ PMON_API int pmon_sampler__poll(struct pmon_sampler *s, int timeout_ms);
 PMON_API long pmon_sampler__drain(struct pmon_sampler *s,
 				  int (*cb)(void *ctx, const void *rec, size_t len), void *ctx);
 PMON_API uint64_t pmon_sampler__sample_type(const struct pmon_sampler *s);
+/** The kernel's ids of event @i's file descriptors (one per CPU). Return: how many. */
+PMON_API size_t pmon_sampler__ids(const struct pmon_sampler *s, size_t i, const uint64_t **ids);
 /** The user registers each sample carries (a PERF_REG_X86_* mask), or 0. */
 PMON_API uint64_t pmon_sampler__regs_user(const struct pmon_sampler *s);
 PMON_API void pmon_sampler__close(struct pmon_sampler *s);
@@ -87,6 +93,15 @@ PMON_API int pmon_data_writer__add(struct pmon_data_writer *w, const void *rec, 
  * -errno (-ESRCH: @pid has gone).
  */
 PMON_API long pmon_data_writer__add_maps(struct pmon_data_writer *w, pid_t pid);
+/**
+ * pmon_data_writer__add_event() - describe sampled event @index (its name,
+ * type and config, period or frequency) and the kernel's ids of its file
+ * descriptors, before the first sample. Return: 0 or -errno.
+ */
+PMON_API int pmon_data_writer__add_event(struct pmon_data_writer *w, unsigned index,
+					 const char *name, uint32_t attr_type, uint64_t attr_config,
+					 uint64_t period, uint64_t freq, const uint64_t *ids,
+					 size_t nids);
 /** Write the buffered records as a chunk (call at least every second). */
 PMON_API int pmon_data_writer__flush(struct pmon_data_writer *w);
 /** Flush, close; Return: 0 or -errno. Frees @w. */
@@ -102,12 +117,23 @@ struct pmon_report_opts {
 	/* Searched first for debuginfo by build id (DIR/.build-id/xx/rest.debug),
 	 * before /usr/lib/debug: a stripped or since-rebuilt binary's symbols. */
 	const char *debug_dir;
+	/* The event the stacks and annotations are for (several were
+	 * recorded): its name; NULL for the first. */
+	const char *event;
 	/* Stacks get a frame for each function inlined at an address (from the
 	 * DWARF scopes; costs a lookup per distinct address), as perf's --inline. */
 	bool inlines;
 };
 
+/* One sampled event of a recording. */
+struct pmon_report_event {
+	char name[64];
+	uint64_t samples, period; /* its samples, and the events they stand for */
+	uint64_t sample_period, freq; /* as recorded: "Sample After" N, or Hz */
+};
+
 struct pmon_report_entry {
+	unsigned event; /* index into pmon_report.events */
 	char symbol[256];
 	char dso[256];
 	char line[256]; /* "file.c:42" (PMON_SORT_LINE), "[unknown]" without line tables */
@@ -140,6 +166,9 @@ struct pmon_report {
 	 * found for the recorded one: their samples are [unknown], never another
 	 * binary's symbols. "" when none. */
 	char stale[512];
+	struct pmon_report_event events[16];
+	size_t nevents;
+	unsigned stack_event; /* the event whose samples the stacks hold */
 	struct pmon_report_frame *frames;
 	size_t nframes;
 	struct pmon_report_stack *stacks;

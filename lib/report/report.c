@@ -105,6 +105,14 @@ struct ctx {
 	const char *want;
 	struct counter hits; /* "file\taddress" */
 	const char *want_where; /* "kernel" or "JIT" where the symbol is not in a file */
+	struct ev_id { /* a sample's identifier -> its event (PMON_RECORD_EVENT) */
+		uint64_t id;
+		unsigned ev;
+	} * evids;
+	size_t nevids;
+	const char *stack_event_name; /* opts->event */
+	unsigned stack_ev; /* the event of the stacks and annotations */
+	bool stack_ev_found;
 	struct unw_proc { /* DWARF unwinders, one per process, rebuilt when its maps grow */
 		uint32_t pid;
 		struct pmon__unw *u;
@@ -725,11 +733,47 @@ static int on_record(struct ctx *x, const uint8_t *p, size_t len)
 			x->r->lost += lost;
 		}
 		return 0;
+	case PMON_RECORD_EVENT:
+		if (len >= sizeof(struct pmon_record_event)) {
+			struct pmon_record_event re;
+			memcpy(&re, p, sizeof(re));
+			if (re.index >= PMON_ARRAY_SIZE(x->r->events))
+				return 0;
+			struct pmon_report_event *ev = &x->r->events[re.index];
+			pmon__fmt(ev->name, sizeof(ev->name), "%.*s", (int)sizeof(re.name),
+				  re.name);
+			ev->sample_period = re.period;
+			ev->freq = re.freq;
+			if (re.index >= x->r->nevents)
+				x->r->nevents = re.index + 1;
+			if (x->stack_event_name && !strcmp(ev->name, x->stack_event_name)) {
+				x->stack_ev = re.index;
+				x->stack_ev_found = true;
+			}
+			size_t n = (len - sizeof(re)) / 8;
+			if (re.nids < n)
+				n = re.nids;
+			struct ev_id *ni = realloc(x->evids, (x->nevids + n + 1) * sizeof(*ni));
+			if (!ni)
+				return -ENOMEM;
+			x->evids = ni;
+			for (size_t i = 0; i < n; i++) {
+				memcpy(&x->evids[x->nevids].id, p + sizeof(re) + 8 * i, 8);
+				x->evids[x->nevids++].ev = re.index;
+			}
+		}
+		return 0;
 	case PERF_RECORD_SAMPLE: {
-		uint64_t ip = 0, period = 1, nr = 0;
+		uint64_t ip = 0, period = 1, nr = 0, sid = 0;
 		uint32_t pid = 0;
+		unsigned ev = 0;
 		const uint8_t *e = p + len;
 		const uint64_t *chain = NULL;
+		if (x->sample_type & PERF_SAMPLE_IDENTIFIER && q + 8 <= e)
+			memcpy(&sid, q, 8), q += 8;
+		for (size_t i = 0; sid && i < x->nevids; i++)
+			if (x->evids[i].id == sid)
+				ev = x->evids[i].ev;
 		if (x->sample_type & PERF_SAMPLE_IP && q + 8 <= e)
 			memcpy(&ip, q, 8), q += 8;
 		if (x->sample_type & PERF_SAMPLE_TID && q + 8 <= e)
@@ -738,6 +782,8 @@ static int on_record(struct ctx *x, const uint8_t *p, size_t len)
 			q += 8;
 		if (x->sample_type & PERF_SAMPLE_CPU)
 			q += 8;
+		if (!(x->sample_type & PERF_SAMPLE_PERIOD) && x->r->events[ev].sample_period)
+			period = x->r->events[ev].sample_period; /* fixed: recorded once */
 		if (x->sample_type & PERF_SAMPLE_PERIOD && q + 8 <= e)
 			memcpy(&period, q, 8), q += 8;
 		if (x->sample_type & PERF_SAMPLE_CALLCHAIN && q + 8 <= e) {
@@ -782,6 +828,10 @@ static int on_record(struct ctx *x, const uint8_t *p, size_t len)
 			: 0;
 		struct loc l;
 		char key[900];
+		x->r->events[ev].samples++;
+		x->r->events[ev].period += period;
+		if (x->want && ev != x->stack_ev)
+			return 0; /* pmon_annotate(): another event's sample */
 		locate(x, pid, ip, &l);
 		if (x->want) { /* pmon_annotate(): only the wanted symbol's addresses */
 			x->r->samples++;
@@ -795,17 +845,19 @@ static int on_record(struct ctx *x, const uint8_t *p, size_t len)
 			return counter_add(&x->hits, key, period, NULL);
 		}
 		if (x->sort == PMON_SORT_DSO) {
-			pmon__fmt(key, sizeof(key), "%s", base_name(l.dso));
+			pmon__fmt(key, sizeof(key), "%u\t%s", ev, base_name(l.dso));
 		} else if (x->sort == PMON_SORT_LINE) {
 			const char *ln = srcline(x, &l);
-			pmon__fmt(key, sizeof(key), "%s\t%s\t%s", l.sym, base_name(l.dso),
+			pmon__fmt(key, sizeof(key), "%u\t%s\t%s\t%s", ev, l.sym, base_name(l.dso),
 				  ln ? ln : "[unknown]");
 		} else {
-			pmon__fmt(key, sizeof(key), "%s\t%s", l.sym, base_name(l.dso));
+			pmon__fmt(key, sizeof(key), "%u\t%s\t%s", ev, l.sym, base_name(l.dso));
 		}
 		x->r->samples++;
 		x->r->period += period;
 		int err = counter_add(&x->agg, key, period, NULL);
+		if (err || ev != x->stack_ev)
+			return err; /* the stacks are one event's */
 		/* The stack as frame indexes, outermost first; context markers dropped.
 		 * Leaf first the frames are the kernel's chain (all of it, or only its
 		 * kernel part in DWARF mode), then the unwound user frames. */
@@ -848,15 +900,18 @@ static int on_record(struct ctx *x, const uint8_t *p, size_t len)
 	}
 }
 
-static int cmp_entry(const void *a, const void *b)
+static int cmp_entry(const void *a, const void *b) /* by event, most samples first */
 {
 	const struct pmon_report_entry *x = a, *y = b;
 
+	if (x->event != y->event)
+		return x->event < y->event ? -1 : 1;
 	return (x->samples < y->samples) - (x->samples > y->samples);
 }
 
 static void ctx_free(struct ctx *x)
 {
+	free(x->evids);
 	for (size_t i = 0; i < x->nunw; i++)
 		pmon__unw_free(x->unw[i].u);
 	free(x->unw);
@@ -974,6 +1029,11 @@ static int scan(const char *path, struct ctx *x)
 	r->header.freq = dh.freq;
 	pmon__strlcpy(r->header.event, dh.event, sizeof(r->header.event));
 	pmon__strlcpy(r->header.command, dh.command, sizeof(r->header.command));
+	/* One event unless PMON_RECORD_EVENT records say more. */
+	pmon__strlcpy(r->events[0].name, dh.event, sizeof(r->events[0].name));
+	r->events[0].sample_period = dh.period;
+	r->events[0].freq = dh.freq;
+	r->nevents = 1;
 	buf = malloc(PMON_CHUNK_RAW_MAX);
 	zbuf = malloc(PMON_CHUNK_RAW_MAX);
 	if (!buf || !zbuf ||
@@ -1046,6 +1106,7 @@ static void ctx_init(struct ctx *x, struct pmon_report *r, const struct pmon_rep
 	x->r = r;
 	x->sort = o ? o->sort : PMON_SORT_SYMBOL;
 	x->inlines = o && o->inlines;
+	x->stack_event_name = o && o->event && o->event[0] ? o->event : NULL;
 	/* elfutils' default path with the user's directory (absolute: elfutils
 	 * reads a relative one as relative to the binary) before /usr/lib/debug:
 	 * a stripped file's debuginfo is found through its build-id note. */
@@ -1063,6 +1124,28 @@ static void ctx_init(struct ctx *x, struct pmon_report *r, const struct pmon_rep
 	x->cb = (Dwfl_Callbacks){ .find_debuginfo = dwfl_standard_find_debuginfo,
 				  .section_address = dwfl_offline_section_address,
 				  .debuginfo_path = x->dipath ? &x->dipath : NULL };
+}
+
+/* After a scan: the event asked for must be one the recording holds. */
+static int check_event(struct ctx *x, const char *path)
+{
+	struct pmon_report *r = x->r;
+	char have[512] = "";
+	size_t off = 0;
+
+	r->stack_event = x->stack_ev;
+	if (!x->stack_event_name || x->stack_ev_found ||
+	    (r->nevents == 1 && !strcmp(r->events[0].name, x->stack_event_name)))
+		return 0;
+	for (size_t i = 0; i < r->nevents; i++) {
+		int w = snprintf(have + off, sizeof(have) - off, "%s%s", i ? ", " : "",
+				 r->events[i].name);
+		if (w < 0 || (size_t)w >= sizeof(have) - off)
+			break;
+		off += (size_t)w;
+	}
+	return pmon__err(-ENOENT, "event '%s' is not in %s (it holds: %s)", x->stack_event_name,
+			 path, have);
 }
 
 /* The stale-file note of a finished scan. */
@@ -1089,12 +1172,12 @@ void pmon_report_release(struct pmon_report *r)
 	memset(r, 0, sizeof(*r));
 }
 
-/* Split "a\tb\tc" into up to three fields (the tabs become NULs). */
+/* Split "a\tb\tc\td" into up to four fields (the tabs become NULs). */
 static size_t split(char *key, char **field)
 {
 	size_t n = 0;
 
-	for (char *p = key; n < 3; n++) {
+	for (char *p = key; n < 4; n++) {
 		field[n] = p;
 		if (!(p = strchr(p, '\t'))) {
 			n++;
@@ -1116,14 +1199,15 @@ static int build_entries(struct ctx *x, struct pmon_report *r)
 		if (!x->agg.key[i])
 			continue;
 		struct pmon_report_entry *e = &r->e[r->n++];
-		char *fld[3];
+		char *fld[4];
 		size_t nf = split(x->agg.key[i], fld);
+		e->event = (unsigned)strtoul(fld[0], NULL, 10);
 		if (x->sort == PMON_SORT_DSO) {
-			pmon__strlcpy(e->dso, fld[0], sizeof(e->dso));
-		} else {
-			pmon__strlcpy(e->symbol, fld[0], sizeof(e->symbol));
 			pmon__strlcpy(e->dso, nf > 1 ? fld[1] : "", sizeof(e->dso));
-			pmon__strlcpy(e->line, nf > 2 ? fld[2] : "", sizeof(e->line));
+		} else {
+			pmon__strlcpy(e->symbol, nf > 1 ? fld[1] : "", sizeof(e->symbol));
+			pmon__strlcpy(e->dso, nf > 2 ? fld[2] : "", sizeof(e->dso));
+			pmon__strlcpy(e->line, nf > 3 ? fld[3] : "", sizeof(e->line));
 		}
 		e->samples = x->agg.samples[i];
 		e->period = x->agg.period[i];
@@ -1140,7 +1224,7 @@ static int build_stacks(struct ctx *x, struct pmon_report *r)
 			return -ENOMEM;
 		r->nframes = x->frames.n;
 		for (size_t i = 0; i < x->frames.cap; i++) {
-			char *fld[3];
+			char *fld[4];
 			if (!x->frames.key[i] || split(x->frames.key[i], fld) < 2)
 				continue;
 			struct pmon_report_frame *f = &r->frames[x->frames.index[i]];
@@ -1185,6 +1269,8 @@ int pmon_report_read(const char *path, const struct pmon_report_opts *opts, stru
 	memset(r, 0, sizeof(*r));
 	ctx_init(&x, r, opts);
 	err = scan(path, &x);
+	if (!err)
+		err = check_event(&x, path);
 	note_stale(&x);
 	if (!err)
 		err = build_entries(&x, r);
@@ -1233,7 +1319,8 @@ int pmon_annotate(const char *path, const char *symbol, const struct pmon_report
 	struct pmon_report r = { 0 };
 	struct pmon_report_opts o = { .sz = sizeof(o),
 				      .sort = PMON_SORT_SYMBOL,
-				      .debug_dir = opts ? opts->debug_dir : NULL };
+				      .debug_dir = opts ? opts->debug_dir : NULL,
+				      .event = opts ? opts->event : NULL };
 	struct ctx x;
 	char hot[512];
 	int err;
@@ -1247,7 +1334,10 @@ int pmon_annotate(const char *path, const char *symbol, const struct pmon_report
 			pmon_report_release(&r);
 			return pmon__err(-ENOENT, "%s holds no samples", path);
 		}
-		pmon__strlcpy(a->symbol, r.e[0].symbol, sizeof(a->symbol));
+		size_t top = 0; /* the hottest of the event asked for */
+		while (top + 1 < r.n && r.e[top].event != r.stack_event)
+			top++;
+		pmon__strlcpy(a->symbol, r.e[top].symbol, sizeof(a->symbol));
 		pmon_report_release(&r);
 		if (!strcmp(a->symbol, "[unknown]"))
 			return pmon__err(-ENOENT, "%s: the hottest code has no symbol: name one",
@@ -1258,6 +1348,8 @@ int pmon_annotate(const char *path, const char *symbol, const struct pmon_report
 	ctx_init(&x, &r, &o);
 	x.want = a->symbol;
 	err = scan(path, &x);
+	if (!err)
+		err = check_event(&x, path);
 	a->total = r.samples;
 	/* The file holding most of the symbol's samples. */
 	int best = -1;

@@ -238,6 +238,29 @@ static int write_ksyms(struct pmon_data_writer *w)
 	return err;
 }
 
+int pmon_data_writer__add_event(struct pmon_data_writer *w, unsigned index, const char *name,
+				uint32_t attr_type, uint64_t attr_config, uint64_t period,
+				uint64_t freq, const uint64_t *ids, size_t nids)
+{
+	uint8_t rec[4096] = { 0 };
+	struct pmon_record_event *e = (void *)rec;
+	size_t size = sizeof(*e) + nids * sizeof(uint64_t);
+
+	if (size > sizeof(rec))
+		return pmon__err(-EINVAL, "%zu ids for one event", nids);
+	e->type = PMON_RECORD_EVENT;
+	e->size = (uint16_t)size;
+	e->index = index;
+	e->nids = (uint32_t)nids;
+	e->period = period;
+	e->freq = freq;
+	e->attr_type = attr_type;
+	e->attr_config = attr_config;
+	pmon__strlcpy(e->name, name, sizeof(e->name));
+	memcpy(rec + sizeof(*e), ids, nids * sizeof(uint64_t));
+	return pmon_data_writer__add(w, rec, size);
+}
+
 int pmon_data_writer__add(struct pmon_data_writer *w, const void *rec, size_t len)
 {
 	if (len > 65536)

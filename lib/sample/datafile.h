@@ -51,6 +51,23 @@ struct pmon_data_chunk {
  * offset, or on another machine). Only in CHNS chunks.
  */
 #define PMON_RECORD_KSYM 0x7001
+
+/*
+ * pmon's own record (version 2): one sampled event of the recording, with
+ * the kernel's ids of its file descriptors, which a sample's
+ * PERF_SAMPLE_IDENTIFIER names. Written before any sample.
+ */
+#define PMON_RECORD_EVENT 0x7002
+struct pmon_record_event {
+	uint32_t type; /* struct perf_event_header: PMON_RECORD_EVENT */
+	uint16_t misc, size;
+	uint32_t index, nids;
+	uint64_t period, freq; /* "Sample After" N, or frequency mode's Hz */
+	uint32_t attr_type, pad;
+	uint64_t attr_config;
+	char name[64];
+	uint64_t ids[]; /* nids */
+} __attribute__((packed));
 struct pmon_record_ksym {
 	uint32_t type; /* struct perf_event_header: PMON_RECORD_KSYM */
 	uint16_t misc, size;

@@ -32,6 +32,10 @@ struct ring {
 struct pmon_sampler {
 	struct ring *r;
 	size_t n;
+	int *extra; /* the other events' fds, writing into their CPU's ring */
+	size_t nextra;
+	uint64_t *ids; /* [event * ncpu + cpu] */
+	size_t nev, ncpu;
 	size_t maplen;
 	uint64_t sample_type;
 	bool build_id; /* asked for build ids in MMAP2 (until the kernel refuses) */
@@ -58,12 +62,73 @@ void pmon_sampler__close(struct pmon_sampler *s)
 		if (s->r[i].fd >= 0)
 			close(s->r[i].fd);
 	}
+	for (size_t i = 0; i < s->nextra; i++)
+		close(s->extra[i]);
+	free(s->extra);
+	free(s->ids);
 	free(s->r);
 	free(s->buf);
 	free(s->pfd);
 	free(s->all);
 	free(s->ord);
 	free(s);
+}
+
+/* Open event @ev of the list on @cpu (its attr with the sampler's settings). */
+static int open_one(struct pmon_sampler *s, const struct pmon_event_desc *d,
+		    const struct pmon_target *t, const struct pmon_sample_opts *o, size_t ev,
+		    pid_t pid, int cpu, int *out)
+{
+	struct perf_event_attr a = d->attr;
+	uint64_t period = o && o->periods && o->periods[ev] ? o->periods[ev] : o ? o->period : 0;
+	int fd;
+
+	a.size = sizeof(a);
+	a.sample_type = s->sample_type;
+	if (period) {
+		a.freq = 0;
+		a.sample_period = period;
+	} else {
+		a.freq = 1;
+		a.sample_freq = o && o->freq ? o->freq : 1000;
+	}
+	a.disabled = 1;
+	a.enable_on_exec = t->enable_on_exec;
+	a.inherit = t->inherit;
+	/* Side-band records (mmaps, comms, tasks) once, from the first event. */
+	a.mmap = a.mmap2 = a.comm = a.task = ev == 0;
+	a.build_id = ev == 0 && s->build_id; /* MMAP2 with the file's build id (5.12+) */
+	a.sample_id_all = 1;
+	if (s->regs_user) {
+		a.sample_regs_user = s->regs_user;
+		a.sample_stack_user = o->stack_user;
+		a.exclude_callchain_user = 1; /* the report unwinds user space */
+	}
+	a.wakeup_watermark = (uint32_t)(s->maplen / 4);
+	a.watermark = 1;
+	fd = (int)syscall(SYS_perf_event_open, &a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0 && errno == EINVAL && a.build_id) {
+		a.build_id = 0; /* an older kernel: device and inode */
+		s->build_id = false;
+		fd = (int)syscall(SYS_perf_event_open, &a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	}
+	if (fd < 0 && (errno == EACCES || errno == EPERM) && !a.exclude_kernel &&
+	    !(d->mods & (PMON_MOD_U | PMON_MOD_K | PMON_MOD_H))) {
+		a.exclude_kernel = a.exclude_hv = 1; /* paranoid 2: user space only */
+		fd = (int)syscall(SYS_perf_event_open, &a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	}
+	if (fd < 0) {
+		int e = -errno;
+		if (e == -ESRCH)
+			return pmon__err(e, "process %d does not exist", (int)pid);
+		return pmon__err(e, "cannot sample '%s' on CPU %d: %s", d->name, cpu,
+				 e == -ENOENT || e == -EOPNOTSUPP
+					 ? "this machine cannot sample this event (no PMU? "
+					   "software events such as cpu-clock can)"
+					 : strerror(-e));
+	}
+	*out = fd;
+	return 0;
 }
 
 int pmon_sampler__open(const struct pmon_evlist *events, const struct pmon_target *t,
@@ -92,8 +157,21 @@ int pmon_sampler__open(const struct pmon_evlist *events, const struct pmon_targe
 		return -ENOMEM;
 	}
 	s->build_id = true;
-	s->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
-		PERF_SAMPLE_PERIOD | (o && o->callchain ? PERF_SAMPLE_CALLCHAIN : 0);
+	s->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+		PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
+		(o && o->callchain ? PERF_SAMPLE_CALLCHAIN : 0);
+	/*
+	 * The period goes into each sample only in frequency mode, where the
+	 * kernel changes it. With a fixed one (-c, --calibrate) the recording
+	 * says it once: asking for it anyway makes the kernel sample a software
+	 * event such as page-faults at every occurrence (perf_swevent_event()
+	 * takes PERF_SAMPLE_PERIOD without freq as "report each one").
+	 */
+	bool fixed = o && (o->period || o->periods);
+	for (size_t i = 0; fixed && o->periods && i < pmon_evlist__count(events); i++)
+		fixed = o->periods[i] || o->period;
+	if (!fixed)
+		s->sample_type |= PERF_SAMPLE_PERIOD;
 	if (o && o->stack_user) {
 		if (o->stack_user % 8 || o->stack_user > 65528) {
 			pmon_sampler__close(s);
@@ -105,72 +183,54 @@ int pmon_sampler__open(const struct pmon_evlist *events, const struct pmon_targe
 		s->sample_type |=
 			PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
 	}
-	for (long cpu = 0; cpu < ncpu; cpu++) {
-		struct perf_event_attr a = d->attr;
-		struct ring *r = &s->r[s->n];
-
-		a.size = sizeof(a);
-		a.sample_type = s->sample_type;
-		if (o && o->period) {
-			a.sample_period = o->period;
-		} else {
-			a.freq = 1;
-			a.sample_freq = o && o->freq ? o->freq : 1000;
-		}
-		a.disabled = 1;
-		a.enable_on_exec = t->enable_on_exec;
-		a.inherit = t->inherit;
-		a.mmap = a.mmap2 = a.comm = a.task = 1;
-		a.build_id = s->build_id; /* MMAP2 with the file's build id (Linux 5.12+) */
-		a.sample_id_all = 1;
-		if (s->regs_user) {
-			a.sample_regs_user = s->regs_user;
-			a.sample_stack_user = o->stack_user;
-			a.exclude_callchain_user = 1; /* the report unwinds user space */
-		}
-		a.wakeup_watermark = (uint32_t)(s->maplen / 4);
-		a.watermark = 1;
-		r->fd = (int)syscall(SYS_perf_event_open, &a, pid, (int)cpu, -1,
-				     PERF_FLAG_FD_CLOEXEC);
-		if (r->fd < 0 && errno == EINVAL && a.build_id) {
-			a.build_id = 0; /* an older kernel: device and inode */
-			s->build_id = false;
-			r->fd = (int)syscall(SYS_perf_event_open, &a, pid, (int)cpu, -1,
-					     PERF_FLAG_FD_CLOEXEC);
-		}
-		if (r->fd < 0 && (errno == EACCES || errno == EPERM) && !a.exclude_kernel &&
-		    !(d->mods & (PMON_MOD_U | PMON_MOD_K | PMON_MOD_H))) {
-			a.exclude_kernel = a.exclude_hv = 1; /* paranoid 2: user space only */
-			r->fd = (int)syscall(SYS_perf_event_open, &a, pid, (int)cpu, -1,
-					     PERF_FLAG_FD_CLOEXEC);
-		}
-		if (r->fd < 0) {
-			int e = -errno;
-			pmon_sampler__close(s);
-			if (e == -ESRCH)
-				return pmon__err(e, "process %d does not exist", (int)pid);
-			return pmon__err(e, "cannot sample '%s' on CPU %ld: %s", d->name, cpu,
-					 e == -ENOENT || e == -EOPNOTSUPP
-						 ? "this machine cannot sample this event (no PMU? "
-						   "software events such as cpu-clock can)"
-						 : strerror(-e));
-		}
-		r->pc = mmap(NULL, s->maplen, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
-		if (r->pc == MAP_FAILED) {
-			int e = -errno;
-			r->pc = NULL;
-			s->n++;
-			pmon_sampler__close(s);
-			return pmon__err(e,
-					 "cannot map the ring buffer: %s (raise "
-					 "/proc/sys/kernel/perf_event_mlock_kb?)",
-					 strerror(-e));
-		}
-		r->data = (uint8_t *)r->pc + sysconf(_SC_PAGESIZE);
-		r->size = s->maplen - (size_t)sysconf(_SC_PAGESIZE);
-		s->pfd[s->n] = (struct pollfd){ .fd = r->fd, .events = POLLIN };
-		s->n++;
+	s->nev = pmon_evlist__count(events);
+	s->ncpu = (size_t)ncpu;
+	s->ids = calloc(s->nev * s->ncpu, sizeof(*s->ids));
+	s->extra = calloc(s->nev * s->ncpu, sizeof(int));
+	if (!s->ids || !s->extra) {
+		pmon_sampler__close(s);
+		return -ENOMEM;
 	}
+	for (size_t ev = 0; ev < s->nev; ev++)
+		for (long cpu = 0; cpu < ncpu; cpu++) {
+			int fd = -1,
+			    err = open_one(s, pmon_evlist__event(events, ev), t, o, ev, pid,
+					   (int)cpu, &fd);
+			if (err) {
+				pmon_sampler__close(s);
+				return err;
+			}
+			if (ioctl(fd, PERF_EVENT_IOC_ID, &s->ids[ev * s->ncpu + (size_t)cpu]))
+				s->ids[ev * s->ncpu + (size_t)cpu] = 0;
+			if (ev) { /* into the ring of this CPU's first event */
+				s->extra[s->nextra++] = fd;
+				if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, s->r[cpu].fd)) {
+					int e = -errno;
+					pmon_sampler__close(s);
+					return pmon__err(
+						e, "cannot share CPU %ld's ring with '%s': %s", cpu,
+						pmon_evlist__event(events, ev)->name, strerror(-e));
+				}
+				continue;
+			}
+			struct ring *r = &s->r[s->n];
+			r->fd = fd;
+			r->pc = mmap(NULL, s->maplen, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
+			if (r->pc == MAP_FAILED) {
+				int e = -errno;
+				r->pc = NULL;
+				s->n++;
+				pmon_sampler__close(s);
+				return pmon__err(e,
+						 "cannot map the ring buffer: %s (raise "
+						 "/proc/sys/kernel/perf_event_mlock_kb?)",
+						 strerror(-e));
+			}
+			r->data = (uint8_t *)r->pc + sysconf(_SC_PAGESIZE);
+			r->size = s->maplen - (size_t)sysconf(_SC_PAGESIZE);
+			s->pfd[s->n] = (struct pollfd){ .fd = r->fd, .events = POLLIN };
+			s->n++;
+		}
 	*out = s;
 	return 0;
 }
@@ -180,7 +240,18 @@ static int ioctl_all(struct pmon_sampler *s, unsigned long req)
 	for (size_t i = 0; i < s->n; i++)
 		if (ioctl(s->r[i].fd, req, 0))
 			return -errno;
+	for (size_t i = 0; i < s->nextra; i++)
+		if (ioctl(s->extra[i], req, 0))
+			return -errno;
 	return 0;
+}
+
+size_t pmon_sampler__ids(const struct pmon_sampler *s, size_t i, const uint64_t **ids)
+{
+	if (i >= s->nev)
+		return 0;
+	*ids = s->ids + i * s->ncpu;
+	return s->ncpu;
 }
 
 int pmon_sampler__enable(struct pmon_sampler *s)
@@ -229,7 +300,8 @@ static uint64_t rec_time(const struct pmon_sampler *s, const uint8_t *rec, size_
 			(s->sample_type & PERF_SAMPLE_TID ? 8 : 0);
 	} else {
 		trailer = (s->sample_type & PERF_SAMPLE_TID ? 8 : 0) + 8 +
-			(s->sample_type & PERF_SAMPLE_CPU ? 8 : 0);
+			(s->sample_type & PERF_SAMPLE_CPU ? 8 : 0) +
+			(s->sample_type & PERF_SAMPLE_IDENTIFIER ? 8 : 0);
 		if (len < sizeof(*h) + trailer)
 			return 0;
 		at = len - trailer + (s->sample_type & PERF_SAMPLE_TID ? 8 : 0);

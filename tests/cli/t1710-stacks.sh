@@ -160,6 +160,45 @@ else
 	echo "ok - # SKIP kernel annotate: /proc/kallsyms shows no addresses here"
 fi
 
+# Several events at once, each with its own "Sample After": cpu-clock and
+# page-faults on a workload that touches 100,000 fresh pages.
+T=$PMON_WORKLOADS/wl-touch
+run_pmon 0 record -e cpu-clock -e page-faults --calibrate=2000 -o "$TMP/two.data" -- "$T" 100000
+grep "calibrated: page-faults" "$TMP/err" >"$TMP/cal"
+run_pmon 0 report -i "$TMP/two.data" --format json
+check "two events: a table each, shares per event, periods from the calibration" python3 -c '
+import json, re, sys
+d = json.load(open(sys.argv[1])); cal = open(sys.argv[2]).read()
+counted = float(re.search(r"counted (\d+)", cal).group(1))
+n = int(re.search(r"Sample After (\d+)", cal).group(1))
+ev = {e["name"]: e for e in d["events"]}
+assert list(ev) == ["cpu-clock", "page-faults"], list(ev)
+pf = ev["page-faults"]
+assert pf["sample_period"] == n and pf["samples"] > 50, pf
+assert abs(pf["period"] - counted) < 0.1 * counted, (pf["period"], counted)
+top = [e for e in d["entries"] if e["event"] == "page-faults"][0]
+assert top["symbol"] == "touch" and top["percent"] > 80, top
+for name in ev:
+    assert abs(sum(e["percent"] for e in d["entries"] if e["event"] == name) - 100) < 0.01' "$TMP/out" "$TMP/cal"
+run_pmon 0 report -i "$TMP/two.data"
+check "two events: two tables in the text report" [ "$(grep -c '^# pmon report: [0-9]* samples of ' "$TMP/out")" -eq 2 ]
+run_pmon 0 annotate -i "$TMP/two.data" --event page-faults --format json touch
+check "annotate --event page-faults: the faults of touch" python3 -c '
+import json, sys
+a = json.load(open(sys.argv[1]))
+assert a["symbol"] == "touch" and a["samples"] > 0.8 * a["total"], (a["samples"], a["total"])' "$TMP/out"
+run_pmon 2 report -i "$TMP/two.data" --event nope --format folded
+one_line_error "event 'nope' is not in $TMP/two.data (it holds: cpu-clock, page-faults)"
+# A fixed period on a software event: one sample per N faults, not per fault
+# (the kernel samples every occurrence if PERF_SAMPLE_PERIOD is asked for).
+run_pmon 0 record -e page-faults -c 100 -o "$TMP/pf.data" -- "$T" 100000
+run_pmon 0 report -i "$TMP/pf.data" --format json
+check "-c 100 on page-faults: about 1,000 samples for 100,000 faults" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert 900 <= d["samples"] <= 1200, d["samples"]
+assert all(e["period"] == 100 * e["samples"] for e in d["entries"])' "$TMP/out"
+
 # Build ids: a stripped binary is named through its debuginfo (--debug-dir),
 # a binary replaced since the recording is never named by the new one.
 mkdir -p "$TMP/bin"
