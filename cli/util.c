@@ -12,7 +12,8 @@
 
 #include "cli.h"
 
-static void vmsg(const char *prefix, const char *fmt, va_list ap)
+__attribute__((format(printf, 2, 0))) static void vmsg(const char *prefix, const char *fmt,
+						       va_list ap)
 {
 	char buf[1024];
 
