@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 # The two commands of README.md:
 #   make run   installs missing Debian packages (as root; else prints the
-#              apt-get line), builds, and shows pmon working
+#              apt-get line) and speedscope from npm into .deps/npm, builds,
+#              and shows pmon working
 #   make test  builds and runs the whole suite: plain -Werror build, the
 #              ASan+UBSan build, and the fuzz harnesses (ctest's summary last)
 # Quiet by default; VERBOSE=1 shows the full commands.
@@ -9,14 +10,22 @@
 BUILD      ?= build
 BUILD_SAN  ?= build-asan
 BUILD_FUZZ ?= build-fuzz
+BUILD_TSAN ?= build-tsan
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 PREFIX     ?= /usr/local
 
 # Debian 12 packages the build and the tests need.
-DEB_DEPS := cmake make gcc clang pkg-config python3 libcmocka-dev libpfm4-dev libcairo2-dev \
+DEB_DEPS := cmake make gcc clang pkg-config python3 libcmocka-dev libpfm4-dev libcairo2-dev librsvg2-bin \
 	libjansson-dev libncurses-dev libdw-dev libelf-dev zlib1g-dev libcapstone-dev \
 	libprotobuf-c-dev protobuf-c-compiler protobuf-compiler golang-github-google-pprof-dev \
-	tmux cpuid clang-format cppcheck
+	tmux cpuid clang-format cppcheck locales valgrind llvm \
+	libmicrohttpd-dev prometheus golang-go prometheus-node-exporter python3-prometheus-client \
+	chromium
+
+# A real trace viewer for the Chrome JSON test (t1840): speedscope, pinned,
+# from npm into a folder of the work tree (git-ignored), never globally.
+SPEEDSCOPE_VERSION := 1.25.0
+NPM_DIR            := .deps/npm
 
 ifeq ($(VERBOSE),1)
 Q :=
@@ -26,7 +35,7 @@ Q := @
 CMAKE_VERBOSE := -DCMAKE_TARGET_MESSAGES=OFF
 endif
 
-.PHONY: all deps build run test test-plain test-asan test-fuzz install format lint clean
+.PHONY: all deps build run test test-plain test-asan test-fuzz test-tsan install format lint clean
 
 all: build
 
@@ -43,6 +52,25 @@ deps:
 			echo "  apt-get install -y $$missing"; \
 			exit 1; \
 		fi; \
+	fi
+	$(Q)# The tests run a program in a German locale (decimal commas).
+	$(Q)if ! locale -a 2>/dev/null | grep -qi '^de_DE\.utf-\?8$$' && [ "$$(id -u)" = 0 ]; then \
+		localedef -i de_DE -f UTF-8 de_DE.UTF-8 || echo "cannot generate de_DE.UTF-8: its tests skip"; \
+	fi
+	$(Q)# speedscope $(SPEEDSCOPE_VERSION) for the viewer test (t1840): its release page and
+	$(Q)# files, no browser download. npm comes with nodejs (NodeSource's) or
+	$(Q)# as Debian's npm. Where it cannot be installed, that test skips.
+	$(Q)want='"version": "$(SPEEDSCOPE_VERSION)"'; \
+	if ! grep -qF "$$want" $(NPM_DIR)/node_modules/speedscope/package.json 2>/dev/null; then \
+		if ! command -v npm >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+			echo "installing: npm"; \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq npm >/dev/null; \
+		fi; \
+		echo "installing: speedscope@$(SPEEDSCOPE_VERSION) (npm, into $(NPM_DIR))"; \
+		mkdir -p $(NPM_DIR) && \
+		npm install --prefix $(NPM_DIR) --no-save --no-audit --no-fund --ignore-scripts \
+			--loglevel=error speedscope@$(SPEEDSCOPE_VERSION) >/dev/null || \
+		echo "cannot install speedscope (npm): the trace viewer test skips"; \
 	fi
 
 $(BUILD)/build.ninja $(BUILD)/Makefile:
@@ -69,7 +97,7 @@ test-plain: build
 test-asan: deps
 	$(Q)cmake -S . -B $(BUILD_SAN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPMON_WERROR=ON -DPMON_SANITIZE=ON $(CMAKE_VERBOSE) >/dev/null
 	$(Q)cmake --build $(BUILD_SAN) -j$(JOBS) $(if $(Q),-- --no-print-directory -s,)
-	$(Q)cd $(BUILD_SAN) && ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp \
+	$(Q)cd $(BUILD_SAN) && ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \
 		UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j$(JOBS)
 
 test-fuzz: deps
@@ -77,8 +105,20 @@ test-fuzz: deps
 	$(Q)cmake --build $(BUILD_FUZZ) -j$(JOBS) $(if $(Q),-- --no-print-directory -s,)
 	$(Q)cd $(BUILD_FUZZ) && ctest --output-on-failure -R '^fuzz/'
 
+# The region runtime under ThreadSanitizer: 16 threads counting while others
+# start and exit, 2,000 short-lived threads, fork. Fewer pairs than the plain
+# run (TSan is ~10x slower); the library and the tests only are built.
+test-tsan: deps
+	$(Q)CC=clang cmake -S . -B $(BUILD_TSAN) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+		-DCMAKE_C_FLAGS=-fsanitize=thread -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread \
+		-DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=thread $(CMAKE_VERBOSE) >/dev/null
+	$(Q)cmake --build $(BUILD_TSAN) -j$(JOBS) --target test-region test-region-setup \
+		$(if $(Q),-- --no-print-directory -s,)
+	$(Q)cd $(BUILD_TSAN) && TSAN_OPTIONS=halt_on_error=1:exitcode=66 PMON_TEST_PAIRS=20002 \
+		PMON_TEST_THREADS=2000 ctest --output-on-failure -R '^unit/region'
+
 # The plain suite runs last so that the final line is its ctest summary.
-test: test-asan test-fuzz test-plain
+test: test-asan test-fuzz test-tsan test-plain
 
 install: build
 	$(Q)cmake --install $(BUILD) --prefix $(PREFIX)
@@ -92,4 +132,4 @@ lint:
 		--suppress=missingIncludeSystem --inline-suppr -I include -I lib lib cli
 
 clean:
-	$(Q)rm -rf $(BUILD) $(BUILD_SAN) $(BUILD_FUZZ)
+	$(Q)rm -rf $(BUILD) $(BUILD_SAN) $(BUILD_FUZZ) $(BUILD_TSAN)

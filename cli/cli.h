@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/resource.h>
 
 enum cli_exit {
 	CLI_OK = 0,
@@ -21,6 +22,14 @@ enum cli_exit {
  * the message (from a garbage file, say) are shown as '?'. */
 __attribute__((format(printf, 1, 2))) void cli_error(const char *fmt, ...);
 __attribute__((format(printf, 1, 2))) void cli_warn(const char *fmt, ...);
+/* Append to a library message where to look ("(see 'pmon info')"): the
+ * library never names a pmon command. cli_error() does it by itself. */
+void cli_hint(char *buf, size_t len);
+
+/* The exit code of an event list the library refused with @err: an event
+ * of a core PMU this machine lacks (cycles-like names, cpu/.../) cannot be
+ * counted here (CLI_UNSUPPORTED); any other name or syntax is bad input. */
+int cli_event_error_code(int err);
 
 /* Parse a non-negative decimal integer; false (and an error printed naming
  * @what) when @s is not one or exceeds @max. */
@@ -29,10 +38,173 @@ bool cli_parse_uint(const char *s, unsigned long max, const char *what, unsigned
 /* A 64-bit value in @base; -EINVAL not a number, -ERANGE wider than 64 bits. */
 int cli_parse_u64(const char *s, int base, uint64_t *out);
 
-/* Output stream: stdout, or the file named by -o. */
+/* A temporary file "$TMPDIR/pmon-STEM-XXXXXX" (/tmp without TMPDIR),
+ * created 0600 with mkstemp; its name in @path. Return: the fd or -1. */
+int cli_mkstemp(char *path, size_t len, const char *stem);
+
+/* Output stream: stdout, or the file named by -o, created 0600 (an existing
+ * file keeps its mode). NULL after printing the error. */
 FILE *cli_open_output(const char *path);
-/* Close an output stream, reporting write errors. Return: CLI_OK or CLI_FAIL. */
+/* Close an output stream, reporting write errors. A closed pipe (EPIPE:
+ * `pmon ... | head`) is the reader's choice, not an error: no message, but
+ * still CLI_FAIL (docs/exit-codes.md). Return: CLI_OK or CLI_FAIL. */
 int cli_close_output(FILE *f, const char *path);
+/* Has writing @f failed (after flushing it)? A full disk or a closed file is
+ * reported once, naming @path (NULL: standard output) and the reason; a
+ * closed pipe silently. Commands that run something stop when it is true. */
+bool cli_output_failed(FILE *f, const char *path);
+/* Is @fd the write end of a pipe or socket whose reader has gone? */
+bool cli_reader_gone(int fd);
+/* Can @path be created or replaced as an output, before any work is done?
+ * Checks that its directory exists and is writable and that @path is not a
+ * directory; prints one line naming @what ("-o", "--plot") when not. */
+bool cli_check_output_path(const char *path, const char *what);
+
+/* Does @path name a picture pmon draws (.svg or .png, lib/plot's rule)?
+ * One line printed when not. */
+bool cli_plot_name_ok(const char *path);
+
+struct pmon_cpuid;
+/* The CPUID snapshot --cpuid-file @file or --cpu @cpu name (NULL, -1: this
+ * CPU's). Return: the snapshot (pmon_cpuid__free() it), or NULL after one
+ * line saying why, with the exit status in @rc (untouched otherwise). */
+struct pmon_cpuid *cli_cpuid_snapshot(const char *file, int cpu, int *rc);
+struct pmon_cpu_info;
+/* The CPUID facts of the dump @file, or of the CPU this runs on when @file
+ * is NULL. Return: true, or false after one line saying why. */
+bool cli_cpu_decode(const char *file, struct pmon_cpu_info *ci);
+
+/* A command's options as one table (git's parse-options): what each option
+ * stores and its --help line; cli_parse_options() builds getopt_long()'s
+ * tables and the --help text from it. Fill rows with the CLI_OPT_*() macros,
+ * end with CLI_OPT_END(). */
+enum cli_option_type {
+	CLI_OPTION_END,
+	CLI_OPTION_TEXT, /* a paragraph of --help, at its place in the table */
+	CLI_OPTION_FLAG, /* bool *value = true */
+	CLI_OPTION_SET_INT, /* int *value = defval */
+	CLI_OPTION_STRING, /* const char **value = the argument: the last one wins */
+	CLI_OPTION_UINT, /* unsigned long *value, in [min, max] */
+	CLI_OPTION_CHOICE, /* int *value = the index of the argument in choices */
+	CLI_OPTION_LIST, /* struct cli_list *value: each argument appended */
+	CLI_OPTION_CALLBACK, /* cb(): anything else, repeated options (-e a -e b) */
+};
+/* A repeatable option's values, in the order given (they point into argv);
+ * free(v) when done. */
+struct cli_list {
+	char **v;
+	size_t n;
+};
+/* Flags of a row. CLI_OPTARG: its value (it has an argname) may be left
+ * out, --calibrate[=HZ]; the callback then gets NULL. */
+#define CLI_OPTARG 1u
+
+struct cli_option {
+	enum cli_option_type type;
+	int short_name; /* 'e', or 0: long only */
+	const char *long_name; /* "event", or NULL: short only */
+	void *value;
+	const char *argname; /* the value in --help ("N", "FILE"); NULL: a flag */
+	const char *help; /* its --help text ('\n' continues it); NULL: not listed */
+	unsigned flags; /* CLI_OPTARG */
+	int defval; /* CLI_OPTION_SET_INT */
+	unsigned long min, max; /* CLI_OPTION_UINT: the error above max is cli_parse_uint()'s */
+	const char *too_small; /* ... below min: "-I 5: <too_small>" */
+	const char *const *choices; /* CLI_OPTION_CHOICE: NULL-terminated */
+	/* Return CLI_OK, or the exit status after printing one line. */
+	int (*cb)(const struct cli_option *opt, const char *arg);
+};
+
+/* The value's type is checked: a pointer of another type does not build. */
+#define CLI_OPT_PTR_(type, v) ((void *)(1 ? (v) : (type *)0))
+// clang-format off
+#define CLI_OPT_TEXT(text) { .type = CLI_OPTION_TEXT, .help = (text) }
+#define CLI_OPT_FLAG(s, l, v, h) { .type = CLI_OPTION_FLAG, .short_name = (s), \
+	.long_name = (l), .value = CLI_OPT_PTR_(bool, v), .help = (h) }
+#define CLI_OPT_SET_INT(s, l, v, i, h) { .type = CLI_OPTION_SET_INT, .short_name = (s), \
+	.long_name = (l), .value = CLI_OPT_PTR_(int, v), .defval = (i), .help = (h) }
+#define CLI_OPT_STRING(s, l, v, a, h) { .type = CLI_OPTION_STRING, .short_name = (s), \
+	.long_name = (l), .value = CLI_OPT_PTR_(const char *, v), .argname = (a), .help = (h) }
+#define CLI_OPT_UINT(s, l, v, a, mx, h) CLI_OPT_UINT_MIN(s, l, v, a, 0, mx, NULL, h)
+#define CLI_OPT_UINT_MIN(s, l, v, a, mn, mx, small, h) { .type = CLI_OPTION_UINT, \
+	.short_name = (s), .long_name = (l), .value = CLI_OPT_PTR_(unsigned long, v), \
+	.argname = (a), .min = (mn), .max = (mx), .too_small = (small), .help = (h) }
+#define CLI_OPT_CHOICE(s, l, v, a, ch, h) { .type = CLI_OPTION_CHOICE, .short_name = (s), \
+	.long_name = (l), .value = CLI_OPT_PTR_(int, v), .argname = (a), .choices = (ch), \
+	.help = (h) }
+#define CLI_OPT_LIST(s, l, v, a, h) { .type = CLI_OPTION_LIST, .short_name = (s), \
+	.long_name = (l), .value = CLI_OPT_PTR_(struct cli_list, v), .argname = (a), .help = (h) }
+#define CLI_OPT_CALLBACK(s, l, v, a, fn, h) { .type = CLI_OPTION_CALLBACK, .short_name = (s), \
+	.long_name = (l), .value = (v), .argname = (a), .cb = (fn), .help = (h) }
+#define CLI_OPT_END() { .type = CLI_OPTION_END }
+// clang-format on
+
+/* The rows several commands share. --cpu N: int *cpu, -1 when not given. */
+int cli_opt_cpu(const struct cli_option *opt, const char *arg);
+#define CLI_OPT_CPU(s, v, h) CLI_OPT_CALLBACK(s, "cpu", CLI_OPT_PTR_(int, v), "N", cli_opt_cpu, h)
+#define CLI_OPT_CPUID_FILE(s, v, h) CLI_OPT_STRING(s, "cpuid-file", v, "FILE", h)
+#define CLI_OPT_OUTPUT(v, a, h) CLI_OPT_STRING('o', "output", v, a, h)
+/* --debug-dir D: const char **dir, a directory that exists. */
+int cli_opt_debug_dir(const struct cli_option *opt, const char *arg);
+#define CLI_OPT_DEBUG_DIR(v)                                                                       \
+	CLI_OPT_CALLBACK(0, "debug-dir", CLI_OPT_PTR_(const char *, v), "D", cli_opt_debug_dir,    \
+			 "look for debuginfo by build id in D/.build-id/ first\n"                  \
+			 "(then /usr/lib/debug): stripped or rebuilt binaries")
+
+enum {
+	CLI_PARSE_STOP_AT_OPERAND = 1, /* getopt's '+': `pmon stat -e x -- cmd -e y` */
+	CLI_PARSE_NO_OPERANDS = 2, /* an operand is an error */
+};
+/* Parse the options of command @cmd ("stat": messages name 'pmon stat
+ * --help') by the table @opts, setting what each one names, in the order
+ * given. -h/--help prints @usage (the synopsis lines), then @opts' TEXT rows
+ * and option lines, on standard output. An unknown option, a missing or
+ * extra value, a bad number: one line (cli_bad_option(), cli_parse_uint()),
+ * exit status CLI_USAGE. Options and operands may mix unless @flags has
+ * CLI_PARSE_STOP_AT_OPERAND; "--" ends the options either way.
+ * Return: the index in @argv of the first operand (>= 1; @argc when none),
+ * or minus the exit status the command returns (<= 0): 0 after --help. */
+int cli_parse_options(const char *cmd, const char *usage, const struct cli_option *opts,
+		      unsigned flags, int argc, char **argv);
+/* After a command's operands: true when @argi is @argc, else one line
+ * naming the operand there. */
+bool cli_no_operands_at(const char *cmd, int argi, int argc, char **argv);
+/* The --help text of cli_parse_options(), on @f. */
+void cli_usage(FILE *f, const char *usage, const struct cli_option *opts);
+
+/* Where an MSR user's state file lives (lib/msr/state.c): beside a device
+ * file given by --msr-device (tests: DEVICE@dev_suffix), else
+ * /run/pmon/@name (root only writes MSRs), or $XDG_RUNTIME_DIR/pmon-@name
+ * when /run/pmon cannot be made. Return: @buf, or NULL when none. */
+const char *cli_state_path(const char *device, const char *dev_suffix, const char *name, char *buf,
+			   size_t len);
+/* --cleanup of an MSR user (stat --backend msr, rdt --msr): replay the
+ * state file at @path (NULL or absent: nothing to do), listing each write
+ * on @f; @who ("pmon stat") begins the summary lines. Return: CLI status. */
+int cli_msr_cleanup(FILE *f, const char *who, const char *path);
+/* The whole of the regular file @path, NUL-terminated, *@len bytes; NULL
+ * with errno (EFBIG: not regular, or over @max bytes). */
+char *cli_slurp(const char *path, uint64_t max, size_t *len);
+/* @v with a comma between each group of three digits ("1,234,567"). */
+void cli_group_digits(char *buf, size_t len, uint64_t v);
+
+/* getopt_long()'s '?' (opterr is 0, cli/pmon.c): one line, "unknown option
+ * '--x'" or "option '-e' needs a value", naming 'pmon @cmd --help'.
+ * Return: CLI_USAGE. */
+struct option;
+int cli_bad_option(const char *cmd, char **argv, const char *shortopts,
+		   const struct option *longopts);
+
+struct pmon_child;
+/* Stop @child (a closed output, a fatal error): SIGTERM, then SIGKILL after
+ * @grace_ms if it has not ended; reaped either way. */
+void cli_stop_child(struct pmon_child *child, unsigned grace_ms, int *status);
+/* Wait for @child to end. Once pmon got a signal (passed on to the child,
+ * pmon_child__forward_signals()), the child has @grace_ms to end by it;
+ * then it is stopped with cli_stop_child(): a command that ignores SIGTERM
+ * or SIGHUP cannot keep pmon from ending (issue #14.2). @ru may be NULL.
+ * Return: true when pmon had to stop it (its status is then pmon's doing). */
+bool cli_wait_child(struct pmon_child *child, unsigned grace_ms, int *status, struct rusage *ru);
 
 int cmd_info(int argc, char **argv);
 int cmd_cpuid(int argc, char **argv);
@@ -47,7 +219,20 @@ int cmd_top(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_annotate(int argc, char **argv);
+int cmd_trace(int argc, char **argv);
+int cmd_simulate(int argc, char **argv);
+int cmd_serve(int argc, char **argv); /* cli/ui.c: in pmon-serve.so */
+/* The UI modules (cli/ui.c): symbol @name of the module that holds it,
+ * loaded on first use; NULL with one line printed naming @what and why. */
+void *cli_ui_symbol(const char *name, const char *what);
+
 /* Draw @log into @out (used by plot, stat --plot, rdt --plot); h 0: by series. */
 int plot_log(const char *log, const char *out, unsigned w, unsigned h, const char *title);
+/* pmon trace report --format svg|png: the trace @in's window [@from, @to)
+ * (ns; @to UINT64_MAX: its end) as a timeline @width px wide (0: 1200),
+ * drawn with cairo (pmon-ui.so), into @outpath (NULL: standard output).
+ * Return: the exit status, the error printed. */
+int trace_draw(const char *in, const char *outpath, bool png, uint64_t from, uint64_t to,
+	       unsigned width);
 
 #endif

@@ -4,27 +4,38 @@
  * with the samples that fell on each and the source lines they came from.
  */
 #include <errno.h>
-#include <getopt.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
 #include "cli.h"
+#include "sim.h"
 #include <pmon/pmon.h>
 
-static void usage(FILE *f)
+/* At most this much of a source file is shown. */
+#define SRC_MAX (16u << 20)
+
+/*
+ * The source file at @path (named by the binary's line table) as a stream,
+ * if it is a regular file: a FIFO or device there would block or never end.
+ */
+static FILE *src_open(const char *path)
 {
-	fprintf(f,
-		"usage: pmon annotate [-i FILE] [--format text|json] [--no-source] [-o OUT]\n"
-		"                     [--debug-dir D] [--event E] [SYMBOL]\n\n"
-		"  SYMBOL        the function to show (default: the one with most samples)\n"
-		"  -i FILE       the recording (default pmon.data)\n"
-		"  --no-source   leave out the source lines between the instructions\n"
-		"  --debug-dir D look for debuginfo by build id in D/.build-id/ first\n"
-		"  --event E     with several events recorded: whose samples (default: the "
-		"first)\n");
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	struct stat st;
+	FILE *f;
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || !(f = fdopen(fd, "r"))) {
+		close(fd);
+		return NULL;
+	}
+	return f;
 }
 
 /* A source file's lines, read once; an unreadable file has none. */
@@ -38,10 +49,10 @@ struct src {
 static const char *src_line(struct src *s, unsigned no)
 {
 	if (!s->text && !s->line) {
-		FILE *f = fopen(s->path, "re");
+		FILE *f = src_open(s->path);
 		size_t cap = 0, len = 0;
 		char buf[4096];
-		while (f && (len = fread(buf, 1, sizeof(buf), f)) > 0) {
+		while (f && cap < SRC_MAX && (len = fread(buf, 1, sizeof(buf), f)) > 0) {
 			char *t = realloc(s->text, cap + len + 1);
 			if (!t)
 				break;
@@ -142,72 +153,58 @@ static void print_json(FILE *out, const struct pmon_annotation *a)
 
 int cmd_annotate(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "input", required_argument, NULL, 'i' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "no-source", no_argument, NULL, 'S' },
-		{ "debug-dir", required_argument, NULL, 'D' },
-		{ "event", required_argument, NULL, 'e' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	static const char *const formats[] = { "text", "json", NULL };
 	const char *in = "pmon.data", *outpath = NULL, *symbol = NULL, *debug_dir = NULL;
-	const char *stack_event = NULL;
-	bool json = false, source = true;
+	const char *stack_event = NULL, *mcpu = NULL;
+	bool no_source = false, mca = false, exact = false;
+	int json = 0;
+	const struct cli_option options[] = {
+		CLI_OPT_TEXT("SYMBOL: the function to show (default: the one with most samples)."),
+		CLI_OPT_STRING('i', "input", &in, "FILE", "the recording (default pmon.data)"),
+		CLI_OPT_CHOICE(0, "format", &json, "text|json", formats,
+			       "the instructions as text (default) or one JSON object"),
+		CLI_OPT_FLAG(0, "no-source", &no_source,
+			     "leave out the source lines between the instructions"),
+		CLI_OPT_OUTPUT(&outpath, "OUT", "write to OUT instead of standard output"),
+		CLI_OPT_DEBUG_DIR(&debug_dir),
+		CLI_OPT_STRING(0, "event", &stack_event, "E",
+			       "with several events recorded: whose samples\n"
+			       "(default: the first)"),
+		CLI_OPT_FLAG(0, "mca", &mca,
+			     "the function's hottest loop or block through LLVM's\n"
+			     "llvm-mca (docs/simulate.md)"),
+		CLI_OPT_STRING(0, "mcpu", &mcpu, "NAME",
+			       "with --mca: its -mcpu (default: this CPU)"),
+		CLI_OPT_END(),
+	};
 	struct pmon_annotation a;
-	int c, rc = CLI_OK;
+	int rc = CLI_OK;
 	FILE *out;
+	int argi = cli_parse_options(
+		"annotate",
+		"usage: pmon annotate [-i FILE] [--format text|json] [--no-source] [-o OUT]\n"
+		"                     [--debug-dir D] [--event E] [--mca [--mcpu NAME]] [SYMBOL]",
+		options, 0, argc, argv);
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "i:o:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'i':
-			in = optarg;
-			break;
-		case 'f':
-			if (strcmp(optarg, "text") && strcmp(optarg, "json")) {
-				cli_error("--format '%s': text or json", optarg);
-				return CLI_USAGE;
-			}
-			json = !strcmp(optarg, "json");
-			break;
-		case 'S':
-			source = false;
-			break;
-		case 'D':
-			debug_dir = optarg;
-			break;
-		case 'e':
-			stack_event = optarg;
-			break;
-		case 'o':
-			outpath = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			return CLI_OK;
-		default:
-			usage(stderr);
-			return CLI_USAGE;
-		}
-	}
-	if (optind < argc)
-		symbol = argv[optind++];
-	if (optind < argc) {
-		cli_error("unexpected argument '%s' (annotate one symbol at a time)", argv[optind]);
+	if (argi <= 0)
+		return -argi;
+	if (argi < argc)
+		symbol = argv[argi++];
+	if (argi < argc) {
+		cli_error("unexpected argument '%s' (annotate one symbol at a time)", argv[argi]);
 		return CLI_USAGE;
 	}
-	struct stat dst;
-	if (debug_dir && (stat(debug_dir, &dst) || !S_ISDIR(dst.st_mode))) {
-		cli_error("--debug-dir '%s': %s", debug_dir,
-			  errno == ENOENT ? "no such directory" : "not a directory");
+	if ((mcpu && !mca) || (mca && json)) {
+		cli_error(mca ? "--mca prints text: no --format json" : "--mcpu goes with --mca");
 		return CLI_USAGE;
 	}
+	if (mca && !sim_mca_available("--mca", true))
+		return CLI_UNSUPPORTED;
 	struct pmon_report_opts ro = { .sz = sizeof(ro),
 				       .debug_dir = debug_dir,
 				       .event = stack_event };
-	int err = pmon_annotate(in, symbol, &ro, &a);
+	int err = mca ? sim_mca_annotate(in, symbol, &ro, &a, &exact)
+		      : pmon_annotate(in, symbol, &ro, &a);
 	if (err) {
 		cli_error("%s", pmon_errdetail());
 		return err == -ENOTSUP				      ? CLI_UNSUPPORTED
@@ -219,10 +216,12 @@ int cmd_annotate(int argc, char **argv)
 		pmon_annotation_release(&a);
 		return CLI_USAGE;
 	}
-	if (json)
+	if (mca)
+		rc = sim_mca_annotation(out, &a, exact, mcpu, NULL, in, &ro);
+	else if (json)
 		print_json(out, &a);
 	else
-		print_text(out, &a, source);
+		print_text(out, &a, !no_source);
 	if (cli_close_output(out, outpath) != CLI_OK)
 		rc = CLI_FAIL;
 	pmon_annotation_release(&a);

@@ -6,7 +6,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <getopt.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,33 +14,12 @@
 #include <jansson.h>
 
 #include "cli.h"
+#include "sim.h"
 #include <pmon/pmon.h>
-
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"usage: pmon bench (--asm 'INSNS' | --so LIB.so:FUNCTION) [options]\n\n"
-		"  --asm 'INSNS'      Intel-syntax body; several instructions separated by ';'.\n"
-		"                     r15 is the loop counter (keep it), r14 points to 4 KiB of\n"
-		"                     scratch memory, keep rsp; other registers are free\n"
-		"  --so LIB:FUNC      a C function 'void FUNC(void)' from a shared object\n"
-		"  -u, --unroll U     copies of the body per iteration (default 100)\n"
-		"  -n, --iterations N loop iterations per measurement (default 1000)\n"
-		"  -r, --samples R    measurements (default 101)\n"
-		"      --warmup W     untimed runs first (default 10)\n"
-		"  -e, --event LIST   also count these events (perf syntax); where a PMU\n"
-		"                     exists, 'cycles' is added for core cycles\n"
-		"      --cpu C        pin to CPU C while measuring\n"
-		"      --json         one JSON object (tsc_per_iteration: median, mode, min, "
-		"max)\n\n"
-		"Each measurement runs the body U x N and 2U x N times and divides the\n"
-		"difference by U x N: the loop, the call and the timer reads cancel.\n");
-}
 
 static bool core_pmu(void)
 {
-	return access("/sys/bus/event_source/devices/cpu/type", F_OK) == 0 ||
-		access("/sys/bus/event_source/devices/cpu_core/type", F_OK) == 0;
+	return pmon_kernel_has_core_pmu(NULL);
 }
 
 static json_t *summary_json(const struct pmon_summary *s)
@@ -60,79 +38,69 @@ static void print_row(const char *name, const struct pmon_summary *s)
 
 int cmd_bench(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "asm", required_argument, NULL, 'a' },
-		{ "so", required_argument, NULL, 's' },
-		{ "unroll", required_argument, NULL, 'u' },
-		{ "iterations", required_argument, NULL, 'n' },
-		{ "samples", required_argument, NULL, 'r' },
-		{ "warmup", required_argument, NULL, 'w' },
-		{ "event", required_argument, NULL, 'e' },
-		{ "cpu", required_argument, NULL, 'c' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *asm_body = NULL, *so = NULL, *events = NULL;
-	unsigned long unroll = 100, iters = 1000, samples = 101, warmup = 10, ul;
-	long cpu = -1;
-	bool json = false;
+	unsigned long unroll = 100, iters = 1000, samples = 101, warmup = 10, timeout = 10;
+	int cpu = -1;
+	bool json = false, predict = false;
+	const struct cli_option options[] = {
+		CLI_OPT_STRING(0, "asm", &asm_body, "'INSNS'",
+			       "Intel-syntax body; several instructions separated by ';'.\n"
+			       "r15 is the loop counter (keep it), r14 points to 4 KiB of\n"
+			       "scratch memory, keep rsp; other registers are free"),
+		CLI_OPT_STRING(0, "so", &so, "LIB:FUNC",
+			       "a C function 'void FUNC(void)' from a shared object"),
+		CLI_OPT_UINT('u', "unroll", &unroll, "U", 100000,
+			     "copies of the body per iteration (default 100)"),
+		CLI_OPT_UINT('n', "iterations", &iters, "N", 1000000000,
+			     "loop iterations per measurement (default 1000)"),
+		CLI_OPT_UINT('r', "samples", &samples, "R", 1000000, "measurements (default 101)"),
+		CLI_OPT_UINT(0, "warmup", &warmup, "W", 1000000, "untimed runs first (default 10)"),
+		CLI_OPT_STRING('e', "event", &events, "LIST",
+			       "also count these events (perf syntax); where a PMU\n"
+			       "exists, 'cycles' is added for core cycles"),
+		CLI_OPT_CPU(0, &cpu, "pin to CPU N while measuring"),
+		CLI_OPT_UINT(0, "timeout", &timeout, "SEC", 86400,
+			     "stop the body when no run of it ends for SEC seconds\n"
+			     "(default 10; it runs in a child process)"),
+		CLI_OPT_FLAG(0, "json", &json,
+			     "one JSON object (tsc_per_iteration: median, mode,\n"
+			     "min, max)"),
+		CLI_OPT_FLAG(0, "predict", &predict,
+			     "with --asm: LLVM's llvm-mca's cycles per execution\n"
+			     "beside the measured core cycles (counted by the PMU,\n"
+			     "else TSC ticks x the core clock calibrated with a\n"
+			     "dependent imul chain; docs/simulate.md)"),
+		CLI_OPT_TEXT(
+			"Each measurement runs the body U x N and 2U x N times and divides the\n"
+			"difference by U x N: the loop, the call and the timer reads cancel.\n"
+			"The assembler and linker are /usr/bin/as and /usr/bin/ld (or /bin,\n"
+			"/usr/local/bin), never found through PATH; the header line names them."),
+		CLI_OPT_END(),
+	};
 	struct pmon_evlist *ev = NULL;
 	struct pmon_bench_code *code = NULL;
 	struct pmon_bench_result res = { 0 };
-	int c, rc = CLI_OK, err;
+	struct pmon_bench_clock clock = { 0 };
+	int rc = cli_parse_options(
+		"bench", "usage: pmon bench (--asm 'INSNS' | --so LIB.so:FUNCTION) [options]",
+		options, CLI_PARSE_STOP_AT_OPERAND | CLI_PARSE_NO_OPERANDS, argc, argv);
+	int err;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "+u:n:r:e:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'a':
-			asm_body = optarg;
-			break;
-		case 's':
-			so = optarg;
-			break;
-		case 'u':
-			if (!cli_parse_uint(optarg, 100000, "--unroll", &unroll))
-				return CLI_USAGE;
-			break;
-		case 'n':
-			if (!cli_parse_uint(optarg, 1000000000, "-n", &iters))
-				return CLI_USAGE;
-			break;
-		case 'r':
-			if (!cli_parse_uint(optarg, 1000000, "-r", &samples))
-				return CLI_USAGE;
-			break;
-		case 'w':
-			if (!cli_parse_uint(optarg, 1000000, "--warmup", &warmup))
-				return CLI_USAGE;
-			break;
-		case 'e':
-			events = optarg;
-			break;
-		case 'c':
-			if (!cli_parse_uint(optarg, 4095, "--cpu", &ul))
-				return CLI_USAGE;
-			cpu = (long)ul;
-			break;
-		case 'j':
-			json = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return CLI_OK;
-		default:
-			usage(stderr);
-			return CLI_USAGE;
-		}
-	}
-	if (optind < argc) {
-		cli_error("unexpected argument '%s' (see 'pmon bench --help')", argv[optind]);
+	if (rc <= 0)
+		return -rc;
+	rc = CLI_OK;
+	if (!timeout) {
+		cli_error("--timeout must be at least 1 second");
 		return CLI_USAGE;
 	}
 	if (!asm_body == !so) {
 		cli_error("give exactly one of --asm and --so");
 		return CLI_USAGE;
+	}
+	if (predict && (!asm_body || !sim_mca_available("--predict", false))) {
+		if (!asm_body)
+			cli_error("--predict goes with --asm: llvm-mca reads assembly");
+		return asm_body ? CLI_UNSUPPORTED : CLI_USAGE;
 	}
 	if (!unroll || !iters || samples < 3) {
 		cli_error("--unroll and -n must be at least 1, -r at least 3");
@@ -141,9 +109,9 @@ int cmd_bench(int argc, char **argv)
 	if (cpu >= 0) {
 		cpu_set_t one;
 		CPU_ZERO(&one);
-		CPU_SET((int)cpu, &one);
+		CPU_SET(cpu, &one);
 		if (sched_setaffinity(0, sizeof(one), &one)) {
-			cli_error("cannot run on CPU %ld: %s", cpu,
+			cli_error("cannot run on CPU %d: %s", cpu,
 				  errno == EINVAL ? "no such online CPU" : strerror(errno));
 			return CLI_USAGE;
 		}
@@ -185,12 +153,36 @@ int cmd_bench(int argc, char **argv)
 				     .iterations = iters,
 				     .samples = (unsigned)samples,
 				     .warmup = (unsigned)warmup,
-				     .events = pmon_evlist__count(ev) ? ev : NULL };
+				     .events = pmon_evlist__count(ev) ? ev : NULL,
+				     .time_limit_ms = (unsigned)timeout * 1000,
+				     /* no PMU counts cycles: the core clock
+				      * calibrated beside the body (pmon/bench.h) */
+				     .clock = predict && !core_pmu() ? &clock : NULL };
 	err = pmon_bench_run(code, &o, &res);
 	if (err) {
 		cli_error("%s", pmon_errdetail());
-		rc = CLI_UNSUPPORTED;
+		/* A body that faults, traps, hangs or exits is bad input (2);
+		 * an event that cannot count here is 3 (docs/exit-codes.md). */
+		rc = err == -EFAULT || err == -ETIMEDOUT || err == -ECHILD ? CLI_USAGE
+			: err == -ENOMEM				   ? CLI_FAIL
+									   : CLI_UNSUPPORTED;
 		goto out;
+	}
+	const char *tools = pmon_bench_code__tools(code);
+	struct sim_prediction pr;
+	struct sim_measured ms;
+	if (predict) {
+		if ((rc = sim_mca_predict(asm_body, NULL, &pr)))
+			goto out;
+		sim_measured_set(&ms, res.tsc.median, res.tsc.mode,
+				 core_pmu() && res.nevents ? res.events[0].median : -1,
+				 o.clock ? &clock : NULL);
+		/* llvm-mca's own latency of the clock chain, for the same
+		 * -mcpu, beside the table's (cli/sim-mca.c prints both) */
+		struct sim_prediction chain;
+		if (o.clock && clock.latency &&
+		    !sim_mca_predict(PMON_BENCH_CLOCK_CHAIN, pr.mcpu, &chain))
+			ms.mca_chain = chain.cycles;
 	}
 	if (json) {
 		json_t *j =
@@ -203,9 +195,13 @@ int cmd_bench(int argc, char **argv)
 			json_object_set_new(evs, pmon_evlist__event(ev, e)->name,
 					    summary_json(&res.events[e]));
 		json_object_set_new(j, "events", evs);
+		if (tools)
+			json_object_set_new(j, "toolchain", json_string(tools));
 		json_object_set_new(j, "cycles",
 				    json_string(core_pmu() ? "core cycles in events.cycles"
 							   : "no PMU: TSC reference cycles only"));
+		if (predict)
+			json_object_set_new(j, "predicted", sim_mca_predict_json(&pr, &ms));
 		json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 		putchar('\n');
 		json_decref(j);
@@ -214,6 +210,8 @@ int cmd_bench(int argc, char **argv)
 		       "samples%s\n",
 		       asm_body ? asm_body : so, unroll, 2 * unroll, iters, samples,
 		       cpu >= 0 ? " (pinned)" : "");
+		if (tools)
+			printf("  built with %s\n", tools);
 		printf("  per execution of the body; (2U - U) / (U x N) per sample; culled beyond "
 		       "5 x MAD\n");
 		if (!core_pmu())
@@ -225,6 +223,8 @@ int cmd_bench(int argc, char **argv)
 		print_row("TSC ticks", &res.tsc);
 		for (size_t e = 0; e < res.nevents; e++)
 			print_row(pmon_evlist__event(ev, e)->name, &res.events[e]);
+		if (predict)
+			sim_mca_predict_print(stdout, &pr, &ms);
 	}
 out:
 	pmon_bench_result_release(&res);

@@ -7,7 +7,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -108,7 +107,14 @@ static void compute_verdicts(struct info *in)
 			setv(&in->v[VD_HW], V_NO, "CPUID enumerates no counters%s",
 			     ci->pm.leaf_0a == PMON_LEAF_OK ? " (CPUID.0AH:EAX[7:0] = 0)" : "");
 		else
-			setv(&in->v[VD_HW], V_YES, "per CPUID: %s", counters);
+			setv(&in->v[VD_HW], V_YES, "per CPUID: %s%s", counters,
+			     ci->pm.fixed_assumed
+				     ? " (3 fixed: v2-v4 parts misreport CPUID.0AH:EDX[4:0]; "
+				       "Linux assumes 3 outside a VM)"
+				     : ci->pm.hybrid_pcore_extra
+				     ? " (P-core: CPUID.0AH's common subset + 2 GP, + 1 fixed, as "
+				       "Linux's cpu_core)"
+				     : "");
 		setv(&in->v[VD_RDPMC], V_NA, "depends on the kernel of that machine");
 		setv(&in->v[VD_SAMPLING], V_NA, "depends on the kernel of that machine");
 		setv(&in->v[VD_SW], V_NA, "depends on the kernel of that machine");
@@ -196,6 +202,11 @@ static void compute_verdicts(struct info *in)
 	const struct pmon_rdt *r = &ci->rdt;
 	if (!r->pqm)
 		setv(&in->v[VD_RDT], V_NO, "CPUID.(07H,0):EBX[12] PQM = 0: no resource monitoring");
+	else if (r->mon_erratum_disabled)
+		setv(&in->v[VD_RDT], V_NO,
+		     "CPUID enumerates L3 monitoring, but Skylake-SP stepping %u <= 4 has "
+		     "CMT/MBM errata: Linux disables them (resctrl __check_quirks_intel)",
+		     ci->id.stepping);
 	else if (!r->l3 || !(r->occupancy || r->mbm_total || r->mbm_local))
 		setv(&in->v[VD_RDT], V_NO, "PQM = 1 but no L3 monitoring events are enumerated");
 	else if (!in->live)
@@ -286,8 +297,10 @@ static void print_perfmon(FILE *f, const struct pmon_cpu_info *ci)
 		    pm->leaf_23 != PMON_LEAF_OK)
 			row(f, "note",
 			    "CPUID.0AH:EDX[4:0] reports %u fixed counters with version %u; "
-			    "these processors have 3, and Linux assumes 3",
-			    pm->fixed_count_0a, pm->version);
+			    "these processors have 3, and Linux assumes 3%s",
+			    pm->fixed_count_0a, pm->version,
+			    pm->fixed_assumed ? ": so does pmon (not a VM)"
+					      : "; not in a VM, so EDX is believed here");
 		if (pm->edx_reserved)
 			row(f, "note", "reserved CPUID.0AH:EDX bits set (%#" PRIx32 "): ignored",
 			    pm->edx_reserved);
@@ -295,6 +308,15 @@ static void print_perfmon(FILE *f, const struct pmon_cpu_info *ci)
 			row(f, "note",
 			    "hybrid part without leaf 23H: 0AH reports only what all core "
 			    "types share");
+		if (pm->hybrid_pcore_extra)
+			row(f, "core type",
+			    "the figures above are the P-core's: 0AH's %u GP "
+			    "+ 2 and %u fixed + 1, as Linux's cpu_core PMU (intel_pmu_init)",
+			    pm->gp_count_0a, pm->fixed_count_0a);
+		else if (pm->core_type)
+			row(f, "core type", "the figures above are the %s's",
+			    pmon_core_type_name(pm->core_type) ? pmon_core_type_name(pm->core_type)
+							       : "dumped core");
 	} else if (pm->model != PMON_PERFMON_NONE) {
 		row(f, "general-purpose", "%u x %u bits", pm->gp_count, pm->gp_width);
 		for (unsigned i = 0; i < pm->nranges; i++) {
@@ -359,7 +381,11 @@ static void print_text(FILE *f, const struct info *in)
 			n += (size_t)w;
 		}
 		row(f, "event sources", "%s", n ? buf : "(none)");
-		row(f, "core PMU", "%s", k->core_pmu[0] ? k->core_pmu : "none");
+		if (k->ncore_pmus > 1) /* hybrid: one core PMU per core type */
+			row(f, "core PMU", "%s and %s (hybrid: generic events open on each)",
+			    k->core_pmus[0].name, k->core_pmus[1].name);
+		else
+			row(f, "core PMU", "%s", k->core_pmu[0] ? k->core_pmu : "none");
 		if (k->paranoid == INT_MIN)
 			row(f, "perf_event_paranoid", "absent (kernel without perf events?)");
 		else
@@ -435,32 +461,59 @@ static void print_text(FILE *f, const struct info *in)
 	if (r->pqm) {
 		if (r->leaf_0f == PMON_LEAF_OK)
 			row(f, "3 leaf 0FH.0",
-			    "max RMID %" PRIu32 ", resources %#" PRIx32 " (L3 %s)", r->max_rmid,
-			    r->resources, r->l3 ? "yes" : "no");
+			    "max RMID %" PRIu32 " (IA32_PQR_ASSOC RMID field %u bits), resources "
+			    "%#" PRIx32 " (L3 %s)",
+			    r->max_rmid, r->rmid_bits, r->resources, r->l3 ? "yes" : "no");
 		else
 			row(f, "3 leaf 0FH.0", "%s", pmon_leaf_state_name(r->leaf_0f));
 		if (r->l3 && r->leaf_0f_1 == PMON_LEAF_OK) {
 			row(f, "4 leaf 0FH.1",
 			    "L3 max RMID %" PRIu32 ", upscale %" PRIu32
-			    " bytes/unit, counter width %u%s",
+			    " bytes/unit, counter width %u%s%s",
 			    r->l3_max_rmid, r->upscale, r->counter_width,
+			    r->width_vendor_default
+				    ? (ci->id.vendor == PMON_VENDOR_AMD
+					       ? " (EAX[7:0] = 0 on AMD: 24 + 20, Linux's "
+						 "MBM_CNTR_WIDTH_OFFSET_AMD)"
+					       : " (EAX[7:0] = 0 on Hygon: 24 + 8, Linux's "
+						 "MBM_CNTR_WIDTH_OFFSET_HYGON)")
+				    : "",
 			    r->overflow_bit ? ", overflow bit" : "");
-			row(f, "  events", "%s%s%s", r->occupancy ? "llc_occupancy " : "",
-			    r->mbm_total ? "mbm_total_bytes " : "",
-			    r->mbm_local ? "mbm_local_bytes" : "");
+			row(f, "  events", "%s%s%s", r->cpuid_occupancy ? "llc_occupancy " : "",
+			    r->cpuid_mbm_total ? "mbm_total_bytes " : "",
+			    r->cpuid_mbm_local ? "mbm_local_bytes" : "");
+			if (r->mon_erratum_disabled)
+				row(f, "  erratum",
+				    "Skylake-SP stepping <= 4: Linux disables CMT and MBM "
+				    "(resctrl __check_quirks_intel); pmon does too");
+			if (r->mbm_cf_quirk)
+				row(f, "  erratum",
+				    "MBM counts of RMIDs above %" PRIu32 " are multiplied by "
+				    "%.6f (Linux mbm_cf_table); pmon rdt --msr does too",
+				    r->mbm_cf_rmid_threshold, (double)r->mbm_cf / 1048576.0);
 		}
 		row(f, "5 other resources", "%s", r->other_resources ? "yes" : "none");
 	}
 	if (r->pqe && r->leaf_10 == PMON_LEAF_OK) {
-		if (r->l3_cat)
+		/* A sub-leaf the dump lacks is not decoded as zeros. */
+		if (r->l3_cat && r->leaf_10_1 == PMON_LEAF_OK)
 			row(f, "L3 allocation", "%u-bit masks, %u classes%s", r->l3_cbm_len,
 			    r->l3_cos_max + 1, r->l3_cdp ? ", CDP" : "");
-		if (r->l2_cat)
+		else if (r->l3_cat)
+			row(f, "L3 allocation", "not enumerated (leaf 10H.1 %s)",
+			    pmon_leaf_state_name(r->leaf_10_1));
+		if (r->l2_cat && r->leaf_10_2 == PMON_LEAF_OK)
 			row(f, "L2 allocation", "%u-bit masks, %u classes", r->l2_cbm_len,
 			    r->l2_cos_max + 1);
-		if (r->mba)
+		else if (r->l2_cat)
+			row(f, "L2 allocation", "not enumerated (leaf 10H.2 %s)",
+			    pmon_leaf_state_name(r->leaf_10_2));
+		if (r->mba && r->leaf_10_3 == PMON_LEAF_OK)
 			row(f, "memory bandwidth alloc", "max %u, %u classes%s", r->mba_max,
 			    r->mba_cos_max + 1, r->mba_linear ? ", linear" : "");
+		else if (r->mba)
+			row(f, "memory bandwidth alloc", "not enumerated (leaf 10H.3 %s)",
+			    pmon_leaf_state_name(r->leaf_10_3));
 	}
 	if (in->live)
 		row(f, "resctrl", "%s%s",
@@ -480,7 +533,7 @@ static json_t *json_info(const struct info *in)
 	json_object_set_new(root, "schema", json_string("pmon-info/1"));
 	json_object_set_new(root, "source", json_string(in->source));
 	json_object_set_new(root, "cpu",
-			    json_pack("{s:s, s:s, s:i, s:i, s:i, s:s, s:i, s:i}", "vendor",
+			    json_pack("{s:s, s:s, s:i, s:i, s:i, s:s, s:I, s:I}", "vendor",
 				      pmon_vendor_name(ci->id.vendor), "vendor_id",
 				      ci->id.vendor_id, "family", (int)ci->id.family, "model",
 				      (int)ci->id.model, "stepping", (int)ci->id.stepping, "brand",
@@ -519,6 +572,14 @@ static json_t *json_info(const struct info *in)
 				  "what", pm->ranges[i].what));
 	json_object_set_new(o, "rdpmc_ranges", a);
 	json_object_set_new(o, "rdpmc_instruction", json_boolean(pm->rdpmc_instruction));
+	json_object_set_new(o, "core_type",
+			    pm->core_type ? json_string(pm->core_type == 0x40		? "P-core"
+								: pm->core_type == 0x20 ? "E-core"
+											: "other")
+					  : json_null());
+	json_object_set_new(o, "hybrid_pcore_extra", json_boolean(pm->hybrid_pcore_extra));
+	json_object_set_new(o, "fixed_assumed", json_boolean(pm->fixed_assumed));
+	json_object_set_new(o, "fast_read", json_boolean(pm->fast_read_arch));
 	if (pm->model >= PMON_PERFMON_AMD_LEGACY)
 		json_object_set_new(o, "amd",
 				    json_pack("{s:b, s:b, s:b, s:b, s:i, s:i}", "perfctr_ext_core",
@@ -535,6 +596,25 @@ static json_t *json_info(const struct info *in)
 				      (json_int_t)r->max_rmid, "l3_max_rmid",
 				      (json_int_t)r->l3_max_rmid, "upscale", (json_int_t)r->upscale,
 				      "counter_width", (int)r->counter_width));
+	o = json_object_get(root, "rdt");
+	json_object_set_new(o, "rmid_bits", json_integer(r->rmid_bits));
+	json_object_set_new(o, "counter_width_rule",
+			    json_string(r->width_vendor_default ? (ci->id.vendor == PMON_VENDOR_AMD
+									   ? "24+20 (AMD default)"
+									   : "24+8 (Hygon default)")
+								: "24+CPUID.(0FH,1):EAX[7:0]"));
+	json_object_set_new(o, "erratum_mon_disabled", json_boolean(r->mon_erratum_disabled));
+	/* What CPUID itself says, before the vendor default and the errata. */
+	json_object_set_new(o, "cpuid",
+			    json_pack("{s:i, s:b, s:b, s:b}", "counter_width",
+				      r->leaf_0f_1 == PMON_LEAF_OK ? 24 + (int)r->width_offset : 0,
+				      "cmt", r->cpuid_occupancy, "mbm_total", r->cpuid_mbm_total,
+				      "mbm_local", r->cpuid_mbm_local));
+	json_object_set_new(o, "mbm_correction",
+			    r->mbm_cf_quirk ? json_pack("{s:I, s:f}", "rmid_threshold",
+							(json_int_t)r->mbm_cf_rmid_threshold,
+							"factor", (double)r->mbm_cf / 1048576.0)
+					    : json_null());
 	json_object_set_new(root, "tsc",
 			    json_pack("{s:b, s:b, s:I, s:s}", "present", ci->tsc.tsc, "invariant",
 				      ci->tsc.invariant, "hz", (json_int_t)in->tsc_hz, "source",
@@ -559,6 +639,10 @@ static json_t *json_info(const struct info *in)
 			      "rdpmc_mode", k->rdpmc_mode, "cap_user_rdpmc", k->cap_user_rdpmc,
 			      "msr_dev", k->msr_dev, "cpuid_dev", k->cpuid_dev, "resctrl_mounted",
 			      k->resctrl_mounted);
+		a = json_array();
+		for (size_t i = 0; i < k->ncore_pmus; i++)
+			json_array_append_new(a, json_string(k->core_pmus[i].name));
+		json_object_set_new(o, "core_pmus", a);
 		json_object_set_new(root, "kernel", o);
 		a = json_array();
 		for (size_t i = 0; i < in->nclocks; i++)
@@ -580,83 +664,33 @@ static json_t *json_info(const struct info *in)
 	return root;
 }
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"usage: pmon info [--json] [--cpu N | --cpuid-file FILE] [-o FILE]\n\n"
-		"  --json             machine-readable output (schema: docs/info-json.md)\n"
-		"  --cpu N            describe logical CPU N (hybrid parts differ per core type)\n"
-		"  --cpuid-file FILE  decode another machine's dump ('pmon cpuid' writes one)\n"
-		"  -o FILE            write to FILE instead of standard output\n");
-}
-
 int cmd_info(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "cpu", required_argument, NULL, 'c' },
-		{ "cpuid-file", required_argument, NULL, 'f' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *file = NULL, *outpath = NULL;
 	bool json = false;
-	long cpu = -1;
-	unsigned long ul;
+	int cpu = -1;
+	const struct cli_option options[] = {
+		CLI_OPT_FLAG('j', "json", &json,
+			     "machine-readable output (schema: docs/info-json.md)"),
+		CLI_OPT_CPU('c', &cpu, "describe logical CPU N (hybrid parts: its core type)"),
+		CLI_OPT_CPUID_FILE('f', &file,
+				   "decode another machine's dump ('pmon cpuid' writes one)"),
+		CLI_OPT_OUTPUT(&outpath, "FILE", "write to FILE instead of standard output"),
+		CLI_OPT_END(),
+	};
 	struct pmon_cpuid *snap;
 	struct info *in;
-	int c, rc = CLI_OK;
 	FILE *out;
+	int rc = cli_parse_options(
+		"info", "usage: pmon info [--json] [--cpu N | --cpuid-file FILE] [-o FILE]",
+		options, CLI_PARSE_STOP_AT_OPERAND | CLI_PARSE_NO_OPERANDS, argc, argv);
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "+jc:f:o:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			json = true;
-			break;
-		case 'c':
-			if (!cli_parse_uint(optarg, 4095, "--cpu", &ul))
-				return CLI_USAGE;
-			cpu = (long)ul;
-			break;
-		case 'f':
-			file = optarg;
-			break;
-		case 'o':
-			outpath = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			return CLI_OK;
-		default:
-			usage(stderr);
-			return CLI_USAGE;
-		}
-	}
-	if (optind < argc) {
-		cli_error("unexpected argument '%s' (see 'pmon info --help')", argv[optind]);
-		return CLI_USAGE;
-	}
-	if (file && cpu >= 0) {
-		cli_error("--cpu and --cpuid-file exclude each other: a dump is one CPU already");
-		return CLI_USAGE;
-	}
-
-	if (file)
-		snap = pmon_cpuid__new_file(file);
-	else if (cpu >= 0)
-		snap = pmon_cpuid__new_cpu((int)cpu);
-	else
-		snap = pmon_cpuid__new_live();
-	if (!snap) {
-		if (file)
-			cli_error("%s", pmon_errdetail());
-		else
-			cli_error("cannot read CPUID%s: %s", cpu >= 0 ? " of that CPU" : "",
-				  pmon_errdetail()[0] ? pmon_errdetail() : strerror(errno));
-		return errno == ENOMEM || errno == EIO ? CLI_FAIL : CLI_USAGE;
-	}
+	if (rc <= 0)
+		return -rc;
+	rc = CLI_OK;
+	snap = cli_cpuid_snapshot(file, cpu, &rc);
+	if (!snap)
+		return rc;
 	in = calloc(1, sizeof(*in));
 	if (!in) {
 		pmon_cpuid__free(snap);

@@ -4,8 +4,8 @@
  * cache, software, sysfs PMU aliases, tracepoints, libpfm4), with whether it
  * can be counted on this machine and why not.
  */
+#define _GNU_SOURCE /* strcasestr */
 #include <errno.h>
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -76,53 +76,72 @@ static void cb(void *p, enum pmon_event_source src, const char *pmu, const char 
 		fprintf(c->f, "  %s\n", name);
 }
 
-static void usage(FILE *f)
+/* The events pmon simulate computes (docs/simulate.md), marked as simulated. */
+static long list_simulated(struct list_ctx *c, const char *filter)
 {
-	fprintf(f,
-		"usage: pmon list [--json] [FILTER]\n\n"
-		"Lists every event name pmon accepts, by source; FILTER keeps names (or PMUs)\n"
-		"containing it, case-insensitively. Tracepoints need root (tracefs).\n");
+	const struct pmon_sim_event *tab;
+	size_t n = pmon_sim_events(&tab);
+	long shown = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (filter && !strcasestr(tab[i].name, filter) &&
+		    !strcasestr(tab[i].engine, filter))
+			continue;
+		if (c->json) {
+			json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:b, s:b, s:s, s:s}", "name",
+					      tab[i].name, "source", "simulated", "pmu", "sim",
+					      "description", tab[i].desc, "usable", 1, "simulated",
+					      1, "engine", "callgrind", "alias", tab[i].engine);
+			json_dumpf(j, c->f, JSON_COMPACT | JSON_PRESERVE_ORDER);
+			fputc('\n', c->f);
+			json_decref(j);
+		} else {
+			if (!shown)
+				fprintf(c->f,
+					"%sSimulated events (pmon simulate: valgrind's callgrind, "
+					"not hardware)\n",
+					c->last_src < 0 ? "" : "\n");
+			char desc[160];
+			snprintf(desc, sizeof(desc), "[simulated] %s (%s)", tab[i].desc,
+				 tab[i].engine);
+			fprintf(c->f, "  %-44s %s\n", tab[i].name, desc);
+		}
+		shown++;
+	}
+	return shown;
 }
 
 int cmd_list(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct list_ctx c = { .f = stdout, .last_src = -1 };
+	const struct cli_option options[] = {
+		CLI_OPT_TEXT("Lists every event name pmon accepts, by source; FILTER keeps names "
+			     "(or PMUs)\n"
+			     "containing it, case-insensitively. Tracepoints need root (tracefs)."),
+		CLI_OPT_FLAG('j', "json", &c.json,
+			     "one JSON object per event: name, source, pmu, description, usable"),
+		CLI_OPT_END(),
+	};
 	const char *filter = NULL;
 	long n;
-	int opt;
+	int argi = cli_parse_options("list", "usage: pmon list [--json] [FILTER]", options,
+				     CLI_PARSE_STOP_AT_OPERAND, argc, argv);
 
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "+jh", longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'j':
-			c.json = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return CLI_OK;
-		default:
-			usage(stderr);
-			return CLI_USAGE;
-		}
-	}
-	if (optind < argc)
-		filter = argv[optind++];
-	if (optind < argc) {
-		cli_error("one filter at most (got '%s' too)", argv[optind]);
+	if (argi <= 0)
+		return -argi;
+	if (argi < argc)
+		filter = argv[argi++];
+	if (argi < argc) {
+		cli_error("one filter at most (got '%s' too)", argv[argi]);
 		return CLI_USAGE;
 	}
-	c.core = access("/sys/bus/event_source/devices/cpu/type", F_OK) == 0 ||
-		access("/sys/bus/event_source/devices/cpu_core/type", F_OK) == 0;
+	c.core = pmon_kernel_has_core_pmu(NULL);
 	n = pmon_event_list_names(NULL, filter, cb, &c);
 	if (n < 0) {
 		cli_error("cannot list events: %s", pmon_strerror((int)n));
 		return CLI_FAIL;
 	}
+	n += list_simulated(&c, filter);
 	if (!n && filter) {
 		cli_error("no event matches '%s'", filter);
 		return CLI_USAGE;

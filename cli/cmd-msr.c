@@ -5,7 +5,6 @@
  * decoded field by field. Everything goes through libpmon's pmon/msr.h.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,17 +12,6 @@
 
 #include "cli.h"
 #include <pmon/pmon.h>
-
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"usage: pmon msr read ADDR [--cpu N | -a] [--device PATH]\n"
-		"       pmon msr write ADDR VALUE [--cpu N] --yes [--device PATH]\n"
-		"       pmon msr list\n\n"
-		"ADDR is a number (0x38f) or a name ('pmon msr list'). Needs root and the msr\n"
-		"driver (modprobe msr). --device PATH replaces /dev/cpu/%%d/msr (a file laid\n"
-		"out the same way: 8 bytes at offset = address).\n");
-}
 
 static const char *msr_name(uint32_t addr)
 {
@@ -60,67 +48,55 @@ static int do_list(void)
 
 int cmd_msr(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "cpu", required_argument, NULL, 'c' },    { "all", no_argument, NULL, 'a' },
-		{ "device", required_argument, NULL, 'd' }, { "yes", no_argument, NULL, 'y' },
-		{ "help", no_argument, NULL, 'h' },	    { NULL, 0, NULL, 0 },
-	};
 	const char *device = NULL, *verb;
 	unsigned long cpu = 0;
 	bool all = false, yes = false;
+	const struct cli_option options[] = {
+		CLI_OPT_TEXT("ADDR is a number (0x38f) or a name ('pmon msr list'). Needs root and "
+			     "the msr\ndriver (modprobe msr)."),
+		CLI_OPT_UINT('c', "cpu", &cpu, "N", 4095, "on logical CPU N (default 0)"),
+		CLI_OPT_FLAG('a', "all", &all, "read on every CPU"),
+		CLI_OPT_STRING(0, "device", &device, "PATH",
+			       "replaces /dev/cpu/%d/msr (a file laid out the same way:\n"
+			       "8 bytes at offset = address)"),
+		CLI_OPT_FLAG(0, "yes", &yes, "write: yes, change the machine"),
+		CLI_OPT_END(),
+	};
 	uint32_t addr;
 	uint64_t v, before, after;
-	int c, err;
-
+	int err;
 	/* Options may come anywhere: getopt permutes, operands end up last. */
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "c:ah", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'c':
-			if (!cli_parse_uint(optarg, 4095, "--cpu", &cpu))
-				return CLI_USAGE;
-			break;
-		case 'a':
-			all = true;
-			break;
-		case 'd':
-			device = optarg;
-			break;
-		case 'y':
-			yes = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return CLI_OK;
-		default:
-			usage(stderr);
-			return CLI_USAGE;
-		}
-	}
-	if (optind >= argc) {
+	int argi = cli_parse_options(
+		"msr",
+		"usage: pmon msr read ADDR [--cpu N | -a] [--device PATH]\n"
+		"       pmon msr write ADDR VALUE [--cpu N] --yes [--device PATH]\n"
+		"       pmon msr list",
+		options, 0, argc, argv);
+
+	if (argi <= 0)
+		return -argi;
+	if (argi >= argc) {
 		cli_error("give read, write or list (see 'pmon msr --help')");
 		return CLI_USAGE;
 	}
-	verb = argv[optind++];
+	verb = argv[argi++];
 	if (!strcmp(verb, "list"))
 		return do_list();
 	if (strcmp(verb, "read") && strcmp(verb, "write")) {
 		cli_error("'%s' is not an msr action (read, write, list)", verb);
 		return CLI_USAGE;
 	}
-	if (optind >= argc) {
+	if (argi >= argc) {
 		cli_error("msr %s needs an MSR address or name", verb);
 		return CLI_USAGE;
 	}
-	if (pmon_msr_parse_addr(argv[optind++], &addr)) {
+	if (pmon_msr_parse_addr(argv[argi++], &addr)) {
 		cli_error("%s", pmon_errdetail());
 		return CLI_USAGE;
 	}
 	if (!strcmp(verb, "read")) {
-		if (optind < argc) {
-			cli_error("unexpected argument '%s'", argv[optind]);
+		if (!cli_no_operands_at("msr", argi, argc, argv))
 			return CLI_USAGE;
-		}
 		long ncpu = all ? sysconf(_SC_NPROCESSORS_CONF) : 1;
 		for (long i = 0; i < ncpu; i++) {
 			int k = all ? (int)i : (int)cpu;
@@ -134,11 +110,11 @@ int cmd_msr(int argc, char **argv)
 		return CLI_OK;
 	}
 	/* write */
-	if (optind >= argc) {
+	if (argi >= argc) {
 		cli_error("msr write needs a value");
 		return CLI_USAGE;
 	}
-	const char *val = argv[optind++];
+	const char *val = argv[argi++];
 	bool hex = val[0] == '0' && (val[1] == 'x' || val[1] == 'X');
 	err = cli_parse_u64(hex ? val + 2 : val, hex ? 16 : 10, &v);
 	if (err) {
@@ -146,10 +122,8 @@ int cmd_msr(int argc, char **argv)
 			  err == -ERANGE ? "does not fit 64 bits" : "is not a number");
 		return CLI_USAGE;
 	}
-	if (optind < argc) {
-		cli_error("unexpected argument '%s'", argv[optind]);
+	if (!cli_no_operands_at("msr", argi, argc, argv))
 		return CLI_USAGE;
-	}
 	if (all) {
 		cli_error("msr write takes one --cpu, not -a");
 		return CLI_USAGE;

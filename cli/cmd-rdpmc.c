@@ -9,7 +9,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -62,18 +61,41 @@ static int guarded_rdpmc(uint32_t ecx, enum ser s, uint64_t *vals, unsigned n)
 	return fault_sig;
 }
 
-static void usage(FILE *f)
+/* The one counter to read: --gp/--fixed/--metrics N or --ecx VALUE. */
+struct counter {
+	enum pmon_pmc_type type;
+	unsigned long index;
+	uint64_t ecx;
+	bool have_sel, have_ecx;
+};
+
+static int opt_counter(const struct cli_option *opt, const char *arg)
 {
-	fprintf(f,
-		"usage: pmon rdpmc (--gp N | --fixed N | --metrics N | --ecx VALUE) [--fast]\n"
-		"                  [--serialize cpuid|lfence|none] [--repeat N] [--cpuid-file F]\n"
-		"       pmon rdpmc --allow-user | --restore      (root; changes the sysfs rdpmc "
-		"mode)\n\n"
-		"Builds ECX by the SDM's rules (type 0 GP, 4000H fixed, 2000H metrics; legacy\n"
-		"index + ECX[31] fast read), refuses an invalid one with the rule it breaks,\n"
-		"then executes RDPMC and explains a fault. --serialize puts the fence before\n"
-		"and after (RDPMC is not serializing); --repeat N reads back to back and says\n"
-		"whether the values were monotonic. --cpuid-file only validates for that CPU.\n");
+	struct counter *c = opt->value;
+	char name[16];
+
+	if (c->have_sel || c->have_ecx) {
+		cli_error("give one counter: --gp, --fixed, --metrics or --ecx");
+		return CLI_USAGE;
+	}
+	if (!strcmp(opt->long_name, "ecx")) {
+		bool hex = arg[0] == '0' && (arg[1] == 'x' || arg[1] == 'X');
+		if (cli_parse_u64(hex ? arg + 2 : arg, hex ? 16 : 10, &c->ecx) ||
+		    c->ecx > 0xffffffffULL) {
+			cli_error("--ecx '%s' is not a 32-bit value", arg);
+			return CLI_USAGE;
+		}
+		c->have_ecx = true;
+		return CLI_OK;
+	}
+	snprintf(name, sizeof(name), "--%s", opt->long_name);
+	if (!cli_parse_uint(arg, 0x7fffffff, name, &c->index))
+		return CLI_USAGE;
+	c->type = opt->long_name[0] == 'g' ? PMON_PMC_GP
+		: opt->long_name[0] == 'f' ? PMON_PMC_FIXED
+					   : PMON_PMC_METRICS;
+	c->have_sel = true;
+	return CLI_OK;
 }
 
 struct why {
@@ -171,130 +193,63 @@ static int change_mode(const char *sysfs, bool allow)
 
 int cmd_rdpmc(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "gp", required_argument, NULL, 'g' },
-		{ "fixed", required_argument, NULL, 'f' },
-		{ "metrics", required_argument, NULL, 'm' },
-		{ "ecx", required_argument, NULL, 'e' },
-		{ "fast", no_argument, NULL, 'F' },
-		{ "serialize", required_argument, NULL, 's' },
-		{ "repeat", required_argument, NULL, 'r' },
-		{ "cpuid-file", required_argument, NULL, 'c' },
-		{ "allow-user", no_argument, NULL, 'A' },
-		{ "restore", no_argument, NULL, 'R' },
-		{ "sysfs-root", required_argument, NULL, 'S' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	enum pmon_pmc_type type = PMON_PMC_GP;
-	unsigned long index = 0, repeat = 1;
-	uint64_t ecx_raw = 0;
-	bool have_ecx = false, have_sel = false, fast = false;
+	static const char *const serializers[] = { "cpuid", "lfence", "none", NULL };
+	struct counter ctr = { .type = PMON_PMC_GP };
+	unsigned long repeat = 1;
+	bool fast = false;
 	int mode = 0; /* 1 allow, 2 restore */
-	enum ser ser = SER_LFENCE;
+	int ser = SER_LFENCE;
 	const char *file = NULL, *sysfs = NULL;
-	struct pmon_cpuid *snap;
+	const struct cli_option options[] = {
+		CLI_OPT_TEXT(
+			"Builds ECX by the SDM's rules (type 0 GP, 4000H fixed, 2000H metrics; "
+			"legacy\n"
+			"index + ECX[31] fast read), refuses an invalid one with the rule it "
+			"breaks,\n"
+			"then executes RDPMC and explains a fault."),
+		CLI_OPT_CALLBACK(0, "gp", &ctr, "N", opt_counter, "general-purpose counter N"),
+		CLI_OPT_CALLBACK(0, "fixed", &ctr, "N", opt_counter, "fixed-function counter N"),
+		CLI_OPT_CALLBACK(0, "metrics", &ctr, "N", opt_counter,
+				 "performance metric N (PERF_METRICS)"),
+		CLI_OPT_CALLBACK(0, "ecx", &ctr, "VALUE", opt_counter,
+				 "this ECX as it is, checked by the same rules"),
+		CLI_OPT_FLAG(0, "fast", &fast, "ECX[31]: a fast read of bits 31:0"),
+		CLI_OPT_CHOICE(0, "serialize", &ser, "cpuid|lfence|none", serializers,
+			       "the fence before and after (default lfence):\n"
+			       "RDPMC is not serializing"),
+		CLI_OPT_UINT_MIN(0, "repeat", &repeat, "N", 1, 1000000, "at least 1",
+				 "read N times back to back and say whether the\n"
+				 "values were monotonic"),
+		CLI_OPT_CPUID_FILE(0, &file, "only validate ECX, for the CPU of that dump"),
+		CLI_OPT_SET_INT(0, "allow-user", &mode, 1,
+				"let ring 3 read counters (sysfs rdpmc mode 2; root)"),
+		CLI_OPT_SET_INT(0, "restore", &mode, 2,
+				"put back the mode --allow-user found (root)"),
+		CLI_OPT_STRING(0, "sysfs-root", &sysfs, "DIR",
+			       "the sysfs whose rdpmc mode to change (tests: a copy)"),
+		CLI_OPT_END(),
+	};
 	struct pmon_cpu_info ci;
 	struct pmon_rdpmc_sel sel;
-	int c, err;
+	int err = cli_parse_options(
+		"rdpmc",
+		"usage: pmon rdpmc (--gp N | --fixed N | --metrics N | --ecx VALUE) [--fast]\n"
+		"                  [--serialize cpuid|lfence|none] [--repeat N] [--cpuid-file F]\n"
+		"       pmon rdpmc --allow-user | --restore      (root; changes the sysfs rdpmc "
+		"mode)",
+		options, CLI_PARSE_STOP_AT_OPERAND | CLI_PARSE_NO_OPERANDS, argc, argv);
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'g':
-		case 'f':
-		case 'm':
-			if (have_sel || have_ecx) {
-				cli_error("give one counter: --gp, --fixed, --metrics or --ecx");
-				return CLI_USAGE;
-			}
-			if (!cli_parse_uint(optarg, 0x7fffffff,
-					    c == 'g'	       ? "--gp"
-						    : c == 'f' ? "--fixed"
-							       : "--metrics",
-					    &index))
-				return CLI_USAGE;
-			type = c == 'g'	   ? PMON_PMC_GP
-				: c == 'f' ? PMON_PMC_FIXED
-					   : PMON_PMC_METRICS;
-			have_sel = true;
-			break;
-		case 'e': {
-			bool hex = optarg[0] == '0' && (optarg[1] == 'x' || optarg[1] == 'X');
-			if (have_sel || have_ecx) {
-				cli_error("give one counter: --gp, --fixed, --metrics or --ecx");
-				return CLI_USAGE;
-			}
-			if (cli_parse_u64(hex ? optarg + 2 : optarg, hex ? 16 : 10, &ecx_raw) ||
-			    ecx_raw > 0xffffffffULL) {
-				cli_error("--ecx '%s' is not a 32-bit value", optarg);
-				return CLI_USAGE;
-			}
-			have_ecx = true;
-			break;
-		}
-		case 'F':
-			fast = true;
-			break;
-		case 's':
-			if (!strcmp(optarg, "cpuid"))
-				ser = SER_CPUID;
-			else if (!strcmp(optarg, "lfence"))
-				ser = SER_LFENCE;
-			else if (!strcmp(optarg, "none"))
-				ser = SER_NONE;
-			else {
-				cli_error("--serialize '%s': expected cpuid, lfence or none",
-					  optarg);
-				return CLI_USAGE;
-			}
-			break;
-		case 'r':
-			if (!cli_parse_uint(optarg, 1000000, "--repeat", &repeat))
-				return CLI_USAGE;
-			if (!repeat) {
-				cli_error("--repeat 0: at least 1");
-				return CLI_USAGE;
-			}
-			break;
-		case 'c':
-			file = optarg;
-			break;
-		case 'A':
-			mode = 1;
-			break;
-		case 'R':
-			mode = 2;
-			break;
-		case 'S':
-			sysfs = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			return CLI_OK;
-		default:
-			usage(stderr);
-			return CLI_USAGE;
-		}
-	}
-	if (optind < argc) {
-		cli_error("unexpected argument '%s' (see 'pmon rdpmc --help')", argv[optind]);
-		return CLI_USAGE;
-	}
+	if (err <= 0)
+		return -err;
 	if (mode)
 		return change_mode(sysfs, mode == 1);
-	if (!have_sel && !have_ecx) {
+	if (!ctr.have_sel && !ctr.have_ecx) {
 		cli_error("give a counter: --gp N, --fixed N, --metrics N or --ecx VALUE");
 		return CLI_USAGE;
 	}
 
-	snap = file ? pmon_cpuid__new_file(file) : pmon_cpuid__new_live();
-	if (!snap || pmon_cpu_decode(snap, &ci)) {
-		cli_error("%s", pmon_errdetail());
-		pmon_cpuid__free(snap);
+	if (!cli_cpu_decode(file, &ci))
 		return CLI_USAGE;
-	}
-	pmon_cpuid__free(snap);
 
 	/* PERF_METRICS_AVAILABLE, where IA32_PERF_CAPABILITIES can be read. */
 	enum pmon_tristate metrics = PMON_UNKNOWN;
@@ -304,10 +259,10 @@ int cmd_rdpmc(int argc, char **argv)
 	else if (!file && !pmon_msr_read(NULL, 0, 0x345, &caps))
 		metrics = (caps >> 15) & 1 ? PMON_YES : PMON_NO;
 
-	if (have_ecx)
-		err = pmon_rdpmc_validate(&ci.pm, (uint32_t)ecx_raw, metrics, &sel);
+	if (ctr.have_ecx)
+		err = pmon_rdpmc_validate(&ci.pm, (uint32_t)ctr.ecx, metrics, &sel);
 	else
-		err = pmon_rdpmc_encode(&ci.pm, type, (unsigned)index, fast, metrics, &sel);
+		err = pmon_rdpmc_encode(&ci.pm, ctr.type, (unsigned)ctr.index, fast, metrics, &sel);
 	if (err) {
 		cli_error("RDPMC with ECX=%08" PRIX32 "H %s: %s", sel.ecx,
 			  err == -PMON_ERRNO__RDPMC_UNKNOWN ? "may or may not be valid"
@@ -327,7 +282,7 @@ int cmd_rdpmc(int argc, char **argv)
 	int open_err = -ENOENT;
 	pmon_kernel_probe(NULL, &k);
 	if (ev && !pmon_evlist__add(ev, "cycles"))
-		open_err = pmon_self__open(pmon_evlist__event(ev, 0), &self);
+		open_err = (self = pmon_self__open(pmon_evlist__event(ev, 0))) ? 0 : -errno;
 
 	uint64_t *vals = calloc(repeat, sizeof(*vals));
 	if (!vals) {
@@ -335,14 +290,16 @@ int cmd_rdpmc(int argc, char **argv)
 		pmon_evlist__free(ev);
 		return CLI_FAIL;
 	}
-	int sig = guarded_rdpmc(sel.ecx, ser, vals, (unsigned)repeat);
+	int sig = guarded_rdpmc(sel.ecx, (enum ser)ser, vals, (unsigned)repeat);
 	int rc = CLI_OK;
 	if (sig) {
 		struct why w;
 		explain(&k, &ci, open_err, self != NULL, &w);
 		cli_error("RDPMC with ECX=%08" PRIX32 "H raised %s: %s", sel.ecx,
 			  sig == SIGILL ? "#UD" : "#GP(0)", w.text);
-		rc = CLI_USAGE;
+		/* A valid request this machine refuses: not possible here (3);
+		 * one the SDM's rules refuse is bad input (2, above). */
+		rc = CLI_UNSUPPORTED;
 	} else {
 		uint64_t v = vals[repeat - 1];
 		printf("EDX:EAX = %08" PRIX32 ":%08" PRIX32 "  value %" PRIu64

@@ -8,13 +8,13 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <getopt.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -22,43 +22,8 @@
 #include "cli.h"
 #include <pmon/pmon.h>
 
-static volatile sig_atomic_t got_sig;
-static volatile pid_t child;
-
-static void on_sig(int s)
-{
-	got_sig = s;
-	if (child > 0)
-		kill(child, s);
-}
-
-static void on_chld(int s)
-{
-	(void)s;
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"usage: pmon rdt info [--cpuid-file FILE] [--resctrl-root DIR]\n"
-		"       pmon rdt --cleanup [--resctrl-root DIR]\n"
-		"       pmon rdt [options] (-- command | -p PID[,PID])\n\n"
-		"  -I, --interval MS    print every MS milliseconds (default 1000)\n"
-		"  -n, --count N        stop after N intervals\n"
-		"  -e, --event LIST     core events of the same target, per second\n"
-		"  -x, --field-separator SEP   CSV;  -j, --json   JSON lines\n"
-		"  --resctrl-root DIR   another resctrl mount (tests: an emulated tree)\n\n"
-		"LLC occupancy in bytes, total and local memory bandwidth in bytes/s, per L3\n"
-		"domain; Error, Unavailable and Unassigned are shown as such.\n");
-}
+#define got_sig pmon_child__got_signal()
+#define now pmon_monotonic_s
 
 static const char *fmt_value(const struct pmon_rdt_value *v, char *buf, size_t len)
 {
@@ -82,30 +47,88 @@ static const char *fmt_rate(const struct pmon_rdt_value *a, const struct pmon_rd
 	return buf;
 }
 
+/* What an event that has no rate this interval shows, as stat says it. */
+static const char *not_ok(const struct pmon_count *c)
+{
+	return c->status == PMON_COUNT_NOT_SUPPORTED ? "<not supported>" : "<not counted>";
+}
+
+/* A CSV field: quoted (RFC 4180) when it holds the separator or a quote,
+ * as an event name such as cpu/event=0x3c,umask=0/ does under -x,. */
+static void csv_field(FILE *f, const char *sep, const char *s)
+{
+	if (!strstr(s, sep) && !strchr(s, '"')) {
+		fputs(s, f);
+		return;
+	}
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', f);
+		fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+/* The CSV header (docs/rdt.md): the five RDT columns, then one column per
+ * -e event, "NAME UNIT/s" (events per second where the event has no unit). */
+static void csv_header(FILE *f, const char *sep, struct pmon_evlist *ev, size_t nev)
+{
+	fprintf(f,
+		"time%sdomain%sllc_occupancy_bytes%smbm_total_bytes_per_s%smbm_local_bytes_per_s",
+		sep, sep, sep, sep);
+	for (size_t e = 0; e < nev; e++) {
+		const struct pmon_event_desc *pe = pmon_evlist__event(ev, e);
+		char col[512];
+		snprintf(col, sizeof(col), "%s %s/s", pe->name, pe->unit[0] ? pe->unit : "events");
+		fputs(sep, f);
+		csv_field(f, sep, col);
+	}
+	fputc('\n', f);
+}
+
+/* A CSV row; the events' rates go on the first row of an interval (@cur
+ * non-NULL), as in the text and JSON outputs; later rows leave them empty. */
+static void csv_row(FILE *f, const char *sep, double t, const char *domain, const char *occ,
+		    const char *rt, const char *rl, size_t nev, const struct pmon_count *cur,
+		    double edt)
+{
+	fprintf(f, "%.3f%s", t, sep);
+	csv_field(f, sep, domain);
+	fprintf(f, "%s%s%s%s%s%s", sep, occ, sep, rt, sep, rl);
+	for (size_t e = 0; e < nev; e++) {
+		fputs(sep, f);
+		if (!cur)
+			continue;
+		if (cur[e].status == PMON_COUNT_OK)
+			fprintf(f, "%.0f", cur[e].value / edt);
+		else
+			fputs(not_ok(&cur[e]), f);
+	}
+	fputc('\n', f);
+}
+
 static int do_info(int argc, char **argv)
 {
 	const char *file = NULL, *root = NULL;
-	struct pmon_cpuid *snap;
 	struct pmon_cpu_info ci;
 	struct pmon_rdt_caps caps;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--cpuid-file") && i + 1 < argc)
-			file = argv[++i];
-		else if (!strcmp(argv[i], "--resctrl-root") && i + 1 < argc)
-			root = argv[++i];
-		else {
-			cli_error("rdt info: unexpected argument '%s'", argv[i]);
-			return CLI_USAGE;
-		}
-	}
-	snap = file ? pmon_cpuid__new_file(file) : pmon_cpuid__new_live();
-	if (!snap || pmon_cpu_decode(snap, &ci)) {
-		cli_error("%s", pmon_errdetail());
-		pmon_cpuid__free(snap);
+	const struct cli_option options[] = {
+		CLI_OPT_TEXT("What CPUID enumerates of Cache Monitoring and Memory Bandwidth\n"
+			     "Monitoring (SDM 17.16.3), and what resctrl offers."),
+		CLI_OPT_CPUID_FILE(0, &file, "decode another machine's dump"),
+		CLI_OPT_STRING(0, "resctrl-root", &root, "DIR", "another resctrl mount"),
+		CLI_OPT_END(),
+	};
+	int argi = cli_parse_options(
+		"rdt info", "usage: pmon rdt info [--cpuid-file FILE] [--resctrl-root DIR]",
+		options, CLI_PARSE_NO_OPERANDS, argc, argv);
+
+	if (argi <= 0)
+		return -argi;
+	if (!cli_cpu_decode(file, &ci))
 		return CLI_USAGE;
-	}
-	pmon_cpuid__free(snap);
 	const struct pmon_rdt *r = &ci.rdt;
 	printf("CMT/MBM enumeration (SDM 17.16.3)%s%s\n", file ? " of " : "", file ? file : "");
 	printf("  1 CPUID.00H:EAX max leaf    %02" PRIX32 "H%s\n", r->max_leaf,
@@ -136,6 +159,16 @@ static int do_info(int argc, char **argv)
 		       caps.mbm_local ? " mbm_local_bytes" : "", caps.max_threshold_occupancy);
 	}
 	return CLI_OK;
+}
+
+/* rdt --msr --cleanup: replay the state file a killed `rdt --msr` left. */
+static int msr_cleanup(const char *device)
+{
+	char path[4096];
+
+	return cli_msr_cleanup(
+		stdout, "pmon rdt",
+		cli_state_path(device, ".pmon-rdt-state", "rdt-state", path, sizeof(path)));
 }
 
 /* --msr: the seed's interface, on CPUs rather than tasks. */
@@ -169,28 +202,39 @@ static int run_msr(char **cmd, const char *dev, const char *cpuid_file, const in
 		for (long i = 0; i < sysconf(_SC_NPROCESSORS_ONLN) && ncpus < 256; i++)
 			cpus[ncpus++] = (int)i;
 	pmon_kernel_probe(NULL, &k);
-	err = pmon_rdt_msr__start(dev, &ci, cpus, ncpus, rmid, k.resctrl_mounted && !dev, &m);
+	/* One reading per L3 domain: IA32_QM_CTR answers for the reader's L3.
+	 * A machine whose sysfs lists no L3 is read as one domain. */
+	int l3[256];
+	bool have_l3 = pmon_cpu_l3_ids(NULL, cpus, ncpus, l3) == 0;
+	/* A state file while the registers are programmed: a pmon killed
+	 * meanwhile leaves what puts them back (--cleanup replays it). */
+	char state[4096];
+	struct pmon_rdt_msr_opts mo = { .sz = sizeof(mo),
+					.state_file =
+						cli_state_path(dev, ".pmon-rdt-state", "rdt-state",
+							       state, sizeof(state)) };
+	m = pmon_rdt_msr__start_opts(dev, &ci, cpus, ncpus, have_l3 ? l3 : NULL, rmid,
+				     k.resctrl_mounted && !dev, &mo);
+	err = m ? 0 : -errno;
 	if (err) {
-		cli_error("--msr: %s", pmon_errdetail());
+		const char *d = pmon_errdetail();
+		cli_error("--msr: %s%s", d,
+			  strstr(d, ") left ") ? "; 'pmon rdt --msr --cleanup' puts them back"
+					       : "");
 		return err == -EINVAL ? CLI_USAGE : CLI_UNSUPPORTED;
 	}
-	struct sigaction sa = { .sa_handler = on_sig }, sc = { .sa_handler = on_chld };
-	sigemptyset(&sa.sa_mask);
-	sigemptyset(&sc.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGCHLD, &sc, NULL);
+	pmon_child__forward_signals(&ch); /* before the fork: see counter.h */
 	err = pmon_child__fork(cmd, &ch);
-	if (!err) {
-		child = ch.pid;
+	if (!err)
 		err = pmon_child__start(&ch);
-	}
 	if (err) {
-		cli_error("cannot run '%s': %s", cmd[0], strerror(-err));
+		cli_error("cannot run '%.200s': %s", cmd[0], strerror(-err));
 		rc = 127;
 	}
-	struct pmon_rdt_domain a, b;
-	double t0 = now(), tp = t0, step = (double)interval / 1e3, next = t0 + step;
+	struct pmon_rdt_reading a, b;
+	struct pmon_ticker tk; /* stat's and top's interval loop (pmon/monitor.h) */
+	pmon_ticker__init(&tk, (double)interval / 1e3);
+	double t0 = tk.start, tp = t0;
 	unsigned long printed = 0;
 	bool have_status = false;
 	if (!err && pmon_rdt_msr__read(m, &a)) {
@@ -198,57 +242,60 @@ static int run_msr(char **cmd, const char *dev, const char *cpuid_file, const in
 		rc = CLI_FAIL;
 	}
 	if (sep)
-		printf("time%sdomain%sllc_occupancy_bytes%smbm_total_bytes_per_s%smbm_local_bytes_"
-		       "per_s\n",
-		       sep, sep, sep, sep);
+		csv_header(stdout, sep, NULL, 0);
 	else if (!json)
-		printf("#%11s %-14s %16s %16s %16s\n", "time", "rmid@cpu", "llc_occupancy[B]",
+		printf("#%11s %-14s %16s %16s %16s\n", "time", "domain", "llc_occupancy[B]",
 		       "mbm_total[B/s]", "mbm_local[B/s]");
 	while (!err && rc == CLI_OK) {
-		struct timespec ts = { .tv_sec = (time_t)next,
-				       .tv_nsec = (long)((next - (double)(time_t)next) * 1e9) };
 		bool done = false;
-		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
-		if (waitpid(ch.pid, &status, WNOHANG) == ch.pid)
+		pmon_ticker__sleep(&tk);
+		if (pmon_child__poll(&ch, &status, NULL) == 1)
 			have_status = done = true;
 		if (got_sig)
 			done = true;
+		if (!done && pmon_ticker__remaining(&tk) > 0)
+			continue; /* woken early by an unrelated signal */
 		double tn = now();
-		if (!done && tn < next)
-			continue;
 		if (pmon_rdt_msr__read(m, &b)) {
 			cli_error("--msr: %s", pmon_errdetail());
 			rc = CLI_FAIL;
 			break;
 		}
-		char b1[32], b2[32], b3[32];
-		double tot, loc;
-		const char *occ = fmt_value(&b.occupancy, b1, sizeof(b1));
-		const char *rt = fmt_rate(&a.total, &b.total, tn - tp, b2, sizeof(b2), &tot);
-		const char *rl = fmt_rate(&a.local, &b.local, tn - tp, b3, sizeof(b3), &loc);
-		if (json)
-			printf("{\"time\":%.3f,\"domain\":\"%s\",\"llc_occupancy\":\"%s\",\"mbm_"
-			       "total_rate\":\"%s\","
-			       "\"mbm_local_rate\":\"%s\"}\n",
-			       tn - t0, b.name, occ, rt, rl);
-		else if (sep)
-			printf("%.3f%s%s%s%s%s%s%s%s\n", tn - t0, sep, b.name, sep, occ, sep, rt,
-			       sep, rl);
-		else
-			printf("%12.3f %-14s %16s %16s %16s\n", tn - t0, b.name, occ, rt, rl);
-		fflush(stdout);
+		for (size_t di = 0; di < b.n && di < a.n; di++) {
+			const struct pmon_rdt_domain *da = &a.d[di], *db = &b.d[di];
+			char b1[32], b2[32], b3[32];
+			double tot, loc;
+			const char *occ = fmt_value(&db->occupancy, b1, sizeof(b1));
+			const char *rt =
+				fmt_rate(&da->total, &db->total, tn - tp, b2, sizeof(b2), &tot);
+			const char *rl =
+				fmt_rate(&da->local, &db->local, tn - tp, b3, sizeof(b3), &loc);
+			if (json)
+				printf("{\"time\":%.3f,\"domain\":\"%s\",\"llc_occupancy\":\"%s\","
+				       "\"mbm_total_rate\":\"%s\",\"mbm_local_rate\":\"%s\"}\n",
+				       tn - t0, db->name, occ, rt, rl);
+			else if (sep)
+				csv_row(stdout, sep, tn - t0, db->name, occ, rt, rl, 0, NULL, 0);
+			else
+				printf("%12.3f %-14s %16s %16s %16s\n", tn - t0, db->name, occ, rt,
+				       rl);
+		}
+		if (cli_output_failed(stdout, NULL)) {
+			rc = CLI_FAIL; /* `| head` has read enough, or a full disk */
+			break;
+		}
 		a = b;
 		tp = tn;
 		if (done || (count && ++printed >= count))
 			break;
-		next += step;
+		pmon_ticker__advance(&tk);
 	}
 	if (ch.pid > 0 && !have_status) {
-		kill(ch.pid, SIGTERM);
-		pmon_child__wait(&ch, &status, NULL);
-		have_status = !count || printed < count;
+		/* -n reached, a signal, or the output failed: stopped, and a
+		 * command that ignores SIGTERM is killed (cli_stop_child()) */
+		cli_stop_child(&ch, 2000, &status);
+		have_status = (!count || printed < count) && !got_sig;
 	}
-	child = 0;
 	int rerr = pmon_rdt_msr__restore(m);
 	size_t nw;
 	const struct pmon_msr_write_rec *w = pmon_rdt_msr__writes(m, &nw);
@@ -265,143 +312,126 @@ static int run_msr(char **cmd, const char *dev, const char *cpuid_file, const in
 	}
 	pmon_rdt_msr__free(m);
 	if (rc == CLI_OK && have_status)
-		rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+		rc = pmon_exit_code(status);
 	else if (rc == CLI_OK && got_sig)
 		rc = 128 + got_sig;
 	return rc;
 }
 
+static int rdt_main(int argc, char **argv, struct pmon_target *tgtp);
+
 int cmd_rdt(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "interval", required_argument, NULL, 'I' },
-		{ "count", required_argument, NULL, 'n' },
-		{ "event", required_argument, NULL, 'e' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "field-separator", required_argument, NULL, 'x' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "resctrl-root", required_argument, NULL, 'R' },
-		{ "cleanup", no_argument, NULL, 'K' },
-		{ "all-cpus", no_argument, NULL, 'a' },
-		{ "cpus", required_argument, NULL, 'L' },
-		{ "plot", required_argument, NULL, 'P' },
-		{ "msr", no_argument, NULL, 'M' },
-		{ "msr-device", required_argument, NULL, 'D' },
-		{ "cpuid-file", required_argument, NULL, 'U' },
-		{ "cpu", required_argument, NULL, 'c' },
-		{ "rmid", required_argument, NULL, 'r' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	unsigned long interval = 1000, count = 0, ul;
+	struct pmon_target tgt = { .sz = sizeof(tgt), .pid = -1, .inherit = true };
+	int rc = rdt_main(argc, argv, &tgt);
+
+	pmon_child__forward_signals(NULL); /* rdt_main()'s child struct is gone */
+	pmon_target__release(&tgt);
+	return rc;
+}
+
+/* pmon rdt, with the target's lists owned by the caller. */
+static int rdt_main(int argc, char **argv, struct pmon_target *tgtp)
+{
+	unsigned long interval = 1000, count = 0;
 	const char *events = NULL, *root = NULL, *sep = NULL;
 	bool json = false, cleanup = false, use_msr = false;
 	const char *plot = NULL, *cpulist = NULL;
 	bool all_cpus = false;
-	char plotlog[] = "/tmp/pmon-rdtplot-XXXXXX";
+	char plotlog[4096] = "";
 	FILE *pf = NULL;
 	const char *msr_dev = NULL, *cpuid_file = NULL;
 	unsigned long rmid = 1;
+	const char *mcpu_list = NULL;
 	int mcpus[256];
 	size_t nmcpus = 0;
-	pid_t pids[64];
-	size_t npids = 0;
-	int c, rc = CLI_OK, err;
+	struct pmon_target_spec spec = { .sz = sizeof(spec) };
+	int rc = CLI_OK, err;
+	const struct cli_option options[] = {
+		CLI_OPT_TEXT("LLC occupancy in bytes, total and local memory bandwidth in bytes/s, "
+			     "per L3\n"
+			     "domain; Error, Unavailable and Unassigned are shown as such."),
+		CLI_OPT_UINT_MIN('I', "interval", &interval, "MS", 10, 3600000,
+				 "at least 10 ms (resctrl updates about every 1 s)",
+				 "print every MS milliseconds (default 1000)"),
+		CLI_OPT_UINT('n', "count", &count, "N", 100000000, "stop after N intervals"),
+		CLI_OPT_STRING('e', "event", &events, "LIST",
+			       "core events of the same target, per second"),
+		CLI_OPT_STRING('p', "pid", &spec.pid, "PID", "these processes (each in a group)"),
+		CLI_OPT_FLAG('a', "all-cpus", &all_cpus, "the whole machine (the default group)"),
+		CLI_OPT_STRING('C', "cpus", &cpulist, "CPUS", "these CPUs (0-3,5)"),
+		CLI_OPT_STRING('x', "field-separator", &sep, "SEP", "CSV with SEP between fields"),
+		CLI_OPT_FLAG('j', "json", &json, "JSON lines"),
+		CLI_OPT_STRING(0, "plot", &plot, "FILE",
+			       "draw the run into FILE (.svg, .png or .txt)"),
+		CLI_OPT_STRING(0, "resctrl-root", &root, "DIR",
+			       "another resctrl mount (tests: an emulated tree)"),
+		CLI_OPT_FLAG(0, "cleanup", &cleanup,
+			     "remove the groups a killed pmon left (with --msr: restore\n"
+			     "the MSRs it saved)"),
+		CLI_OPT_FLAG(0, "msr", &use_msr,
+			     "program IA32_PQR_ASSOC and IA32_QM_EVTSEL directly"),
+		CLI_OPT_STRING(0, "msr-device", &msr_dev, "FILE",
+			       "the MSR device (default /dev/cpu/N/msr)"),
+		CLI_OPT_CPUID_FILE(0, &cpuid_file, "take the RDT enumeration from a dump"),
+		CLI_OPT_STRING(0, "cpu", &mcpu_list, "LIST", "with --msr: these CPUs"),
+		CLI_OPT_UINT(0, "rmid", &rmid, "N", 1u << 20,
+			     "with --msr: the RMID to use (default 1)"),
+		CLI_OPT_END(),
+	};
 
 	if (argc > 1 && !strcmp(argv[1], "info"))
 		return do_info(argc - 1, argv + 1);
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "+I:n:e:p:x:jhaC:", longopts, NULL)) != -1) {
-		if (c == 'C')
-			c = 'L';
-		switch (c) {
-		case 'I':
-			if (!cli_parse_uint(optarg, 3600000, "-I", &interval))
-				return CLI_USAGE;
-			if (interval < 10) {
-				cli_error(
-					"-I %lu: at least 10 ms (resctrl updates about every 1 s)",
-					interval);
-				return CLI_USAGE;
-			}
-			break;
-		case 'n':
-			if (!cli_parse_uint(optarg, 100000000, "-n", &count))
-				return CLI_USAGE;
-			break;
-		case 'e':
-			events = optarg;
-			break;
-		case 'p': {
-			char *copy = strdup(optarg), *save = NULL;
-			for (char *t = strtok_r(copy, ",", &save); t;
-			     t = strtok_r(NULL, ",", &save)) {
-				if (!cli_parse_uint(t, 1u << 30, "-p", &ul) || !ul || npids == 64) {
-					free(copy);
-					return CLI_USAGE;
-				}
-				pids[npids++] = (pid_t)ul;
-			}
-			free(copy);
-			break;
-		}
-		case 'x':
-			sep = optarg;
-			break;
-		case 'j':
-			json = true;
-			break;
-		case 'R':
-			root = optarg;
-			break;
-		case 'K':
-			cleanup = true;
-			break;
-		case 'a':
-			all_cpus = true;
-			break;
-		case 'L':
-			cpulist = optarg;
-			break;
-		case 'M':
-			use_msr = true;
-			break;
-		case 'P':
-			plot = optarg;
-			break;
-		case 'D':
-			msr_dev = optarg;
-			break;
-		case 'U':
-			cpuid_file = optarg;
-			break;
-		case 'r':
-			if (!cli_parse_uint(optarg, 1u << 20, "--rmid", &rmid))
-				return CLI_USAGE;
-			break;
-		case 'c': {
-			char *copy = strdup(optarg), *save = NULL;
-			for (char *t = strtok_r(copy, ",", &save); t;
-			     t = strtok_r(NULL, ",", &save)) {
-				if (!cli_parse_uint(t, 4095, "--cpu", &ul) || nmcpus == 256) {
-					free(copy);
-					return CLI_USAGE;
-				}
-				mcpus[nmcpus++] = (int)ul;
-			}
-			free(copy);
-			break;
-		}
-		case 'h':
-			usage(stdout);
-			return CLI_OK;
-		default:
-			usage(stderr);
+	int argi =
+		cli_parse_options("rdt",
+				  "usage: pmon rdt info [--cpuid-file FILE] [--resctrl-root DIR]\n"
+				  "       pmon rdt --cleanup [--resctrl-root DIR]\n"
+				  "       pmon rdt --msr --cleanup [--msr-device FILE]\n"
+				  "       pmon rdt [options] (-- command | -p PID[,PID])",
+				  options, CLI_PARSE_STOP_AT_OPERAND, argc, argv);
+	if (argi <= 0)
+		return -argi;
+	spec.cpu_list = cpulist;
+	char **cmd = argi < argc ? argv + argi : NULL;
+	/* The lists every command parses alike (pmon/monitor.h): -C x is an
+	 * error, not "all CPUs". */
+	if (pmon_target__parse(&spec, tgtp) || pmon_target__validate(tgtp, NULL)) {
+		cli_error("%s", pmon_errdetail());
+		return CLI_USAGE;
+	}
+	const pid_t *pids = tgtp->pids;
+	size_t npids = tgtp->npids;
+	if (npids > 64) {
+		cli_error("-p: %zu processes; pmon rdt monitors at most 64 (one resctrl group "
+			  "each)",
+			  npids);
+		return CLI_USAGE;
+	}
+	if (mcpu_list) {
+		long *v;
+		size_t n;
+		if (pmon_idlist__parse(mcpu_list, 4095, &v, &n)) {
+			cli_error("--cpu: %s", pmon_errdetail());
 			return CLI_USAGE;
 		}
+		if (n > 256) {
+			free(v);
+			cli_error("--cpu: %zu CPUs; --msr programs at most 256", n);
+			return CLI_USAGE;
+		}
+		for (size_t i = 0; i < n; i++)
+			mcpus[nmcpus++] = (int)v[i];
+		free(v);
 	}
-	char **cmd = optind < argc ? argv + optind : NULL;
 
+	if (cleanup && use_msr) {
+		if (cmd) {
+			cli_error("--cleanup takes no command: it restores the MSRs a killed "
+				  "'pmon rdt --msr' left");
+			return CLI_USAGE;
+		}
+		return msr_cleanup(msr_dev);
+	}
 	if (cleanup) {
 		unsigned removed;
 		if (pmon_rdt_cleanup(root, &removed)) {
@@ -430,6 +460,9 @@ int cmd_rdt(int argc, char **argv)
 		cli_error("--plot goes with the resctrl interface, not --msr, for now");
 		return CLI_USAGE;
 	}
+	/* The picture's name is checked before anything runs (issue #14.7). */
+	if (plot && (!cli_check_output_path(plot, "--plot") || !cli_plot_name_ok(plot)))
+		return CLI_USAGE;
 	if (use_msr)
 		return run_msr(cmd, msr_dev, cpuid_file, mcpus, nmcpus, (unsigned)rmid, interval,
 			       count, sep, json);
@@ -444,7 +477,7 @@ int cmd_rdt(int argc, char **argv)
 				  "%d%s); "
 				  "see 'pmon rdt info'",
 				  ci.rdt.pqm, ci.rdt.pqm ? ", no L3 monitoring in leaf 0FH" : "");
-			return CLI_USAGE;
+			return CLI_UNSUPPORTED; /* not possible here, as --msr says */
 		}
 		pmon_cpuid__free(snap);
 	}
@@ -479,19 +512,19 @@ int cmd_rdt(int argc, char **argv)
 	err = 0;
 	if (all_cpus) {
 		snprintf(tg[0].label, sizeof(tg[0].label), "all");
-		err = pmon_rdt_group__root(root, &tg[ntg++].g);
+		err = (tg[ntg++].g = pmon_rdt_group__root(root)) ? 0 : -errno;
 	} else if (cpulist) {
 		snprintf(tg[0].label, sizeof(tg[0].label), "cpus %s", cpulist);
-		err = pmon_rdt_group__new(root, &tg[ntg++].g);
+		err = (tg[ntg++].g = pmon_rdt_group__new(root)) ? 0 : -errno;
 		if (!err)
 			err = pmon_rdt_group__set_cpus(tg[0].g, cpulist);
 	} else if (cmd) {
 		snprintf(tg[0].label, sizeof(tg[0].label), "cmd");
-		err = pmon_rdt_group__new(root, &tg[ntg++].g);
+		err = (tg[ntg++].g = pmon_rdt_group__new(root)) ? 0 : -errno;
 	} else {
 		for (size_t i = 0; i < npids && !err; i++) {
 			snprintf(tg[i].label, sizeof(tg[i].label), "pid %d", (int)pids[i]);
-			err = pmon_rdt_group__new(root, &tg[ntg++].g);
+			err = (tg[ntg++].g = pmon_rdt_group__new(root)) ? 0 : -errno;
 		}
 	}
 	for (size_t i = 0; i < ntg && !err; i++) {
@@ -510,18 +543,12 @@ int cmd_rdt(int argc, char **argv)
 		pmon_evlist__free(ev);
 		return err == -ENOSPC || err == -EBUSY ? CLI_UNSUPPORTED : CLI_FAIL;
 	}
-	struct sigaction sa = { .sa_handler = on_sig }, sc = { .sa_handler = on_chld };
-	sigemptyset(&sa.sa_mask);
-	sigemptyset(&sc.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGCHLD, &sc, NULL);
-
 	struct pmon_child ch = { .pid = -1, .go_fd = -1, .err_fd = -1 };
-	struct pmon_counters *cnt = NULL;
+	struct pmon_monitor *mon = NULL;
 	struct pmon_target t = { .sz = sizeof(t), .pid = -1, .inherit = true };
 	int status = 0;
 	bool have_status = false;
+	pmon_child__forward_signals(&ch); /* before the fork: see counter.h */
 	if (cmd) {
 		err = pmon_child__fork(cmd, &ch);
 		if (!err && !all_cpus && !cpulist) /* before exec: children follow */
@@ -531,77 +558,64 @@ int cmd_rdt(int argc, char **argv)
 	} else {
 		for (size_t i = 0; i < npids && !err; i++)
 			err = pmon_rdt_group__add(tg[i].g, pids[i], true);
-		t.tids = pids;
-		t.ntids = npids;
+		t.pids = pids; /* each process with all its threads */
+		t.npids = npids;
 	}
 	/* Core events of the same target: the CPUs for -a and -C. */
-	int ecpus[256];
-	size_t necpus = 0;
 	if (all_cpus || cpulist) {
 		t.system_wide = true;
 		t.pid = -1;
-		t.tids = NULL;
-		t.ntids = 0;
-		t.enable_on_exec = false;
-		for (const char *p = cpulist; p && *p && necpus < 256;) {
-			char *end;
-			long a = strtol(p, &end, 10), b = a;
-			if (end == p)
-				break;
-			if (*end == '-')
-				b = strtol(end + 1, &end, 10);
-			for (long x = a; x <= b && necpus < 256; x++)
-				ecpus[necpus++] = (int)x;
-			p = *end == ',' ? end + 1 : end;
-		}
-		t.cpus = necpus ? ecpus : NULL;
-		t.ncpus = necpus;
+		t.pids = NULL;
+		t.npids = 0;
+		t.cpus = tgtp->cpus;
+		t.ncpus = tgtp->ncpus;
 	}
 	if (!err && ev) {
-		cnt = pmon_counters__open(ev, &t);
-		if (!cnt)
+		mon = pmon_monitor__open(ev, &t);
+		if (!mon)
 			err = -errno;
 	}
 	bool exec_failed = false;
-	if (!err && cmd) {
-		child = ch.pid;
-		err = pmon_child__start(&ch);
-		exec_failed = err != 0;
+	if (!err && (cmd || mon)) {
+		/* CPU-wide counters start as the command is released. */
+		err = mon ? pmon_monitor__start(mon, cmd ? &ch : NULL) : pmon_child__start(&ch);
+		exec_failed = err != 0 && cmd;
 	}
 	if (err) {
 		if (exec_failed)
-			cli_error("cannot run '%s': %s", cmd[0], strerror(-err));
+			cli_error("cannot run '%.200s': %s", cmd[0], strerror(-err));
 		else
 			cli_error("%s", pmon_errdetail());
 		rc = exec_failed ? 127 : err == -ESRCH ? CLI_USAGE : CLI_FAIL;
-		if (ch.pid > 0) {
-			kill(ch.pid, SIGKILL);
-			pmon_child__wait(&ch, NULL, NULL);
-		}
+		pmon_child__kill(&ch, SIGKILL, NULL);
 		goto out;
 	}
 
 	size_t nev = ev ? pmon_evlist__count(ev) : 0;
-	struct pmon_count *cur = nev ? calloc(nev, sizeof(*cur)) : NULL,
-			  *prev = nev ? calloc(nev, sizeof(*prev)) : NULL;
-	double t0 = now(), tprev = t0, step = (double)interval / 1e3, next = t0 + step;
+	struct pmon_count *cur = nev ? calloc(nev, sizeof(*cur)) : NULL;
+	struct pmon_ticker tk; /* stat's and top's interval loop (pmon/monitor.h) */
+	pmon_ticker__init(&tk, (double)interval / 1e3);
+	double t0 = tk.start, tprev = t0;
 	unsigned long printed = 0;
-	if (nev && (!cur || !prev)) {
+	if (nev && !cur) {
 		cli_error("out of memory");
 		rc = CLI_FAIL;
 		goto loop_out;
 	}
 	if (plot) {
-		int pfd = mkstemp(plotlog);
+		int pfd = cli_mkstemp(plotlog, sizeof(plotlog), "rdtplot");
+		if (pfd >= 0) { /* read back by its descriptor: nothing left after a kill */
+			fcntl(pfd, F_SETFD, FD_CLOEXEC);
+			unlink(plotlog);
+			snprintf(plotlog, sizeof(plotlog), "/proc/self/fd/%d", pfd);
+		}
 		pf = pfd >= 0 ? fdopen(pfd, "w") : NULL;
 		if (!pf) {
 			cli_error("--plot: cannot create a temporary log: %s", strerror(errno));
 			rc = CLI_FAIL;
 			goto loop_out;
 		}
-		fprintf(pf,
-			"time,domain,llc_occupancy_bytes,mbm_total_bytes_per_s,mbm_local_bytes_per_"
-			"s\n");
+		csv_header(pf, ",", ev, nev);
 	}
 	for (size_t k = 0; k < ntg; k++)
 		pmon_rdt_group__read(tg[k].g, tg[k].a);
@@ -609,18 +623,12 @@ int cmd_rdt(int argc, char **argv)
 		printf("#%11s %-10s %16s %16s %16s  %s\n", "time", "domain", "llc_occupancy[B]",
 		       "mbm_total[B/s]", "mbm_local[B/s]", nev ? "events/s" : "");
 	else if (sep)
-		printf("time%sdomain%sllc_occupancy_bytes%smbm_total_bytes_per_s%smbm_local_bytes_"
-		       "per_s\n",
-		       sep, sep, sep, sep);
+		csv_header(stdout, sep, ev, nev);
 	for (;;) {
-		struct timespec ts = { .tv_sec = (time_t)next,
-				       .tv_nsec = (long)((next - (double)(time_t)next) * 1e9) };
 		bool done = false;
-		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
-		if (cmd && waitpid(ch.pid, &status, WNOHANG) == ch.pid) {
+		pmon_ticker__sleep(&tk);
+		if (cmd && pmon_child__poll(&ch, &status, NULL) == 1)
 			have_status = done = true;
-			child = 0;
-		}
 		if (!cmd && npids) {
 			done = true;
 			for (size_t i = 0; i < npids; i++)
@@ -629,12 +637,14 @@ int cmd_rdt(int argc, char **argv)
 		}
 		if (got_sig)
 			done = true;
+		if (!done && pmon_ticker__remaining(&tk) > 0)
+			continue; /* woken early by an unrelated signal */
 		double tn = now();
-		if (!done && tn < next)
-			continue;
-		if (cnt)
-			pmon_counters__read(cnt, cur);
-		double dt = tn - tprev;
+		double dt = tn - tprev, edt = dt;
+		/* The events' counts since the last reading, scaled after the
+		 * difference (pmon_count__delta()), over their own real time. */
+		if (mon && pmon_monitor__read_delta(mon, cur, NULL, &edt))
+			memset(cur, 0, nev * sizeof(*cur));
 		for (size_t k = 0; k < ntg; k++) {
 			struct pmon_rdt_reading *ra = tg[k].a, *rb = tg[k].b;
 			pmon_rdt_group__read(tg[k].g, rb);
@@ -657,9 +667,12 @@ int cmd_rdt(int argc, char **argv)
 							  sizeof(b2), &tot);
 				const char *rl = fmt_rate(pd ? &pd->local : NULL, &d->local, dt, b3,
 							  sizeof(b3), &loc);
+				/* The events once per interval: the first target's
+				 * first domain (the text and JSON rows likewise). */
+				const struct pmon_count *ecur = k == 0 && i == 0 ? cur : NULL;
 				if (pf)
-					fprintf(pf, "%.3f,%s,%s,%s,%s\n", tn - t0, dname, occ, rt,
-						rl);
+					csv_row(pf, ",", tn - t0, dname, occ, rt, rl, nev, ecur,
+						edt);
 				if (json) {
 					json_t *j = json_pack(
 						"{s:f, s:s, s:s, s:s, s:s}", "time", tn - t0,
@@ -679,15 +692,13 @@ int cmd_rdt(int argc, char **argv)
 						if (cur[e].status == PMON_COUNT_OK)
 							json_object_set_new(
 								j, pmon_evlist__event(ev, e)->name,
-								json_real((cur[e].value -
-									   prev[e].value) /
-									  dt));
+								json_real(cur[e].value / edt));
 					json_dumpf(j, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER);
 					putchar('\n');
 					json_decref(j);
 				} else if (sep) {
-					printf("%.3f%s%s%s%s%s%s%s%s\n", tn - t0, sep, dname, sep,
-					       occ, sep, rt, sep, rl);
+					csv_row(stdout, sep, tn - t0, dname, occ, rt, rl, nev, ecur,
+						edt);
 				} else {
 					printf("%12.3f %-10s %16s %16s %16s ", tn - t0, dname, occ,
 					       rt, rl);
@@ -695,14 +706,15 @@ int cmd_rdt(int argc, char **argv)
 						if (cur[e].status == PMON_COUNT_OK)
 							printf(" %s %.0f%s%s/s",
 							       pmon_evlist__event(ev, e)->name,
-							       (cur[e].value - prev[e].value) / dt,
+							       cur[e].value / edt,
 							       pmon_evlist__event(ev, e)->unit[0]
 								       ? " "
 								       : "",
 							       pmon_evlist__event(ev, e)->unit);
 						else
-							printf(" %s <not supported>",
-							       pmon_evlist__event(ev, e)->name);
+							printf(" %s %s",
+							       pmon_evlist__event(ev, e)->name,
+							       not_ok(&cur[e]));
 					}
 					putchar('\n');
 				}
@@ -710,23 +722,24 @@ int cmd_rdt(int argc, char **argv)
 			tg[k].a = rb;
 			tg[k].b = ra;
 		}
-		fflush(stdout);
+		if (cli_output_failed(stdout, NULL)) {
+			rc = CLI_FAIL; /* `| head` has read enough, or a full disk */
+			break;
+		}
 		printed++;
-		if (nev)
-			memcpy(prev, cur, nev * sizeof(*cur));
 		tprev = tn;
 		if (done)
 			break;
 		if (count && printed >= count) {
 			if (cmd && ch.pid > 0)
-				kill(ch.pid, SIGTERM);
+				cli_stop_child(&ch, 2000, &status); /* -n: ended by us */
 			break;
 		}
-		next += step;
+		pmon_ticker__advance(&tk);
 	}
 loop_out:
 	if (pf) {
-		fclose(pf);
+		fflush(pf);
 		if (rc == CLI_OK) {
 			char title[512] = "pmon rdt";
 			size_t off = strlen(title);
@@ -737,21 +750,24 @@ loop_out:
 			}
 			rc = plot_log(plotlog, plot, 900, 0, title);
 		}
-		unlink(plotlog);
+		fclose(pf);
 	}
 	free(cur);
-	free(prev);
-	if (cmd && !have_status) {
-		pmon_child__wait(&ch, &status, NULL);
-		have_status = !count || printed < count;
+	if (cmd && !have_status && ch.pid > 0) {
+		/* A signal (passed on), -n (SIGTERM sent), or the output failed:
+		 * the command has a second, then is stopped. */
+		if (rc != CLI_OK)
+			cli_stop_child(&ch, 2000, &status);
+		else
+			have_status = !cli_wait_child(&ch, 1000, &status, NULL) &&
+				(!count || printed < count);
 	}
-	child = 0;
 	if (rc == CLI_OK && have_status)
-		rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+		rc = pmon_exit_code(status);
 	else if (rc == CLI_OK && got_sig)
 		rc = 128 + got_sig;
 out:
-	pmon_counters__close(cnt);
+	pmon_monitor__close(mon);
 	for (size_t k = 0; k < ntg; k++) {
 		if (pmon_rdt_group__remove(tg[k].g) && rc == CLI_OK) {
 			cli_error("%s", pmon_errdetail());

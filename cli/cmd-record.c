@@ -6,7 +6,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,15 +16,7 @@
 #include "cli.h"
 #include <pmon/pmon.h>
 
-static volatile sig_atomic_t got_sig;
-static volatile pid_t child;
-
-static void on_sig(int s)
-{
-	got_sig = s;
-	if (child > 0)
-		kill(child, s);
-}
+#define got_sig pmon_child__got_signal()
 
 static int write_rec(void *ctx, const void *rec, size_t len)
 {
@@ -46,28 +37,26 @@ static int calibrate(const struct pmon_evlist *ev, char **cmd, unsigned long hz,
 	struct timespec t0, t1;
 	int status = 0, err;
 
+	pmon_child__forward_signals(&ch); /* before the fork: see counter.h */
 	if (pmon_child__fork(cmd, &ch)) {
-		cli_error("cannot run '%s': %s", cmd[0], pmon_errdetail());
+		cli_error("cannot run '%.200s': %s", cmd[0], pmon_errdetail());
 		return CLI_FAIL;
 	}
 	t.pid = ch.pid;
 	struct pmon_counters *c = pmon_counters__open(ev, &t);
 	if (!c) {
 		cli_error("--calibrate: %s", pmon_errdetail());
-		kill(ch.pid, SIGKILL);
-		pmon_child__wait(&ch, NULL, NULL);
+		pmon_child__kill(&ch, SIGKILL, NULL);
 		return CLI_UNSUPPORTED;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	child = ch.pid;
 	err = pmon_child__start(&ch);
 	pmon_child__wait(&ch, &status, NULL);
-	child = 0;
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	int rerr = pmon_counters__read(c, n);
 	pmon_counters__close(c);
 	if (err) {
-		cli_error("cannot run '%s': %s", cmd[0], strerror(-err));
+		cli_error("cannot run '%.200s': %s", cmd[0], strerror(-err));
 		return 127;
 	}
 	if (got_sig)
@@ -101,142 +90,158 @@ static int calibrate(const struct pmon_evlist *ev, char **cmd, unsigned long hz,
 	return CLI_OK;
 }
 
-/* Append @spec to the comma-separated @buf. Return: false when it does not fit. */
-static bool append_event(char *buf, size_t len, const char *spec)
+#define RECORD_EVENTS_LEN 1024
+
+/* -e EVENTS: char[RECORD_EVENTS_LEN]; -e a -e b is -e a,b. */
+static int opt_event(const struct cli_option *opt, const char *arg)
 {
+	char *buf = opt->value;
 	size_t used = strlen(buf);
-	int w = snprintf(buf + used, len - used, "%s%s", used ? "," : "", spec);
+	int w;
 
-	return w > 0 && (size_t)w < len - used;
+	if (!arg[0]) {
+		cli_error("-e '': no event named");
+		return CLI_USAGE;
+	}
+	w = snprintf(buf + used, RECORD_EVENTS_LEN - used, "%s%s", used ? "," : "", arg);
+	if (w < 0 || (size_t)w >= RECORD_EVENTS_LEN - used) {
+		cli_error("-e: the events run longer than %d characters", RECORD_EVENTS_LEN - 1);
+		return CLI_USAGE;
+	}
+	return CLI_OK;
 }
 
-static void usage(FILE *f)
+/* --calibrate[=HZ]: unsigned long *, 1000 without a value. */
+static int opt_calibrate(const struct cli_option *opt, const char *arg)
 {
-	fprintf(f,
-		"usage: pmon record [-e EVENT] [-c N | -F HZ | --calibrate[=HZ]]\n"
-		"                   [-g | --call-graph fp|dwarf[,SIZE]] [-o FILE]\n"
-		"                   (-- command | -p PID | -a)\n\n"
-		"  -e EVENTS  the events to sample, comma-separated or -e again (default\n"
-		"             cpu-clock; cycles where a PMU exists); report shows each\n"
-		"  -c N       a sample every N events (the seeds' \"Sample After\")\n"
-		"  -F HZ      about HZ samples per second (default 1000, VTune's rule of thumb)\n"
-		"  --calibrate[=HZ]  count the command once, then record it with, for each\n"
-		"             event, the -c N that gives about HZ samples per second of it\n"
-		"             (default 1000)\n"
-		"  -g, --call-graph fp  call stacks through frame pointers (the kernel's)\n"
-		"  --call-graph dwarf[,SIZE]  for code built without frame pointers: SIZE\n"
-		"             bytes of user stack (default 8192) and the registers with each\n"
-		"             sample, unwound at report time with the DWARF CFI (elfutils)\n"
-		"  -o FILE    the recording (default pmon.data; format: "
-		"docs/pmon-data-format.md)\n");
+	unsigned long *hz = opt->value;
+
+	*hz = 1000;
+	if (arg && (!cli_parse_uint(arg, 100000, "--calibrate", hz) || !*hz)) {
+		if (!*hz)
+			cli_error("--calibrate=0: at least 1 sample per second");
+		return CLI_USAGE;
+	}
+	return CLI_OK;
 }
+
+/* perf's --call-graph fp | dwarf[,SIZE]: struct pmon_sample_opts *. */
+static int opt_call_graph(const struct cli_option *opt, const char *arg)
+{
+	struct pmon_sample_opts *so = opt->value;
+	unsigned long size;
+
+	so->callchain = true;
+	if (!strcmp(arg, "fp"))
+		return CLI_OK;
+	if (strncmp(arg, "dwarf", 5) || (arg[5] && arg[5] != ',')) {
+		cli_error("--call-graph '%s': fp or dwarf[,SIZE]", arg);
+		return CLI_USAGE;
+	}
+	so->stack_user = 8192;
+	if (arg[5] == ',') {
+		if (!cli_parse_uint(arg + 6, 65528, "--call-graph dwarf,SIZE", &size))
+			return CLI_USAGE;
+		if (!size || size % 8) {
+			cli_error("--call-graph dwarf,%lu: a multiple of 8 bytes", size);
+			return CLI_USAGE;
+		}
+		so->stack_user = (unsigned)size;
+	}
+	return CLI_OK;
+}
+
+static int record(struct pmon_target *t, char **cmd, bool all, unsigned long calib,
+		  const char *event, const char *out, struct pmon_sample_opts *sop);
 
 int cmd_record(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "event", required_argument, NULL, 'e' },
-		{ "count", required_argument, NULL, 'c' },
-		{ "freq", required_argument, NULL, 'F' },
-		{ "call-graph", required_argument, NULL, 'G' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "all-cpus", no_argument, NULL, 'a' },
-		{ "calibrate", optional_argument, NULL, 'C' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct pmon_sample_opts so = { .sz = sizeof(so) };
 	struct pmon_target t = { .sz = sizeof(t), .pid = -1, .inherit = true };
-	const char *event = NULL, *out = "pmon.data";
-	char events[1024] = "";
-	unsigned long ul;
-	bool all = false;
-	unsigned long calib = 0;
-	pid_t pid = 0;
-	int c, rc = CLI_OK, err;
+	struct pmon_target_spec spec = { .sz = sizeof(spec) };
+	const char *out = "pmon.data";
+	char events[RECORD_EVENTS_LEN] = "";
+	unsigned long period = 0, freq = 0, calib = 0;
+	bool all = false, g = false;
+	const struct cli_option options[] = {
+		CLI_OPT_STRING('p', "pid", &spec.pid, "PIDS",
+			       "processes (0-3,5: each with all its threads); -p and\n"
+			       "-a record until Ctrl-C, or for as long as a command\n"
+			       "given after them runs"),
+		CLI_OPT_FLAG('a', "all-cpus", &all, "every task on every CPU"),
+		CLI_OPT_CALLBACK('e', "event", events, "EVENTS", opt_event,
+				 "the events to sample, comma-separated or -e again\n"
+				 "(default cpu-clock; cycles where a PMU exists); report\n"
+				 "shows each"),
+		CLI_OPT_UINT_MIN('c', "count", &period, "N", 1, 1UL << 62,
+				 "sample after at least 1 event",
+				 "a sample every N events (the seeds' \"Sample After\")"),
+		CLI_OPT_UINT_MIN('F', "freq", &freq, "HZ", 1, 100000,
+				 "at least 1 sample per second",
+				 "about HZ samples per second (default 1000, VTune's\n"
+				 "rule of thumb)"),
+		{ .type = CLI_OPTION_CALLBACK,
+		  .long_name = "calibrate",
+		  .value = &calib,
+		  .argname = "HZ",
+		  .flags = CLI_OPTARG,
+		  .cb = opt_calibrate,
+		  .help = "count the command once, then record it with, for\n"
+			  "each event, the -c N that gives about HZ samples per\n"
+			  "second of it (default 1000)" },
+		CLI_OPT_FLAG('g', NULL, &g, "call stacks through frame pointers (the kernel's)"),
+		CLI_OPT_CALLBACK(0, "call-graph", &so, "MODE", opt_call_graph,
+				 "fp: as -g; dwarf[,SIZE], for code built without frame\n"
+				 "pointers: SIZE bytes of user stack (default 8192) and\n"
+				 "the registers with each sample, unwound at report time\n"
+				 "with the DWARF CFI (elfutils)"),
+		CLI_OPT_OUTPUT(&out, "FILE",
+			       "the recording (default pmon.data; format:\n"
+			       "docs/pmon-data-format.md)"),
+		CLI_OPT_END(),
+	};
+	int rc = CLI_OK;
+	int argi = cli_parse_options(
+		"record",
+		"usage: pmon record [-e EVENT] [-c N | -F HZ | --calibrate[=HZ]]\n"
+		"                   [-g | --call-graph fp|dwarf[,SIZE]] [-o FILE]\n"
+		"                   (-- command | -p PIDS | -a) [-- command]",
+		options, CLI_PARSE_STOP_AT_OPERAND, argc, argv);
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "+e:c:F:go:p:ah", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'e':
-			/* -e a -e b is -e a,b */
-			if (!append_event(events, sizeof(events), optarg)) {
-				cli_error("-e: the events run longer than %zu characters",
-					  sizeof(events) - 1);
-				return CLI_USAGE;
-			}
-			event = events;
-			break;
-		case 'c':
-			if (!cli_parse_uint(optarg, 1UL << 62, "-c", &ul) || !ul) {
-				if (!ul)
-					cli_error("-c 0: sample after at least 1 event");
-				return CLI_USAGE;
-			}
-			so.period = ul;
-			break;
-		case 'F':
-			if (!cli_parse_uint(optarg, 100000, "-F", &ul) || !ul) {
-				if (!ul)
-					cli_error("-F 0: at least 1 sample per second");
-				return CLI_USAGE;
-			}
-			so.freq = ul;
-			break;
-		case 'C':
-			calib = 1000;
-			if (optarg &&
-			    (!cli_parse_uint(optarg, 100000, "--calibrate", &calib) || !calib)) {
-				if (!calib)
-					cli_error("--calibrate=0: at least 1 sample per second");
-				return CLI_USAGE;
-			}
-			break;
-		case 'g':
-			so.callchain = true;
-			break;
-		case 'G': /* perf's --call-graph fp | dwarf[,SIZE] */
-			so.callchain = true;
-			if (!strcmp(optarg, "fp"))
-				break;
-			if (strncmp(optarg, "dwarf", 5) || (optarg[5] && optarg[5] != ',')) {
-				cli_error("--call-graph '%s': fp or dwarf[,SIZE]", optarg);
-				return CLI_USAGE;
-			}
-			so.stack_user = 8192;
-			if (optarg[5] == ',') {
-				if (!cli_parse_uint(optarg + 6, 65528, "--call-graph dwarf,SIZE",
-						    &ul))
-					return CLI_USAGE;
-				if (!ul || ul % 8) {
-					cli_error("--call-graph dwarf,%lu: a multiple of 8 bytes",
-						  ul);
-					return CLI_USAGE;
-				}
-				so.stack_user = (unsigned)ul;
-			}
-			break;
-		case 'o':
-			out = optarg;
-			break;
-		case 'p':
-			if (!cli_parse_uint(optarg, 1u << 30, "-p", &ul) || !ul)
-				return CLI_USAGE;
-			pid = (pid_t)ul;
-			break;
-		case 'a':
-			all = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return CLI_OK;
-		default:
-			usage(stderr);
-			return CLI_USAGE;
-		}
+	if (argi <= 0)
+		return -argi;
+	const char *event = events[0] ? events : NULL;
+	so.period = period;
+	so.freq = freq;
+	so.callchain |= g;
+	char **cmd = argi < argc ? argv + argi : NULL;
+	/* The recording's name is checked before anything runs (#14.7). */
+	if (!cli_check_output_path(out, "-o"))
+		return CLI_USAGE;
+	/* One parser and one check for every command's lists (pmon/monitor.h). */
+	if (pmon_target__parse(&spec, &t) || pmon_target__validate(&t, NULL)) {
+		cli_error("%s", pmon_errdetail());
+		pmon_target__release(&t);
+		return CLI_USAGE;
 	}
-	char **cmd = optind < argc ? argv + optind : NULL;
-	if (!!cmd + !!pid + all != 1) {
+	rc = record(&t, cmd, all, calib, event, out, &so);
+	pmon_child__forward_signals(NULL); /* record()'s child struct is gone */
+	pmon_target__release(&t);
+	return rc;
+}
+
+/* The recording itself, once the options are read. */
+static int record(struct pmon_target *t, char **cmd, bool all, unsigned long calib,
+		  const char *event, const char *out, struct pmon_sample_opts *sop)
+{
+	struct pmon_sample_opts so = *sop;
+	int rc = CLI_OK, err;
+	bool pid = t->npids > 0;
+
+	/* With -p or -a, a command only says how long to record (perf's
+	 * "record -p PID -- sleep 1"). */
+	bool span = cmd && (pid || all);
+	if (pid + all != (cmd && !span ? 0 : 1)) {
 		cli_error("give one target: a command ('-- CMD'), -p PID or -a");
 		return CLI_USAGE;
 	}
@@ -245,15 +250,19 @@ int cmd_record(int argc, char **argv)
 		return CLI_USAGE;
 	}
 	struct pmon_evlist *ev = pmon_evlist__new(NULL);
-	if (!ev ||
-	    pmon_evlist__add(ev,
-			     event ? event
-				     : access("/sys/bus/event_source/devices/cpu/type", F_OK) == 0
-				     ? "cycles"
-				     : "cpu-clock")) {
+	if (!ev) {
+		cli_error("out of memory");
+		return CLI_FAIL;
+	}
+	err = pmon_evlist__add(ev,
+			       event					? event
+				       : pmon_kernel_has_core_pmu(NULL) ? "cycles"
+									: "cpu-clock");
+	if (err) {
 		cli_error("%s", pmon_errdetail());
 		pmon_evlist__free(ev);
-		return CLI_USAGE;
+		/* A known event of a PMU this machine lacks: not possible here. */
+		return cli_event_error_code(err);
 	}
 	uint64_t periods[16] = { 0 };
 	if (pmon_evlist__count(ev) > 16) {
@@ -262,17 +271,13 @@ int cmd_record(int argc, char **argv)
 		pmon_evlist__free(ev);
 		return CLI_USAGE;
 	}
-	if (calib && (!cmd || so.period || so.freq)) {
+	if (calib && (!cmd || span || so.period || so.freq)) {
 		cli_error(!cmd ? "--calibrate runs a command twice: give '-- CMD'"
 			       : "--calibrate chooses -c itself: leave out -c and -F");
 		pmon_evlist__free(ev);
 		return CLI_USAGE;
 	}
 	if (calib) {
-		struct sigaction sc = { .sa_handler = on_sig };
-		sigemptyset(&sc.sa_mask);
-		sigaction(SIGINT, &sc, NULL);
-		sigaction(SIGTERM, &sc, NULL);
 		int crc = calibrate(ev, cmd, calib, periods);
 		so.periods = periods;
 		if (crc != CLI_OK) {
@@ -281,27 +286,27 @@ int cmd_record(int argc, char **argv)
 		}
 	}
 	struct pmon_child ch = { .pid = -1, .go_fd = -1, .err_fd = -1 };
+	pmon_child__forward_signals(&ch); /* before the fork: see counter.h */
 	if (cmd) {
 		if (pmon_child__fork(cmd, &ch)) {
-			cli_error("cannot run '%s': %s", cmd[0], pmon_errdetail());
+			cli_error("cannot run '%.200s': %s", cmd[0], pmon_errdetail());
 			pmon_evlist__free(ev);
 			return CLI_FAIL;
 		}
-		t.pid = ch.pid;
-		t.enable_on_exec = true;
-	} else if (pid) {
-		t.pid = pid;
-	} else {
-		t.system_wide = true;
+		if (!span) {
+			t->pid = ch.pid;
+			t->enable_on_exec = true;
+		}
 	}
-	struct pmon_sampler *s = NULL;
-	err = pmon_sampler__open(ev, &t, &so, &s);
+	if (!pid && (!cmd || span)) {
+		t->system_wide = true;
+	}
+	struct pmon_sampler *s = pmon_sampler__open(ev, t, &so);
+
+	err = s ? 0 : -errno;
 	if (err) {
 		cli_error("%s", pmon_errdetail());
-		if (ch.pid > 0) {
-			kill(ch.pid, SIGKILL);
-			pmon_child__wait(&ch, NULL, NULL);
-		}
+		pmon_child__kill(&ch, SIGKILL, NULL);
 		pmon_evlist__free(ev);
 		return err == -ESRCH ? CLI_USAGE : CLI_UNSUPPORTED;
 	}
@@ -326,17 +331,16 @@ int cmd_record(int argc, char **argv)
 		if (k > 0)
 			off += (size_t)k;
 	}
-	struct pmon_data_writer *w = NULL;
-	err = pmon_data_writer__open(out, &h, &w);
+	struct pmon_data_writer *w = pmon_data_writer__open(out, &h);
+
+	err = w ? 0 : -errno;
 	if (err) {
+		/* The name was checked: what fails now is the machine's. */
 		cli_error("%s", pmon_errdetail());
-		if (ch.pid > 0) {
-			kill(ch.pid, SIGKILL);
-			pmon_child__wait(&ch, NULL, NULL);
-		}
+		pmon_child__kill(&ch, SIGKILL, NULL);
 		pmon_sampler__close(s);
 		pmon_evlist__free(ev);
-		return CLI_USAGE;
+		return CLI_FAIL;
 	}
 	/* The event table: which sample identifier is which event. */
 	for (size_t i = 0; !err && i < pmon_evlist__count(ev); i++) {
@@ -351,60 +355,90 @@ int cmd_record(int argc, char **argv)
 								    : 1000,
 						  ids, nids);
 	}
-	struct sigaction sa = { .sa_handler = on_sig };
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	if (!cmd) {
+	if (!cmd || span) {
 		pmon_sampler__enable(s);
 		/* The kernel reports mappings made from now on; the ones the
 		 * running process(es) already have come from /proc. */
-		long m = pmon_data_writer__add_maps(w, all ? 0 : pid);
-		if (m < 0 && pid) {
-			cli_error("%s", pmon_errdetail());
-			rc = m == -ESRCH ? CLI_USAGE : CLI_FAIL;
+		for (size_t i = 0; i < (all ? 1 : t->npids) && rc == CLI_OK; i++) {
+			long m = pmon_data_writer__add_maps(w, all ? 0 : t->pids[i]);
+			if (m < 0 && pid) {
+				cli_error("%s", pmon_errdetail());
+				rc = m == -ESRCH ? CLI_USAGE : CLI_FAIL;
+			}
 		}
 	}
 	int status = 0;
 	bool have_status = false;
 	if (cmd) {
-		child = ch.pid;
 		if ((err = pmon_child__start(&ch))) {
-			cli_error("cannot run '%s': %s", cmd[0], strerror(-err));
+			cli_error("cannot run '%.200s': %s", cmd[0], strerror(-err));
 			rc = 127;
 		}
 	}
-	long records = 0;
+	/* Records in chunks written whole (@records, what a report reads) and
+	 * in the chunk being built (@pending). */
+	long records = 0, pending = 0;
+	bool write_failed = false;
 	while (rc == CLI_OK) {
 		pmon_sampler__poll(s, 200);
 		long n = pmon_sampler__drain(s, write_rec, w);
 		if (n < 0) {
-			cli_error("%s", pmon_errdetail());
-			rc = CLI_FAIL;
+			write_failed = true;
 			break;
 		}
-		records += n;
+		pending += n;
 		/* A chunk at least every poll: a crash loses at most ~200 ms. */
 		if (pmon_data_writer__flush(w)) {
-			cli_error("%s", pmon_errdetail());
-			rc = CLI_FAIL;
+			write_failed = true;
 			break;
 		}
-		if (cmd && waitpid(ch.pid, &status, WNOHANG) == ch.pid) {
+		records += pending;
+		pending = 0;
+		if (cmd && pmon_child__poll(&ch, &status, NULL) == 1) {
 			have_status = true;
 			break;
 		}
-		if (pid && kill(pid, 0) && errno == ESRCH)
+		bool alive = !pid;
+		for (size_t i = 0; i < t->npids; i++)
+			alive |= kill(t->pids[i], 0) == 0 || errno != ESRCH;
+		if (!alive)
 			break;
-		if (got_sig && !cmd)
-			break;
+		if (got_sig)
+			break; /* Ctrl-C ends the recording, as perf's does */
 	}
-	child = 0;
+	if (got_sig && !write_failed && cmd && ch.pid > 0) {
+		/* The signal was passed on: a command that exits on it (most do)
+		 * has a second to do so; one that ignores it is stopped, as
+		 * perf stops it (SIGTERM), so the recording ends now. */
+		struct timespec ms10 = { 0, 10 * 1000 * 1000 };
+		for (int i = 0; i < 100 && pmon_child__poll(&ch, &status, NULL) == 0; i++)
+			nanosleep(&ms10, NULL);
+		if (ch.pid > 0)
+			cli_stop_child(&ch, 2000, &status);
+		have_status = false; /* pmon's status is the signal's: 128+N */
+	}
+	if (write_failed) {
+		/* A full disk: what is on it stays readable (whole chunks; a
+		 * report skips a torn last one), nothing more can be kept, so
+		 * the command is stopped rather than run on unsampled. */
+		cli_error("%s; the recording keeps the first %ld records, the command was "
+			  "stopped",
+			  pmon_errdetail(), records);
+		rc = CLI_FAIL;
+		cli_stop_child(&ch, 2000, &status);
+		have_status = ch.pid <= 0 && cmd;
+	}
 	pmon_sampler__disable(s);
-	long n = pmon_sampler__drain(s, write_rec, w);
+	long n = write_failed ? 0 : pmon_sampler__drain(s, write_rec, w);
 	if (n > 0)
 		records += n;
-	if (pmon_data_writer__close(w) && rc == CLI_OK) {
+	if (write_failed) {
+		pmon_data_writer__close(w); /* fails again; keeps what was written */
+	} else if (rc == 127) {
+		/* The command never ran: nothing was recorded, and a recording
+		 * that was at @out before is put back (not left as .old). */
+		pmon_data_writer__abandon(w);
+	} else if (pmon_data_writer__close(w) && rc == CLI_OK) {
 		cli_error("%s", pmon_errdetail());
 		rc = CLI_FAIL;
 	}
@@ -412,9 +446,10 @@ int cmd_record(int argc, char **argv)
 	pmon_evlist__free(ev);
 	if (cmd && !have_status && ch.pid > 0 && rc != 127)
 		pmon_child__wait(&ch, &status, NULL), have_status = true;
-	fprintf(stderr, "pmon record: %ld records written to %s\n", records, out);
+	if (rc != 127 && !write_failed)
+		fprintf(stderr, "pmon record: %ld records written to %s\n", records, out);
 	if (rc == CLI_OK && have_status)
-		rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+		rc = pmon_exit_code(status);
 	else if (rc == CLI_OK && got_sig)
 		rc = 128 + got_sig;
 	return rc;

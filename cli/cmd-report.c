@@ -5,9 +5,8 @@
  * flame graph SVG, speedscope JSON or a pprof profile.
  */
 #include <errno.h>
-#include <getopt.h>
+#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -15,40 +14,31 @@
 #include "cli.h"
 #include <pmon/pmon.h>
 
-static void usage(FILE *f)
+/* --min-percent P: double *, from 0 to 100. */
+static int opt_percent(const struct cli_option *opt, const char *arg)
 {
-	fprintf(f,
-		"usage: pmon report [-i FILE] [--sort symbol|dso|line|caller|callee] [--limit N]\n"
-		"                   [--min-percent P] [-o OUT]\n"
-		"                   [--format text|json|folded|flamegraph|speedscope|pprof]\n"
-		"                   [--width PX] [--event E]\n\n"
-		"  -i FILE        the recording (default pmon.data)\n"
-		"  --sort         by function (default), by file mapped, by source line; or\n"
-		"                 the call graph: caller (from the outermost callers down),\n"
-		"                 callee (each sampled function, then its callers); nodes\n"
-		"                 under --min-percent P of the samples (default 0.5) left out\n"
-		"  --format       text and json list the entries; the others export the call\n"
-		"                 stacks (record with -g; else each stack is the sampled\n"
-		"                 function alone):\n"
-		"                   folded      'outer;...;leaf count' lines (flamegraph.pl)\n"
-		"                   flamegraph  a self-contained SVG (--width, default 1200)\n"
-		"                   speedscope  https://www.speedscope.app JSON\n"
-		"                   pprof       gzipped profile.proto for go tool pprof (-o)\n"
-		"  --limit N      text/json: the N entries with most samples (per event)\n"
-		"  --event E      with several events recorded: the one whose stacks the\n"
-		"                 call graph and exports show (default: the first)\n"
-		"  --no-inline    stacks without the inlined functions (by default each\n"
-		"                 address's inlined callees are frames too, from DWARF)\n"
-		"  --debug-dir D  look for debuginfo by build id in D/.build-id/ first\n"
-		"                 (then /usr/lib/debug): stripped or rebuilt binaries\n"
-		"  -o OUT         write to OUT instead of standard output\n");
+	char *end;
+	double p = strtod(arg, &end);
+
+	if (end == arg || *end || !(p >= 0 && p <= 100)) {
+		cli_error("--min-percent '%s': a number from 0 to 100", arg);
+		return CLI_USAGE;
+	}
+	*(double *)opt->value = p;
+	return CLI_OK;
 }
 
-/* An entry's share of its own event's samples. */
+/* An entry's share of its own event: by period (the events its samples
+ * stand for), as perf's percentages are, since samples may carry unequal
+ * periods (frequency mode; pmon simulate, whose samples carry counts); by
+ * samples where the recording has no periods. */
 static double share(const struct pmon_report *r, const struct pmon_report_entry *e)
 {
+	uint64_t period = e->event < r->nevents ? r->events[e->event].period : r->period;
 	uint64_t of = e->event < r->nevents ? r->events[e->event].samples : r->samples;
 
+	if (period)
+		return 100.0 * (double)e->period / (double)period;
 	return of ? 100.0 * (double)e->samples / (double)of : 0.0;
 }
 
@@ -83,6 +73,13 @@ static int print_entries(FILE *out, const struct pmon_report *r, enum pmon_repor
 				      r->header.event, "command", r->header.command, "samples",
 				      (json_int_t)r->samples, "lost", (json_int_t)r->lost,
 				      "truncated", r->truncated, "events", evs, "entries", a);
+		if (r->truncated)
+			json_object_set_new(
+				j, "damaged",
+				json_pack("{s:I, s:I, s:I, s:s}", "chunks",
+					  (json_int_t)r->damaged_chunks, "bytes",
+					  (json_int_t)r->damaged_bytes, "samples_estimate",
+					  (json_int_t)r->damaged_samples, "warning", r->warning));
 		json_dumpf(j, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 		fputc('\n', out);
 		json_decref(j);
@@ -122,115 +119,66 @@ static int print_entries(FILE *out, const struct pmon_report *r, enum pmon_repor
 
 int cmd_report(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "input", required_argument, NULL, 'i' },
-		{ "sort", required_argument, NULL, 's' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "limit", required_argument, NULL, 'l' },
-		{ "width", required_argument, NULL, 'w' },
-		{ "min-percent", required_argument, NULL, 'm' },
-		{ "debug-dir", required_argument, NULL, 'D' },
-		{ "no-inline", no_argument, NULL, 'N' },
-		{ "event", required_argument, NULL, 'e' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	static const char *const formats[] = { "text",	     "json",	   "folded",
-					       "flamegraph", "speedscope", "pprof" };
-	const char *in = "pmon.data", *fmt = "text", *outpath = NULL, *debug_dir = NULL;
+	static const char *const formats[] = { "text",	     "json",  "folded", "flamegraph",
+					       "speedscope", "pprof", NULL };
+	static const char *const sorts[] = { "symbol", "dso", "line", "caller", "callee", NULL };
+	static const enum pmon_report_sort sort_by[] = { PMON_SORT_SYMBOL, PMON_SORT_DSO,
+							 PMON_SORT_LINE, PMON_SORT_SYMBOL,
+							 PMON_SORT_SYMBOL };
+	const char *in = "pmon.data", *outpath = NULL, *debug_dir = NULL;
 	const char *stack_event = NULL;
-	enum pmon_report_sort sort = PMON_SORT_SYMBOL;
 	unsigned long limit = 0, width = 1200;
-	int graph = 0; /* 1: caller, 2: callee */
-	bool inl = true;
+	int fmti = 0, sorti = 0;
+	bool no_inline = false;
 	double min_pct = 0.5;
+	const struct cli_option options[] = {
+		CLI_OPT_STRING('i', "input", &in, "FILE", "the recording (default pmon.data)"),
+		CLI_OPT_CHOICE(0, "sort", &sorti, "KEY", sorts,
+			       "by function (default), by file mapped, by source line; or\n"
+			       "the call graph: caller (from the outermost callers down),\n"
+			       "callee (each sampled function, then its callers)"),
+		CLI_OPT_CALLBACK(0, "min-percent", &min_pct, "P", opt_percent,
+				 "the call graph leaves out nodes under P% of the samples\n"
+				 "(default 0.5)"),
+		CLI_OPT_CHOICE(0, "format", &fmti, "F", formats,
+			       "text and json list the entries; the others export the\n"
+			       "call stacks (record with -g; else each stack is the\n"
+			       "sampled function alone):\n"
+			       "  folded      'outer;...;leaf count' (flamegraph.pl)\n"
+			       "  flamegraph  a self-contained SVG (--width)\n"
+			       "  speedscope  https://www.speedscope.app JSON\n"
+			       "  pprof       gzipped profile.proto: go tool pprof (-o)"),
+		CLI_OPT_UINT_MIN(0, "width", &width, "PX", 200, 100000, "at least 200 pixels",
+				 "the flame graph's width (default 1200)"),
+		CLI_OPT_UINT(0, "limit", &limit, "N", 1000000,
+			     "text/json: the N entries with most samples (per event)"),
+		CLI_OPT_STRING(0, "event", &stack_event, "E",
+			       "with several events recorded: the one whose stacks the\n"
+			       "call graph and exports show (default: the first)"),
+		CLI_OPT_FLAG(0, "no-inline", &no_inline,
+			     "stacks without the inlined functions (by default each\n"
+			     "address's inlined callees are frames too, from DWARF)"),
+		CLI_OPT_DEBUG_DIR(&debug_dir),
+		CLI_OPT_OUTPUT(&outpath, "OUT", "write to OUT instead of standard output"),
+		CLI_OPT_END(),
+	};
 	struct pmon_report r;
-	int c, rc = CLI_OK;
 	FILE *out;
+	int rc = cli_parse_options(
+		"report",
+		"usage: pmon report [-i FILE] [--sort symbol|dso|line|caller|callee] [--limit N]\n"
+		"                   [--min-percent P] [-o OUT]\n"
+		"                   [--format text|json|folded|flamegraph|speedscope|pprof]\n"
+		"                   [--width PX] [--event E]",
+		options, CLI_PARSE_NO_OPERANDS, argc, argv);
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "i:o:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'i':
-			in = optarg;
-			break;
-		case 's':
-			if (!strcmp(optarg, "dso"))
-				sort = PMON_SORT_DSO;
-			else if (!strcmp(optarg, "line"))
-				sort = PMON_SORT_LINE;
-			else if (!strcmp(optarg, "caller") || !strcmp(optarg, "callee"))
-				graph = optarg[5] == 'r' ? 1 : 2;
-			else if (strcmp(optarg, "symbol")) {
-				cli_error("--sort '%s': symbol, dso, line, caller or callee",
-					  optarg);
-				return CLI_USAGE;
-			}
-			break;
-		case 'm': {
-			char *end;
-			min_pct = strtod(optarg, &end);
-			if (end == optarg || *end || !(min_pct >= 0 && min_pct <= 100)) {
-				cli_error("--min-percent '%s': a number from 0 to 100", optarg);
-				return CLI_USAGE;
-			}
-			break;
-		}
-		case 'f':
-			fmt = NULL;
-			for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
-				if (!strcmp(optarg, formats[i]))
-					fmt = formats[i];
-			if (!fmt) {
-				cli_error("--format '%s': text, json, folded, flamegraph, "
-					  "speedscope or pprof",
-					  optarg);
-				return CLI_USAGE;
-			}
-			break;
-		case 'l':
-			if (!cli_parse_uint(optarg, 1000000, "--limit", &limit))
-				return CLI_USAGE;
-			break;
-		case 'w':
-			if (!cli_parse_uint(optarg, 100000, "--width", &width))
-				return CLI_USAGE;
-			if (width < 200) {
-				cli_error("--width %lu: at least 200 pixels", width);
-				return CLI_USAGE;
-			}
-			break;
-		case 'o':
-			outpath = optarg;
-			break;
-		case 'D':
-			debug_dir = optarg;
-			break;
-		case 'N':
-			inl = false;
-			break;
-		case 'e':
-			stack_event = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			return CLI_OK;
-		default:
-			usage(stderr);
-			return CLI_USAGE;
-		}
-	}
-	if (optind < argc) {
-		cli_error("unexpected argument '%s'", argv[optind]);
-		return CLI_USAGE;
-	}
-	struct stat dst;
-	if (debug_dir && (stat(debug_dir, &dst) || !S_ISDIR(dst.st_mode))) {
-		cli_error("--debug-dir '%s': %s", debug_dir,
-			  errno == ENOENT ? "no such directory" : "not a directory");
-		return CLI_USAGE;
-	}
+	if (rc <= 0)
+		return -rc;
+	rc = CLI_OK;
+	const char *fmt = formats[fmti];
+	enum pmon_report_sort sort = sort_by[sorti];
+	int graph = sorti >= 3 ? sorti - 2 : 0; /* 1: caller, 2: callee */
+	bool inl = !no_inline;
 	if (!strcmp(fmt, "pprof") && (!outpath || !strcmp(outpath, "-")) && isatty(1)) {
 		cli_error("--format pprof writes gzipped binary: give -o FILE");
 		return CLI_USAGE;
@@ -240,6 +188,7 @@ int cmd_report(int argc, char **argv)
 				       .sort = sort,
 				       .debug_dir = debug_dir,
 				       .inlines = inl && stacks,
+				       .no_stacks = !stacks,
 				       .event = stack_event };
 	int err = pmon_report_read(in, &ro, &r);
 	if (err) {

@@ -7,11 +7,11 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <getopt.h>
 #include <langinfo.h>
 #include <locale.h>
 #include <math.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -56,18 +56,19 @@ struct top {
 	size_t sel;
 	char status[256];
 	struct pmon_evlist *list;
-	struct pmon_counters *cnt;
-	struct pmon_count *prev, *cur;
-	struct pmon_target target;
-	pid_t pids[64];
-	size_t npids;
-	int cpus[256];
-	size_t ncpus;
+	struct pmon_monitor *mon;
+	struct pmon_count *cur; /* the last interval's counts */
+	struct pmon_count *unit_cur; /* the same per unit (CPU) */
+	double dt; /* the last interval's real length */
+	struct pmon_target target; /* -p/-C parsed once (pmon_target__parse) */
+	size_t npids, ncpus;
 	char **cmd;
 	struct pmon_child child;
 	FILE *log;
+	const char *logpath;
 	bool log_json;
-	double t0, tprev;
+	bool out_failed; /* the log or standard output cannot be written: stop */
+	double t0;
 	char **names; /* for Tab completion */
 	size_t nnames, capnames;
 	/* The per-process view: the selected event sampled, samples by pid. */
@@ -83,20 +84,8 @@ struct top {
 	double shown_total;
 };
 
-static volatile sig_atomic_t got_sig;
-
-static void on_sig(int s)
-{
-	got_sig = s;
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
+#define got_sig pmon_child__got_signal()
+#define now pmon_monotonic_s
 
 /* (Re)open the counters for the current events and ring. */
 static int reopen(struct top *t)
@@ -117,32 +106,36 @@ static int reopen(struct top *t)
 		pmon_evlist__free(l);
 		return err;
 	}
-	struct pmon_counters *c = pmon_counters__open(l, &t->target);
-	if (!c) {
+	/* New counters are a new baseline: rates never mix two sets of them. */
+	struct pmon_monitor *m = pmon_monitor__open(l, &t->target);
+	if (!m) {
 		snprintf(t->status, sizeof(t->status), "%s", pmon_errdetail());
 		pmon_evlist__free(l);
 		return -errno;
 	}
-	pmon_counters__close(t->cnt);
+	pmon_monitor__close(t->mon);
 	pmon_evlist__free(t->list);
-	free(t->prev);
 	free(t->cur);
-	t->cnt = c;
+	free(t->unit_cur);
+	t->mon = m;
 	t->list = l;
-	t->prev = calloc(t->nev, sizeof(*t->prev));
+	t->dt = 0;
 	t->cur = calloc(t->nev, sizeof(*t->cur));
-	if (!t->prev || !t->cur)
+	t->unit_cur = calloc(t->nev * pmon_counters__nunits(pmon_monitor__counters(m)),
+			     sizeof(*t->unit_cur));
+	if (!t->cur || !t->unit_cur)
 		return -ENOMEM;
-	pmon_counters__read(c, t->prev);
+	pmon_counters__read(pmon_monitor__counters(m), t->cur);
 	for (size_t i = 0; i < t->nev; i++) {
-		t->ev[i].ok = t->prev[i].status != PMON_COUNT_NOT_SUPPORTED;
+		t->ev[i].ok = t->cur[i].status != PMON_COUNT_NOT_SUPPORTED;
 		snprintf(t->ev[i].why, sizeof(t->ev[i].why), "%s",
-			 t->prev[i].reason ? t->prev[i].reason : "");
+			 t->cur[i].reason ? t->cur[i].reason : "");
 		t->ev[i].nhist = 0;
 		t->ev[i].min = INFINITY;
 		t->ev[i].max = 0;
+		t->ev[i].rate = 0;
 	}
-	t->tprev = now();
+	memset(t->cur, 0, t->nev * sizeof(*t->cur));
 	return 0;
 }
 
@@ -168,24 +161,14 @@ static void proc_sampler(struct top *t)
 	snprintf(t->smp_text, sizeof(t->smp_text), "%s", t->ev[t->sel].text);
 	t->smp_ring = t->ring;
 	t->smp_why[0] = '\0';
-	if (t->npids > 1) {
-		snprintf(t->smp_why, sizeof(t->smp_why),
-			 "per process: all CPUs, one -p PID or a command only");
-		return;
-	}
 	struct pmon_evlist *l = pmon_evlist__new(NULL);
 	const char *mod = t->ring == RING_USER ? ":u" : t->ring == RING_KERNEL ? ":k" : "";
 	char spec[160];
 	struct pmon_target tg = t->target;
 	struct pmon_sample_opts o = { .sz = sizeof(o), .freq = 250, .pages = 16 };
 	snprintf(spec, sizeof(spec), "%s%s", t->ev[t->sel].text, mod);
-	if (t->npids == 1) {
-		tg.tids = NULL;
-		tg.ntids = 0;
-		tg.pid = t->pids[0];
-	}
-	tg.enable_on_exec = false;
-	if (!l || pmon_evlist__add(l, spec) || pmon_sampler__open(l, &tg, &o, &t->smp) ||
+	tg.enable_on_exec = false; /* the processes, every thread of each */
+	if (!l || pmon_evlist__add(l, spec) || !(t->smp = pmon_sampler__open(l, &tg, &o)) ||
 	    pmon_sampler__enable(t->smp)) {
 		snprintf(t->smp_why, sizeof(t->smp_why), "cannot sample %s: %s", spec,
 			 pmon_errdetail());
@@ -200,17 +183,15 @@ static int proc_add(void *ctx, const void *rec, size_t len)
 {
 	struct top *t = ctx;
 	const struct perf_event_header *h = rec;
-	uint64_t st = pmon_sampler__sample_type(t->smp), period = 1;
-	size_t at =
-		sizeof(*h) + (st & PERF_SAMPLE_IDENTIFIER ? 8 : 0) + (st & PERF_SAMPLE_IP ? 8 : 0);
-	uint32_t pid;
+	uint64_t st = pmon_sampler__sample_type(t->smp);
+	struct pmon_sample smp;
 
-	if (h->type != PERF_RECORD_SAMPLE || !(st & PERF_SAMPLE_TID) || at + 8 > len)
+	/* The library's one sample parser (lib/sample/parse.c). */
+	if (h->type != PERF_RECORD_SAMPLE || !(st & PERF_SAMPLE_TID) ||
+	    pmon_sample__parse(rec, len, st, pmon_sampler__regs_user(t->smp), &smp))
 		return 0;
-	memcpy(&pid, (const uint8_t *)rec + at, 4);
-	at += 8 + 8 * (!!(st & PERF_SAMPLE_TIME) + !!(st & PERF_SAMPLE_CPU));
-	if (st & PERF_SAMPLE_PERIOD && at + 8 <= len)
-		memcpy(&period, (const uint8_t *)rec + at, 8);
+	uint32_t pid = smp.pid;
+	uint64_t period = st & PERF_SAMPLE_PERIOD ? smp.period : 1;
 	size_t i = 0;
 	while (i < t->nacc && t->acc[i].pid != (pid_t)pid)
 		i++;
@@ -265,7 +246,7 @@ static void log_interval(struct top *t, double ts, double dt)
 {
 	for (size_t i = 0; i < t->nev && t->log; i++) {
 		const struct pmon_event_desc *d = pmon_evlist__event(t->list, i);
-		double v = t->cur[i].value - t->prev[i].value;
+		double v = t->cur[i].value;
 		if (t->log_json)
 			fprintf(t->log,
 				"{\"interval\":%.6f,\"event\":\"%s\",\"value\":%.6f,\"unit\":\"%"
@@ -273,28 +254,29 @@ static void log_interval(struct top *t, double ts, double dt)
 				"\"rate\":%.6f}\n",
 				ts, d->name, v, d->unit, v / dt);
 		else if (t->ev[i].ok)
-			fprintf(t->log, "%.9f,%.2f,%s,%s,%llu,100.00,%.2f,/s\n", ts, v, d->unit,
-				d->name,
-				(unsigned long long)(t->cur[i].running - t->prev[i].running),
-				v / dt);
+			fprintf(t->log, "%.9f,%.2f,%s,%s,%llu,%.2f,%.2f,/s\n", ts, v, d->unit,
+				d->name, (unsigned long long)t->cur[i].running,
+				t->cur[i].running_pct, v / dt);
 		else
 			fprintf(t->log, "%.9f,<not supported>,%s,%s,0,100.00,,\n", ts, d->unit,
 				d->name);
 	}
-	if (t->log)
-		fflush(t->log);
+	if (t->log && cli_output_failed(t->log, t->logpath))
+		t->out_failed = true;
 }
 
-/* One interval: read, rates, history, log. */
+/* One interval: the counts since the last reading over the real time
+ * between the two readings, history, log. */
 static void sample(struct top *t)
 {
-	double tn = now(), dt = tn - t->tprev;
+	double tn = now(), dt;
 
-	if (dt <= 0 || pmon_counters__read(t->cnt, t->cur))
+	if (pmon_monitor__read_delta(t->mon, t->cur, t->unit_cur, &dt) || dt <= 0)
 		return;
+	t->dt = dt;
 	for (size_t i = 0; i < t->nev; i++) {
 		struct ev *e = &t->ev[i];
-		e->rate = (t->cur[i].value - t->prev[i].value) / dt;
+		e->rate = t->cur[i].value / dt;
 		if (!e->ok)
 			continue;
 		e->min = fmin(e->min, e->rate);
@@ -328,12 +310,9 @@ static void sample(struct top *t)
 						  : 0.0,
 			       d->name);
 		}
-		fflush(stdout);
+		if (cli_output_failed(stdout, NULL))
+			t->out_failed = true; /* a full disk, or `| head` has read enough */
 	}
-	struct pmon_count *sw = t->prev;
-	t->prev = t->cur;
-	t->cur = sw;
-	t->tprev = tn;
 }
 
 /* ---- the screen ------------------------------------------------------- */
@@ -374,6 +353,43 @@ static int cmp_rate(const void *a, const void *b)
 	return (x->rate < y->rate) - (x->rate > y->rate);
 }
 
+/* Text at (@y, @x) cut at the right edge: ncurses would wrap it onto the
+ * next row, and a narrow terminal's screen would fall apart (#14.14). */
+__attribute__((format(printf, 4, 5))) static void put(int y, int x, int cols, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+
+	if (x >= cols)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	mvaddnstr(y, x, buf, cols - x);
+}
+
+/* Which columns fit @cols, dropped in a fixed order: the trace first, then
+ * MAX, then MIN; the name narrows last (at least 8 characters). */
+struct cols {
+	int name; /* the name's width, the selection mark included */
+	bool min, max, trace;
+};
+
+static struct cols fit_columns(int cols)
+{
+	struct cols c = { .name = 26, .min = true, .max = true, .trace = true };
+
+	if (cols < 26 + 3 * 13 + 2 + 10)
+		c.trace = false;
+	if (cols < 26 + 3 * 13)
+		c.max = false;
+	if (cols < 26 + 2 * 13)
+		c.min = false;
+	if (cols < 26 + 13)
+		c.name = cols - 13 > 8 ? cols - 13 : 8;
+	return c;
+}
+
 static void draw(struct top *t)
 {
 	int rows, cols, y = 0;
@@ -384,17 +400,19 @@ static void draw(struct top *t)
 	const struct ev *order[MAXEV];
 
 	getmaxyx(stdscr, rows, cols); /* every time: the terminal may have been resized */
+	struct cols fc = fit_columns(cols);
 	erase();
 	attron(A_REVERSE);
-	mvprintw(y++, 0, " pmon top -- %s -- every %lu ms -- counting %s%s ",
-		 t->cmd		    ? t->cmd[0]
-			 : t->npids ? "processes"
-			 : t->ncpus ? "CPUs"
-				    : "all CPUs",
-		 t->interval_ms, ring, t->paused ? " -- PAUSED" : "");
+	put(y++, 0, cols, " pmon top -- %s -- every %lu ms -- counting %s%s ",
+	    t->cmd	       ? t->cmd[0]
+		    : t->npids ? "processes"
+		    : t->ncpus ? "CPUs"
+			       : "all CPUs",
+	    t->interval_ms, ring, t->paused ? " -- PAUSED" : "");
 	attroff(A_REVERSE);
-	mvprintw(++y, 0, "%-26s %12s %12s %12s  %s", "EVENT", "RATE/s", "MIN/s", "MAX/s",
-		 "TRACE (newest right)");
+	put(++y, 0, cols, "%-*.*s %12s%s%s%s", fc.name, fc.name, "EVENT", "RATE/s",
+	    fc.min ? "        MIN/s" : "", fc.max ? "        MAX/s" : "",
+	    fc.trace ? "  TRACE (newest right)" : "");
 	y++;
 	for (size_t i = 0; i < t->nev; i++)
 		order[i] = &t->ev[i];
@@ -405,60 +423,63 @@ static void draw(struct top *t)
 		bool sel = e == &t->ev[t->sel];
 		if (sel)
 			attron(A_BOLD);
-		mvprintw(y, 0, "%s%-25.25s", sel ? ">" : " ", e->text);
 		if (!e->ok) {
-			printw(" <not supported> %.*s", cols > 45 ? cols - 45 : 0, e->why);
+			put(y, 0, cols, "%s%-*.*s <not supported> %s", sel ? ">" : " ", fc.name - 1,
+			    fc.name - 1, e->text, e->why);
 		} else {
 			human(e->rate, a, sizeof(a));
 			human(isinf(e->min) ? 0 : e->min, b, sizeof(b));
 			human(e->max, c, sizeof(c));
-			printw(" %12s %12s %12s  ", a, b, c);
-			draw_trace(t, e, cols - 68 > 10 ? cols - 68 : 10);
+			put(y, 0, cols, "%s%-*.*s %12s%s%12s%s%12s", sel ? ">" : " ", fc.name - 1,
+			    fc.name - 1, e->text, a, fc.min ? " " : "", fc.min ? b : "",
+			    fc.max ? " " : "", fc.max ? c : "");
+			if (fc.trace) {
+				move(y, 26 + 3 * 13 + 2);
+				draw_trace(t, e, cols - 67 - 1);
+			}
 		}
 		if (sel)
 			attroff(A_BOLD);
 	}
 	if (t->per_cpu && t->nev && t->ncpus != 1) {
 		y++;
-		mvprintw(y++, 0, "per CPU: %s", t->ev[t->sel].text);
-		struct pmon_count *u = calloc(t->nev, sizeof(*u));
-		for (size_t k = 0; u && k < pmon_counters__nunits(t->cnt) && y < rows - 3; k++) {
+		put(y++, 0, cols, "per CPU: %s", t->ev[t->sel].text);
+		struct pmon_counters *cnt = pmon_monitor__counters(t->mon);
+		for (size_t k = 0; k < pmon_counters__nunits(cnt) && y < rows - 3; k++) {
 			int cpu;
 			pid_t tid;
-			if (pmon_counters__read_unit(t->cnt, k, u))
-				continue;
-			pmon_counters__unit(t->cnt, k, &cpu, &tid);
-			human(u[t->sel].value / fmax(now() - t->t0, 1e-3), a, sizeof(a));
-			mvprintw(y++, 2, "CPU%-4d %12s /s (average since start)", cpu, a);
+			pmon_counters__unit(cnt, k, &cpu, &tid);
+			human(t->dt > 0 ? t->unit_cur[k * t->nev + t->sel].value / t->dt : 0, a,
+			      sizeof(a));
+			put(y++, 2, cols, "CPU%-4d %12s /s", cpu, a);
 		}
-		free(u);
 	}
 	if (t->per_proc && t->nev) {
 		y++;
-		mvprintw(y++, 0, "per process: %s (sampled)", t->ev[t->sel].text);
+		put(y++, 0, cols, "per process: %s (sampled)", t->ev[t->sel].text);
 		if (t->smp_why[0])
-			mvprintw(y++, 2, "%.*s", cols > 2 ? cols - 2 : 0, t->smp_why);
+			put(y++, 2, cols, "%s", t->smp_why);
 		else
-			mvprintw(y++, 2, "%-8s %-16s %12s %7s", "PID", "COMMAND", "RATE/s",
-				 "SHARE");
+			put(y++, 2, cols, "%-8s %-16s %12s %7s", "PID", "COMMAND", "RATE/s",
+			    "SHARE");
 		for (size_t i = 0; i < t->nshown && y < rows - 3; i++) {
 			human(t->shown[i].period, a, sizeof(a));
-			mvprintw(y++, 2, "%-8d %-16s %12s %6.1f%%", (int)t->shown[i].pid,
-				 t->shown[i].comm, a,
-				 t->shown_total > 0 ? 100.0 * t->shown[i].period / t->shown_total
-						    : 0.0);
+			put(y++, 2, cols, "%-8d %-16s %12s %6.1f%%", (int)t->shown[i].pid,
+			    t->shown[i].comm, a,
+			    t->shown_total > 0 ? 100.0 * t->shown[i].period / t->shown_total : 0.0);
 		}
 	}
 	if (t->help) {
 		y++;
-		mvprintw(y++, 2, "a add an event (Tab completes)   d delete the selected one");
-		mvprintw(y++, 2, "u user  k kernel  b both (the seeds' ring selection)");
-		mvprintw(y++, 2,
-			 "+ / - interval x2 / /2   space pause   c per-CPU   t per-process");
-		mvprintw(y++, 2, "up/down select the event the views break down   s sort   q quit");
+		put(y++, 2, cols, "a add an event (Tab completes)   d delete the selected one");
+		put(y++, 2, cols, "u user  k kernel  b both (the seeds' ring selection)");
+		put(y++, 2, cols,
+		    "+ / - interval x2 / /2   space pause   c per-CPU   t per-process");
+		put(y++, 2, cols,
+		    "up/down select the event the views break down   s sort   q quit");
 	}
 	attron(A_REVERSE);
-	mvprintw(rows - 1, 0, "%-*.*s", cols, cols,
+	mvprintw(rows - 1, 0, "%-*.*s", cols - 1, cols - 1,
 		 t->status[0] ? t->status
 			      : " a:add d:del u/k/b:ring +/-:interval space:pause c:cpu t:tasks "
 				"s:sort h:help q:quit");
@@ -607,38 +628,12 @@ static void handle_key(struct top *t, int ch)
 	proc_sampler(t); /* follows the selected event, the ring, the 't' key */
 }
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"usage: pmon top [-e EVENTS] [-I MS] [-n COUNT] [-p PID | -C CPUS | -- command]\n"
-		"                [-o LOG] [--batch] [-P]\n\n"
-		"Live event rates with min, max and a trace; all CPUs by default (root or\n"
-		"perf_event_paranoid <= 0). -o LOG writes every interval as CSV (pmon plot reads "
-		"it;\n"
-		"a name ending in .json gives JSON lines). --batch (or output that is not a\n"
-		"terminal) prints plain lines. -P (--per-process, key t) also shows the\n"
-		"processes with most of the selected event, from sampling it at ~250 Hz per\n"
-		"CPU. Keys: h.\n");
-}
-
 int cmd_top(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "event", required_argument, NULL, 'e' },
-		{ "interval", required_argument, NULL, 'I' },
-		{ "count", required_argument, NULL, 'n' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "cpu", required_argument, NULL, 'C' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "batch", no_argument, NULL, 'B' },
-		{ "per-process", no_argument, NULL, 'P' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct top *t = calloc(1, sizeof(*t));
 	const char *events = NULL, *logpath = NULL;
-	unsigned long ul;
-	int c, rc = CLI_OK;
+	struct pmon_target_spec spec = { .sz = sizeof(spec) };
+	int rc = CLI_OK;
 
 	if (!t || !(t->acc = calloc(MAXPROC, sizeof(*t->acc)))) {
 		free(t);
@@ -646,67 +641,51 @@ int cmd_top(int argc, char **argv)
 	}
 	t->interval_ms = 1000;
 	t->child.pid = -1;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "+e:I:n:p:C:o:bPh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'e':
-			events = optarg;
-			break;
-		case 'I':
-			if (!cli_parse_uint(optarg, 3600000, "-I", &t->interval_ms) ||
-			    t->interval_ms < 10) {
-				if (t->interval_ms < 10)
-					cli_error("-I %lu: at least 10 ms", t->interval_ms);
-				rc = CLI_USAGE;
-				goto out;
-			}
-			break;
-		case 'n':
-			if (!cli_parse_uint(optarg, 100000000, "-n", &t->count)) {
-				rc = CLI_USAGE;
-				goto out;
-			}
-			break;
-		case 'p':
-		case 'C': {
-			char *copy = strdup(optarg), *save = NULL;
-			for (char *s = strtok_r(copy, ",", &save); s;
-			     s = strtok_r(NULL, ",", &save)) {
-				if (!cli_parse_uint(s, c == 'p' ? 1u << 30 : 4095,
-						    c == 'p' ? "-p" : "-C", &ul)) {
-					free(copy);
-					rc = CLI_USAGE;
-					goto out;
-				}
-				if (c == 'p' && t->npids < 64)
-					t->pids[t->npids++] = (pid_t)ul;
-				if (c == 'C' && t->ncpus < 256)
-					t->cpus[t->ncpus++] = (int)ul;
-			}
-			free(copy);
-			break;
-		}
-		case 'o':
-			logpath = optarg;
-			break;
-		case 'B':
-		case 'b':
-			t->batch = true;
-			break;
-		case 'P':
-			t->per_proc = true;
-			break;
-		case 'h':
-			usage(stdout);
-			goto out;
-		default:
-			usage(stderr);
-			rc = CLI_USAGE;
-			goto out;
-		}
+	const struct cli_option options[] = {
+		CLI_OPT_TEXT(
+			"Live event rates with min, max and a trace; all CPUs by default (root "
+			"or\n"
+			"perf_event_paranoid <= 0). Keys: h."),
+		CLI_OPT_STRING('e', "event", &events, "EVENTS",
+			       "the events, comma-separated (default: cycles,\n"
+			       "instructions, cache and branch misses where a PMU\n"
+			       "exists; else software events)"),
+		CLI_OPT_UINT_MIN('I', "interval", &t->interval_ms, "MS", 10, 3600000,
+				 "at least 10 ms", "update every MS milliseconds (default 1000)"),
+		CLI_OPT_UINT_MIN('n', "count", &t->count, "COUNT", 1, 100000000,
+				 "at least 1 interval", "stop after COUNT intervals"),
+		CLI_OPT_STRING('p', "pid", &spec.pid, "PID", "these processes only"),
+		CLI_OPT_STRING('C', "cpu", &spec.cpu_list, "CPUS", "these CPUs only (0-3,5)"),
+		CLI_OPT_OUTPUT(&logpath, "LOG",
+			       "also write every interval as CSV (pmon plot reads it;\n"
+			       "a name ending in .json gives JSON lines)"),
+		CLI_OPT_FLAG('b', "batch", &t->batch,
+			     "plain lines (also when the output is not a terminal)"),
+		CLI_OPT_FLAG('P', "per-process", &t->per_proc,
+			     "also show the processes with most of the selected event,\n"
+			     "from sampling it at ~250 Hz per CPU (key t)"),
+		CLI_OPT_END(),
+	};
+	int argi = cli_parse_options(
+		"top",
+		"usage: pmon top [-e EVENTS] [-I MS] [-n COUNT] [-p PID | -C CPUS | -- command]\n"
+		"                [-o LOG] [--batch] [-P]",
+		options, CLI_PARSE_STOP_AT_OPERAND, argc, argv);
+
+	if (argi <= 0) {
+		rc = -argi;
+		goto out;
 	}
-	if (optind < argc)
-		t->cmd = argv + optind;
+	if (argi < argc)
+		t->cmd = argv + argi;
+	t->target = (struct pmon_target){ .sz = sizeof(t->target), .pid = -1, .inherit = true };
+	if (pmon_target__parse(&spec, &t->target) || pmon_target__validate(&t->target, NULL)) {
+		cli_error("%s", pmon_errdetail());
+		rc = CLI_USAGE;
+		goto out;
+	}
+	t->npids = t->target.npids;
+	t->ncpus = t->target.ncpus;
 	if ((t->cmd != NULL) + (t->npids > 0) + (t->ncpus > 0) > 1) {
 		cli_error("give one target: -p, -C or a command");
 		rc = CLI_USAGE;
@@ -714,33 +693,52 @@ int cmd_top(int argc, char **argv)
 	}
 	if (!isatty(STDOUT_FILENO))
 		t->batch = true;
+	/* The log's name is checked before anything runs (issue #14.7). */
+	if (logpath && !cli_check_output_path(logpath, "-o")) {
+		rc = CLI_USAGE;
+		goto out;
+	}
 
 	/* Events: the user's, or a default set for what can count here. */
-	const char *def = access("/sys/bus/event_source/devices/cpu/type", F_OK) == 0
+	const char *def = pmon_kernel_has_core_pmu(NULL)
 		? "cycles,instructions,cache-misses,branch-misses"
 		: "cpu-clock,context-switches,cpu-migrations,page-faults";
-	char *list = strdup(events ? events : def), *save = NULL;
-	for (char *s = strtok_r(list, ",", &save); s && t->nev < MAXEV;
-	     s = strtok_r(NULL, ",", &save))
-		snprintf(t->ev[t->nev++].text, sizeof(t->ev[0].text), "%s", s);
-	free(list);
+	/* Split as stat does (pmon_evlist__next(): groups and PMU terms keep
+	 * their commas, "a,,b" is refused). */
+	const char *pos = NULL;
+	int more = 0;
+	while (!(events && !*events) && t->nev < MAXEV &&
+	       (more = pmon_evlist__next(events ? events : def, &pos, t->ev[t->nev].text,
+					 sizeof(t->ev[0].text))) > 0)
+		if (t->ev[t->nev++].text[0] == '{') {
+			cli_error("-e '%s': top shows each event on its own row: give "
+				  "them without {}",
+				  t->ev[t->nev - 1].text);
+			rc = CLI_USAGE;
+			goto out;
+		}
+	if (more < 0) {
+		cli_error("-e: %s", pmon_errdetail());
+		rc = CLI_USAGE;
+		goto out;
+	}
+	if (!t->nev) {
+		cli_error("-e '%s': no event named", events ? events : "");
+		rc = CLI_USAGE;
+		goto out;
+	}
 
-	t->target = (struct pmon_target){ .sz = sizeof(t->target), .pid = -1, .inherit = true };
+	pmon_child__forward_signals(&t->child); /* before the fork: see counter.h */
 	if (t->cmd) {
 		if (pmon_child__fork(t->cmd, &t->child)) {
-			cli_error("cannot run '%s': %s", t->cmd[0], pmon_errdetail());
+			cli_error("cannot run '%.200s': %s", t->cmd[0], pmon_errdetail());
 			rc = CLI_FAIL;
 			goto out;
 		}
 		t->target.pid = t->child.pid;
 		t->target.enable_on_exec = true;
-	} else if (t->npids) {
-		t->target.tids = t->pids;
-		t->target.ntids = t->npids;
-	} else {
-		t->target.system_wide = true;
-		t->target.cpus = t->ncpus ? t->cpus : NULL;
-		t->target.ncpus = t->ncpus;
+	} else if (!t->npids) {
+		t->target.system_wide = true; /* all CPUs, or the -C ones */
 	}
 	int oerr = reopen(t);
 	if (oerr) {
@@ -749,40 +747,38 @@ int cmd_top(int argc, char **argv)
 				  ? " (all CPUs need root; try -p PID or -- command)"
 				  : "");
 		/* Bad names and vanished targets are input errors; refusals are not. */
-		rc = oerr == -PMON_ERRNO__EVENT_UNKNOWN || oerr == -PMON_ERRNO__EVENT_SYNTAX ||
-				oerr == -PMON_ERRNO__PMU_MISSING || oerr == -ESRCH
+		rc = oerr == -PMON_ERRNO__PMU_MISSING ? cli_event_error_code(oerr)
+			: oerr == -PMON_ERRNO__EVENT_UNKNOWN || oerr == -PMON_ERRNO__EVENT_SYNTAX ||
+				oerr == -ESRCH
 			? CLI_USAGE
 			: CLI_UNSUPPORTED;
-		if (t->child.pid > 0) {
-			kill(t->child.pid, SIGKILL);
-			pmon_child__wait(&t->child, NULL, NULL);
-		}
+		pmon_child__kill(&t->child, SIGKILL, NULL);
 		goto out;
 	}
 	if (logpath) {
 		size_t n = strlen(logpath);
-		t->log = fopen(logpath, "we");
+		t->log = cli_open_output(logpath);
 		if (!t->log) {
-			cli_error("cannot write '%s': %s", logpath, strerror(errno));
 			rc = CLI_USAGE;
+			pmon_child__kill(&t->child, SIGKILL, NULL);
 			goto out;
 		}
+		t->logpath = logpath;
 		t->log_json = n > 5 && !strcmp(logpath + n - 5, ".json");
 	}
-	if (t->cmd && pmon_child__start(&t->child)) {
-		cli_error("cannot run '%s'", t->cmd[0]);
+	int serr = t->cmd ? pmon_monitor__start(t->mon, &t->child) : 0;
+	if (serr) {
+		cli_error("cannot run '%.200s': %s", t->cmd[0], strerror(-serr));
+		pmon_child__wait(&t->child, NULL, NULL);
 		rc = 127;
 		goto out;
 	}
 	/* Events added later open on the running command at once. */
 	t->target.enable_on_exec = false;
 	proc_sampler(t);
-	struct sigaction sa = { .sa_handler = on_sig };
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
 	if (!t->batch) {
-		setlocale(LC_ALL, "");
+		/* cli/pmon.c set LC_CTYPE (ncurses needs it for the trace's block
+		 * characters); numbers stay in the C locale. */
 		t->utf8 = !strcmp(nl_langinfo(CODESET), "UTF-8");
 		initscr();
 		cbreak();
@@ -790,12 +786,14 @@ int cmd_top(int argc, char **argv)
 		keypad(stdscr, TRUE);
 		curs_set(0);
 	}
-	t->t0 = t->tprev = now();
-	double next = t->t0 + (double)t->interval_ms / 1e3;
+	struct pmon_ticker tk;
+	pmon_ticker__init(&tk, (double)t->interval_ms / 1e3);
+	t->t0 = tk.start;
 	unsigned long done = 0;
-	bool quit = false;
-	while (!quit && !got_sig) {
-		double wait = next - now();
+	bool quit = false, have_status = false;
+	int status = 0;
+	while (!quit && !got_sig && !t->out_failed) {
+		double wait = pmon_ticker__remaining(&tk);
 		if (!t->batch) {
 			draw(t);
 			timeout(wait > 0 ? (int)(wait * 1000) : 0);
@@ -805,53 +803,52 @@ int cmd_top(int argc, char **argv)
 			else if (ch != ERR)
 				handle_key(t, ch);
 		} else if (wait > 0) {
-			struct timespec ts = { .tv_sec = (time_t)wait,
-					       .tv_nsec = (long)((wait - (double)(time_t)wait) *
-								 1e9) };
-			nanosleep(&ts, NULL);
+			pmon_ticker__sleep(&tk);
 		}
-		if (now() < next)
+		if (pmon_ticker__remaining(&tk) > 0)
 			continue;
 		if (!t->paused) {
 			sample(t);
 			done++;
 		}
-		next += (double)t->interval_ms / 1e3;
-		if (next < now())
-			next = now() + (double)t->interval_ms / 1e3;
+		pmon_ticker__set_step(&tk, (double)t->interval_ms / 1e3); /* keys + and - */
+		pmon_ticker__advance(&tk);
 		if (t->count && done >= t->count)
 			quit = true;
-		if (t->child.pid > 0 && waitpid(t->child.pid, NULL, WNOHANG) == t->child.pid) {
-			t->child.pid = -1;
-			quit = true;
-		}
+		if (t->child.pid > 0 && pmon_child__poll(&t->child, &status, NULL) == 1)
+			quit = have_status = true;
 		if (t->npids) {
 			bool alive = false;
 			for (size_t i = 0; i < t->npids; i++)
-				alive |= kill(t->pids[i], 0) == 0 || errno == EPERM;
+				alive |= kill(t->target.pids[i], 0) == 0 || errno == EPERM;
 			if (!alive)
 				quit = true;
 		}
 	}
+	if (got_sig && !t->paused && !t->out_failed)
+		sample(t); /* the interval the signal cut short: to the log too */
 	if (!t->batch)
 		endwin(); /* the terminal as it was */
-	if (t->child.pid > 0) {
-		kill(t->child.pid, SIGTERM);
-		pmon_child__wait(&t->child, NULL, NULL);
-	}
-	if (got_sig)
-		rc = 128 + got_sig;
-out:
-	if (t->log && fclose(t->log) && rc == CLI_OK) {
-		cli_error("write error on '%s': %s", logpath, strerror(errno));
+	/* -n, q, or the output failed: the command is stopped (SIGTERM, then
+	 * SIGKILL). One that ended by itself passes its status on, as stat. */
+	cli_stop_child(&t->child, 2000, NULL);
+	if (t->out_failed)
 		rc = CLI_FAIL;
-	}
+	else if (got_sig)
+		rc = 128 + got_sig;
+	else if (have_status)
+		rc = pmon_exit_code(status);
+out:
+	if (t->log && cli_close_output(t->log, logpath) != CLI_OK)
+		rc = CLI_FAIL;
+	pmon_child__forward_signals(NULL); /* t->child goes with t */
 	pmon_sampler__close(t->smp);
 	free(t->acc);
-	pmon_counters__close(t->cnt);
+	pmon_monitor__close(t->mon);
 	pmon_evlist__free(t->list);
-	free(t->prev);
 	free(t->cur);
+	free(t->unit_cur);
+	pmon_target__release(&t->target);
 	for (size_t i = 0; i < t->nnames; i++)
 		free(t->names[i]);
 	free(t->names);

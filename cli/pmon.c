@@ -4,6 +4,9 @@
  * builtin table, perf.c). Each subcommand lives in cli/cmd-<name>.c and uses
  * only libpmon's public headers.
  */
+#include <getopt.h>
+#include <locale.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -13,7 +16,7 @@
 
 struct cmd {
 	const char *name;
-	int (*fn)(int argc, char **argv);
+	int (*fn)(int argc, char **argv); /* NULL: in a UI module, as cmd_<name> */
 	const char *help;
 };
 
@@ -26,13 +29,27 @@ static const struct cmd commands[] = {
 	{ "rdpmc", cmd_rdpmc, "execute RDPMC by the SDM's rules, and explain why it faults" },
 	{ "msr", cmd_msr, "read, write and decode model-specific registers (PMX)" },
 	{ "record", cmd_record, "sample where events happen (VTune EBS, Sample After N)" },
-	{ "report", cmd_report,
-	  "where a recording's samples fell; flame graph, pprof, speedscope" },
-	{ "annotate", cmd_annotate, "a sampled function's instructions with samples and source" },
-	{ "top", cmd_top, "live event rates with a trace (PMON, MTPM, P5MON)" },
-	{ "plot", cmd_plot, "draw an interval log (stat -I, rdt) as SVG or PNG" },
+	{ "report", NULL, "where a recording's samples fell; flame graph, pprof, speedscope" },
+	{ "annotate", NULL, "a sampled function's instructions with samples and source" },
+	{ "top", NULL, "live event rates with a trace (PMON, MTPM, P5MON)" },
+	{ "plot", NULL, "draw an interval log (stat -I, rdt) as SVG or PNG" },
+	{ "simulate", cmd_simulate, "simulate events per instruction, no PMU needed (callgrind)" },
+	{ "trace", cmd_trace, "trace timestamped hooks on channels (Soft Logic Analyzer)" },
 	{ "rdt", cmd_rdt, "cache occupancy and memory bandwidth per task (CMT/MBM, resctrl)" },
+	{ "serve", cmd_serve, "export counters to Prometheus and CPU profiles to pprof (HTTP)" },
 };
+
+/* The entry point of @c: built in, or from the UI module (cli/ui.c). */
+static int (*cmd_fn(const struct cmd *c))(int, char **)
+{
+	char sym[32], what[48];
+
+	if (c->fn)
+		return c->fn;
+	snprintf(sym, sizeof(sym), "cmd_%s", c->name);
+	snprintf(what, sizeof(what), "'pmon %s'", c->name);
+	return (int (*)(int, char **))cli_ui_symbol(sym, what);
+}
 
 static void usage(FILE *f)
 {
@@ -52,13 +69,27 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return CLI_USAGE;
 	}
+	/* The user's character set and message language only (git does the
+	 * same): numbers are printed and parsed in the C locale everywhere, so
+	 * logs and CSV read the same whatever LC_NUMERIC says. */
+	setlocale(LC_CTYPE, "");
+	setlocale(LC_MESSAGES, "");
+	/* A closed pipe is the end of the output, not a reason to die with the
+	 * command still running: writes fail with EPIPE, each command stops its
+	 * child, cleans up and exits 1 (docs/exit-codes.md). Children get the
+	 * default back (pmon_child__fork()). */
+	signal(SIGPIPE, SIG_IGN);
+	/* getopt's own messages are two lines; cli_bad_option() says one. */
+	opterr = 0;
 	name = argv[1];
 	if (!strcmp(name, "--help") || !strcmp(name, "-h") || !strcmp(name, "help")) {
 		if (argc > 2 && strcmp(name, "help") == 0) {
 			char *hargv[] = { argv[2], "--help", NULL };
 			for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-				if (!strcmp(commands[i].name, argv[2]))
-					return commands[i].fn(2, hargv);
+				if (!strcmp(commands[i].name, argv[2])) {
+					int (*fn)(int, char **) = cmd_fn(&commands[i]);
+					return fn ? fn(2, hargv) : CLI_UNSUPPORTED;
+				}
 		}
 		usage(stdout);
 		return cli_close_output(stdout, NULL);
@@ -70,7 +101,10 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
 		if (strcmp(commands[i].name, name))
 			continue;
-		rc = commands[i].fn(argc - 1, argv + 1);
+		int (*fn)(int, char **) = cmd_fn(&commands[i]);
+		if (!fn)
+			return CLI_UNSUPPORTED;
+		rc = fn(argc - 1, argv + 1);
 		/* A full disk or closed pipe must not pass for success. */
 		if (cli_close_output(stdout, NULL) != CLI_OK && rc == CLI_OK)
 			rc = CLI_FAIL;

@@ -4,7 +4,8 @@
  * architectural counters through MSRs (lib/msr), for machines where
  * perf_event is unavailable. System-wide on the chosen CPUs, like LIKWID's
  * direct mode; every register touched is restored, on exit and after a
- * signal, and the writes are listed.
+ * signal, and the writes are listed. While programmed, a state file says how
+ * to put them back: after a SIGKILL, --cleanup does.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -12,6 +13,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -37,27 +39,29 @@ static void print_writes(FILE *f, const struct pmon_msr_counting *m)
 	}
 }
 
-int stat_msr_backend(FILE *f, char **argv, const struct pmon_evlist *l, const int *cpus_in,
-		     size_t ncpus_in, const char *device, const char *cpuid_file,
-		     volatile pid_t *child_pid_out)
+int stat_msr_cleanup(FILE *f, const char *device)
 {
-	struct pmon_cpuid *snap =
-		cpuid_file ? pmon_cpuid__new_file(cpuid_file) : pmon_cpuid__new_live();
+	char path[4096];
+
+	return cli_msr_cleanup(
+		f, "pmon stat",
+		cli_state_path(device, ".pmon-state", "msr-state", path, sizeof(path)));
+}
+
+int stat_msr_backend(FILE *f, char **argv, const struct pmon_evlist *l, const int *cpus_in,
+		     size_t ncpus_in, const char *device, const char *cpuid_file)
+{
 	struct pmon_cpu_info ci;
 	struct pmon_msr_counting *m = NULL;
-	struct pmon_child child;
+	struct pmon_child child = { .pid = -1, .go_fd = -1, .err_fd = -1 };
 	uint64_t values[16];
 	int *cpus = NULL, status = 0, err, rc;
 	size_t ncpus = ncpus_in;
 	long wd = 0;
 	FILE *w;
 
-	if (!snap || pmon_cpu_decode(snap, &ci)) {
-		cli_error("%s", pmon_errdetail());
-		pmon_cpuid__free(snap);
+	if (!cli_cpu_decode(cpuid_file, &ci))
 		return CLI_USAGE;
-	}
-	pmon_cpuid__free(snap);
 	if (ncpus_in) {
 		cpus = malloc(ncpus * sizeof(*cpus));
 		if (cpus)
@@ -78,7 +82,13 @@ int stat_msr_backend(FILE *f, char **argv, const struct pmon_evlist *l, const in
 			wd = 0;
 		fclose(w);
 	}
-	err = pmon_msr_counting__start(device, &ci, l, cpus, ncpus, wd > 0, &m);
+	char state[4096];
+	struct pmon_msr_counting_opts mo = { .sz = sizeof(mo),
+					     .state_file = cli_state_path(device, ".pmon-state",
+									  "msr-state", state,
+									  sizeof(state)) };
+	m = pmon_msr_counting__start_opts(device, &ci, l, cpus, ncpus, wd > 0, &mo);
+	err = m ? 0 : -errno;
 	if (err) {
 		cli_error("--backend msr: %s", pmon_errdetail());
 		free(cpus);
@@ -87,17 +97,17 @@ int stat_msr_backend(FILE *f, char **argv, const struct pmon_evlist *l, const in
 			? CLI_UNSUPPORTED
 			: CLI_USAGE;
 	}
+	pmon_child__forward_signals(&child); /* before the fork: see counter.h */
 	err = pmon_child__fork(argv, &child);
 	if (!err) {
-		*child_pid_out = child.pid;
 		err = pmon_child__start(&child);
 		if (err)
 			cli_error("cannot run '%s': %s", argv[0], strerror(-err));
 		pmon_child__wait(&child, &status, NULL);
-		*child_pid_out = 0;
 	} else {
 		cli_error("cannot run '%s': %s", argv[0], pmon_errdetail());
 	}
+	pmon_child__forward_signals(NULL);
 	/* Stop and restore whatever happened to the command. */
 	int serr = pmon_msr_counting__stop(m, values);
 	int rerr = pmon_msr_counting__restore(m);
@@ -124,6 +134,6 @@ int stat_msr_backend(FILE *f, char **argv, const struct pmon_evlist *l, const in
 		return err == -ENOENT || err == -EACCES ? 127 : CLI_FAIL;
 	if (serr || rerr)
 		return CLI_FAIL;
-	rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	rc = pmon_exit_code(status);
 	return rc;
 }

@@ -11,7 +11,10 @@ struct pmon_evlist;
 /* Run @argv with @l counted through MSRs on @cpus (all online if none);
  * returns the exit code (the command's, or a CLI_* code). */
 int stat_msr_backend(FILE *f, char **argv, const struct pmon_evlist *l, const int *cpus,
-		     size_t ncpus, const char *device, const char *cpuid_file,
-		     volatile pid_t *child_pid);
+		     size_t ncpus, const char *device, const char *cpuid_file);
+
+/* --backend msr --cleanup: put back the registers a killed pmon left
+ * programmed, from its state file. Returns a CLI_* code. */
+int stat_msr_cleanup(FILE *f, const char *device);
 
 #endif

@@ -5,12 +5,89 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
+#include <pmon/pmon.h>
+
+/* The library's messages say what is wrong and never name a pmon command
+ * (issue #11: a program linking libpmon has no 'pmon list'); the tool adds
+ * where to look. The first phrase found picks the hint. */
+static const struct {
+	const char *phrase, *hint;
+	bool at_end; /* else right after the phrase */
+} hints[] = {
+	{ "exposes no hardware PMU", " (see 'pmon info')", false },
+	{ "exposes no core PMU", " (see 'pmon info')", false },
+	{ "this machine has another one", " (see 'pmon info')", false },
+	{ "the MSR backend programs Intel's", " (see 'pmon info')", true },
+	{ "' is unknown", " (see 'pmon list')", true },
+	{ "is not an MSR pmon knows by name", " (see 'pmon msr list')", true },
+	{ "no free RMID", "; 'pmon rdt --cleanup' removes those", true },
+	{ "left the counters programmed", "; 'pmon stat --backend msr --cleanup' puts them back",
+	  true },
+};
+
+void cli_hint(char *buf, size_t len)
+{
+	if (strstr(buf, "'pmon "))
+		return;
+	for (size_t i = 0; i < sizeof(hints) / sizeof(hints[0]); i++) {
+		char *at = strstr(buf, hints[i].phrase);
+		if (!at)
+			continue;
+		/* Right after the phrase, where it explains; cut if it must be. */
+		size_t n = strlen(buf), h = strlen(hints[i].hint);
+		size_t pos = hints[i].at_end ? n : (size_t)(at - buf) + strlen(hints[i].phrase);
+		if (n + h >= len)
+			return;
+		memmove(buf + pos + h, buf + pos, n - pos + 1);
+		memcpy(buf + pos, hints[i].hint, h);
+		return;
+	}
+}
+
+/* The length of the well-formed UTF-8 sequence at @p (RFC 3629: no
+ * overlongs, no surrogates, at most U+10FFFF), or 0 when it is not one. */
+static size_t utf8_len(const unsigned char *p)
+{
+	size_t n;
+	unsigned min;
+
+	if (p[0] < 0x80)
+		return 1;
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		n = 2, min = 0x80;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		n = 3, min = 0x800;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		n = 4, min = 0x10000;
+	else
+		return 0;
+	unsigned cp = p[0] & (0x7f >> n);
+	for (size_t i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0; /* also stops at the terminating NUL */
+		cp = cp << 6 | (p[i] & 0x3f);
+	}
+	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
 
 __attribute__((format(printf, 2, 0))) static void vmsg(const char *prefix, const char *fmt,
 						       va_list ap)
@@ -18,11 +95,21 @@ __attribute__((format(printf, 2, 0))) static void vmsg(const char *prefix, const
 	char buf[1024];
 
 	vsnprintf(buf, sizeof(buf), fmt, ap);
+	cli_hint(buf, sizeof(buf));
 	/* Mask control characters (a garbage file's bytes must not drive the
-	 * terminal); bytes >= 0x80 pass, so UTF-8 file names stay readable. */
-	for (char *p = buf; *p; p++)
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+	 * terminal) and bytes that are not UTF-8 (a garbage file's high bytes
+	 * would print as mojibake or a terminal's C1 controls); well-formed
+	 * UTF-8 passes, so file names in any language stay readable. */
+	for (unsigned char *p = (unsigned char *)buf; *p;) {
+		size_t n = utf8_len(p);
+		if (!n) {
+			*p++ = '?';
+			continue;
+		}
+		if (n == 1 && (*p < 0x20 || *p == 0x7f))
 			*p = '?';
+		p += n;
+	}
 	fflush(stdout);
 	fprintf(stderr, "pmon: %s%s\n", prefix, buf);
 }
@@ -43,6 +130,28 @@ void cli_warn(const char *fmt, ...)
 	va_start(ap, fmt);
 	vmsg("warning: ", fmt, ap);
 	va_end(ap);
+}
+
+int cli_mkstemp(char *path, size_t len, const char *stem)
+{
+	const char *dir = getenv("TMPDIR");
+	if (!dir || !*dir)
+		dir = "/tmp";
+	if (snprintf(path, len, "%s/pmon-%s-XXXXXX", dir, stem) >= (int)len) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return mkstemp(path);
+}
+
+int cli_event_error_code(int err)
+{
+	const char *d = pmon_errdetail();
+
+	if (err == -PMON_ERRNO__PMU_MISSING &&
+	    (strstr(d, "exposes no core PMU") || strstr(d, "this machine has another one")))
+		return CLI_UNSUPPORTED;
+	return CLI_USAGE;
 }
 
 bool cli_parse_uint(const char *s, unsigned long max, const char *what, unsigned long *out)
@@ -74,27 +183,245 @@ FILE *cli_open_output(const char *path)
 
 	if (!path || !strcmp(path, "-"))
 		return stdout;
-	f = fopen(path, "we");
-	if (!f)
-		cli_error("cannot write '%s': %s", path, strerror(errno));
+	/* 0600, as perf creates its recordings: outputs may hold kernel
+	 * addresses, raw user-stack bytes, command lines. O_CREAT's mode applies
+	 * to a new file only, so an existing file keeps its mode: pmon never
+	 * widens what the user set. */
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	f = fd < 0 ? NULL : fdopen(fd, "w");
+	if (!f) {
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
+		cli_error("cannot write '%s': %s", path, strerror(e));
+	}
 	return f;
+}
+
+bool cli_reader_gone(int fd)
+{
+	/* Linux's pipe_poll() and sock_poll() say POLLERR to a writer once
+	 * every reader is gone: the state, whatever errno a past write left. */
+	struct pollfd p = { .fd = fd, .events = POLLOUT };
+	struct stat st;
+
+	if (fd < 0 || fstat(fd, &st) || !(S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)))
+		return false;
+	return poll(&p, 1, 0) == 1 && (p.revents & POLLERR);
+}
+
+static const char *out_name(const FILE *f, const char *path)
+{
+	return path ? path : f == stderr ? "standard error" : "standard output";
+}
+
+/* Reported once per stream: a loop that checks every interval says it once. */
+static const FILE *reported;
+
+static bool report_write_error(FILE *f, const char *path, int e)
+{
+	if (reported == f)
+		return true;
+	reported = f;
+	if (e == EPIPE || cli_reader_gone(fileno(f)))
+		return true; /* the reader closed the pipe: its choice, say nothing */
+	cli_error("cannot write '%s': %s", out_name(f, path), strerror(e ? e : EIO));
+	return true;
+}
+
+bool cli_output_failed(FILE *f, const char *path)
+{
+	int e;
+
+	errno = 0;
+	if (fflush(f) == 0 && !ferror(f))
+		return false;
+	e = errno;
+	return report_write_error(f, path, e);
 }
 
 int cli_close_output(FILE *f, const char *path)
 {
-	bool bad = ferror(f) != 0;
+	bool bad;
+	int e;
 
-	if (f == stdout) {
+	errno = 0;
+	bad = ferror(f) != 0;
+	bool said = reported == f;
+	if (f == stdout || f == stderr) {
 		bad |= fflush(f) != 0;
+		e = errno;
+		if (bad)
+			report_write_error(f, path, e);
 	} else {
+		bool gone = cli_reader_gone(fileno(f));
 		bad |= fclose(f) != 0;
+		e = errno;
+		/* fclose() freed @f: only its address is compared from here */
+		if (bad && !said && !gone && e != EPIPE)
+			cli_error("cannot write '%s': %s", out_name(NULL, path),
+				  strerror(e ? e : EIO));
 	}
-	if (bad) {
-		cli_error("write error on '%s': %s", path ? path : "standard output",
-			  strerror(errno ? errno : EIO));
-		return CLI_FAIL;
+	if (said)
+		reported = NULL;
+	return bad ? CLI_FAIL : CLI_OK;
+}
+
+bool cli_check_output_path(const char *path, const char *what)
+{
+	struct stat st;
+	char dir[4096];
+
+	if (!path || !strcmp(path, "-"))
+		return true;
+	if (!*path) {
+		cli_error("%s: the file name is empty", what);
+		return false;
 	}
-	return CLI_OK;
+	if (stat(path, &st) == 0) {
+		if (S_ISDIR(st.st_mode)) {
+			cli_error("%s: cannot write '%s': it is a directory", what, path);
+			return false;
+		}
+		if (access(path, W_OK)) {
+			cli_error("%s: cannot write '%s': %s", what, path, strerror(errno));
+			return false;
+		}
+		return true;
+	}
+	if (errno != ENOENT) {
+		cli_error("%s: cannot write '%s': %s", what, path, strerror(errno));
+		return false;
+	}
+	if (snprintf(dir, sizeof(dir), "%s", path) >= (int)sizeof(dir)) {
+		cli_error("%s: cannot write '%.64s...': %s", what, path, strerror(ENAMETOOLONG));
+		return false;
+	}
+	const char *d = dirname(dir);
+	if (stat(d, &st) || !S_ISDIR(st.st_mode)) {
+		cli_error("%s: cannot write '%s': its directory '%s' does not exist", what, path,
+			  d);
+		return false;
+	}
+	if (access(d, W_OK | X_OK)) {
+		cli_error("%s: cannot write '%s': cannot create files in '%s': %s", what, path, d,
+			  strerror(errno));
+		return false;
+	}
+	return true;
+}
+
+bool cli_plot_name_ok(const char *path)
+{
+	const char *ext = strrchr(path, '.');
+
+	if (ext && (!strcasecmp(ext, ".svg") || !strcasecmp(ext, ".png")))
+		return true;
+	cli_error("--plot '%s': the picture's name must end in .svg or .png", path);
+	return false;
+}
+
+int cli_bad_option(const char *cmd, char **argv, const char *shortopts,
+		   const struct option *longopts)
+{
+	const char *arg = optind > 0 ? argv[optind - 1] : "";
+
+	if (!strncmp(arg, "--", 2)) {
+		/* Unknown, ambiguous, given a value it takes none of, or missing
+		 * the one it needs. */
+		size_t n = strcspn(arg, "=");
+		const struct option *hit = NULL;
+		size_t nhit = 0;
+		for (const struct option *o = longopts; o && o->name; o++) {
+			if (strncmp(o->name, arg + 2, n - 2))
+				continue;
+			if (strlen(o->name) == n - 2) { /* exact: wins over prefixes */
+				hit = o;
+				nhit = 1;
+				break;
+			}
+			hit = o;
+			nhit++;
+		}
+		if (nhit > 1) {
+			cli_error("option '%.*s' is ambiguous (see 'pmon %s --help')",
+				  (int)(n > 200 ? 200 : n), arg, cmd);
+			return CLI_USAGE;
+		}
+		if (hit) {
+			if (arg[n] == '=' && hit->has_arg == no_argument)
+				cli_error("option '--%s' takes no value (see 'pmon %s --help')",
+					  hit->name, cmd);
+			else
+				cli_error("option '--%s' needs a value (see 'pmon %s --help')",
+					  hit->name, cmd);
+			return CLI_USAGE;
+		}
+		cli_error("unknown option '%.*s' (see 'pmon %s --help')", (int)(n > 200 ? 200 : n),
+			  arg, cmd);
+		return CLI_USAGE;
+	}
+	const char *at =
+		optopt > 0 && optopt != ':' && optopt != '+' ? strchr(shortopts, optopt) : NULL;
+	if (at && at[1] == ':')
+		cli_error("option '-%c' needs a value (see 'pmon %s --help')", optopt, cmd);
+	else if (optopt > 0x20 && optopt < 0x7f)
+		cli_error("unknown option '-%c' (see 'pmon %s --help')", optopt, cmd);
+	else
+		cli_error("unknown option (see 'pmon %s --help')", cmd);
+	return CLI_USAGE;
+}
+
+struct pmon_cpuid *cli_cpuid_snapshot(const char *file, int cpu, int *rc)
+{
+	struct pmon_cpuid *snap;
+	int e;
+
+	if (file && cpu >= 0) {
+		cli_error("--cpu and --cpuid-file exclude each other: a dump is one CPU already");
+		*rc = CLI_USAGE;
+		return NULL;
+	}
+	snap = file	   ? pmon_cpuid__new_file(file)
+		: cpu >= 0 ? pmon_cpuid__new_cpu(cpu)
+			   : pmon_cpuid__new_live();
+	if (snap)
+		return snap;
+	e = errno;
+	if (file)
+		cli_error("%s", pmon_errdetail());
+	else
+		cli_error("cannot read CPUID%s: %s", cpu >= 0 ? " of that CPU" : "",
+			  pmon_errdetail()[0] ? pmon_errdetail() : strerror(e));
+	*rc = e == ENOMEM || e == EIO ? CLI_FAIL : CLI_USAGE;
+	return NULL;
+}
+
+bool cli_cpu_decode(const char *file, struct pmon_cpu_info *ci)
+{
+	int rc;
+	struct pmon_cpuid *snap = cli_cpuid_snapshot(file, -1, &rc);
+	bool ok = snap && pmon_cpu_decode(snap, ci) == 0;
+
+	if (snap && !ok)
+		cli_error("%s", pmon_errdetail());
+	pmon_cpuid__free(snap);
+	return ok;
+}
+
+void cli_stop_child(struct pmon_child *child, unsigned grace_ms, int *status)
+{
+	struct timespec ms = { 0, 10 * 1000 * 1000 };
+
+	if (child->pid <= 0)
+		return;
+	kill(child->pid, SIGTERM);
+	for (unsigned t = 0; t < grace_ms; t += 10) {
+		if (pmon_child__poll(child, status, NULL) != 0)
+			return;
+		nanosleep(&ms, NULL);
+	}
+	pmon_child__kill(child, SIGKILL, status);
 }
 
 int cli_parse_u64(const char *s, int base, uint64_t *out)
@@ -112,4 +439,123 @@ int cli_parse_u64(const char *s, int base, uint64_t *out)
 		return -EINVAL;
 	*out = v;
 	return 0;
+}
+
+bool cli_wait_child(struct pmon_child *child, unsigned grace_ms, int *status, struct rusage *ru)
+{
+	double since = 0;
+	bool stopped = false;
+	int pfd;
+
+	if (child->pid <= 0)
+		return false;
+	/* A pidfd becomes readable when the child ends (pidfd_open(2), Linux
+	 * 5.3): poll() on it sleeps without the SIGCHLD race of a sleep, and a
+	 * signal to pmon interrupts it. Without one, a plain blocking wait. */
+	pfd = (int)syscall(SYS_pidfd_open, child->pid, 0);
+	if (pfd < 0) {
+		pmon_child__wait(child, status, ru);
+		return false;
+	}
+	for (;;) {
+		struct pollfd p = { .fd = pfd, .events = POLLIN };
+		if (pmon_child__poll(child, status, ru) != 0)
+			break;
+		if (pmon_child__got_signal()) {
+			double t = pmon_monotonic_s();
+			if (!since)
+				since = t;
+			else if (t - since >= grace_ms / 1e3) {
+				cli_stop_child(child, 2000, status);
+				stopped = true;
+				break;
+			}
+		}
+		poll(&p, 1, pmon_child__got_signal() ? 10 : -1);
+	}
+	close(pfd);
+	return stopped;
+}
+
+const char *cli_state_path(const char *device, const char *dev_suffix, const char *name, char *buf,
+			   size_t len)
+{
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+
+	if (device)
+		snprintf(buf, len, "%s%s", device, dev_suffix);
+	else if (mkdir("/run/pmon", 0700) == 0 || errno == EEXIST)
+		snprintf(buf, len, "/run/pmon/%s", name);
+	else if (xdg && *xdg)
+		snprintf(buf, len, "%s/pmon-%s", xdg, name);
+	else
+		return NULL;
+	return buf;
+}
+
+void cli_group_digits(char *buf, size_t len, uint64_t v)
+{
+	char num[32];
+	size_t n, o = 0;
+
+	snprintf(num, sizeof(num), "%llu", (unsigned long long)v);
+	n = strlen(num);
+	for (size_t k = 0; k < n && o + 2 < len; k++) {
+		if (k && (n - k) % 3 == 0)
+			buf[o++] = ',';
+		buf[o++] = num[k];
+	}
+	buf[o] = '\0';
+}
+
+int cli_msr_cleanup(FILE *f, const char *who, const char *path)
+{
+	struct pmon_msr_write_rec *w = NULL;
+	size_t n = 0;
+	int err;
+
+	if (!path || access(path, F_OK)) {
+		fprintf(f, "%s: no MSR state left by a pmon: nothing to restore\n", who);
+		return CLI_OK;
+	}
+	err = pmon_msr_state__restore(path, &w, &n);
+	if (err == -EBUSY || err == -EINVAL) {
+		cli_error("--cleanup: %s", pmon_errdetail());
+		free(w);
+		return err == -EBUSY ? CLI_UNSUPPORTED : CLI_USAGE;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct pmon_msr_info *info = pmon_msr_by_addr(w[i].addr);
+		fprintf(f, "   CPU%d %-24s %#06" PRIx32 " <- %#" PRIx64 "  (restore)\n", w[i].cpu,
+			info ? info->name : "?", w[i].addr, w[i].value);
+	}
+	free(w);
+	if (err) {
+		cli_error("--cleanup: RESTORE FAILED, check the registers listed: %s",
+			  pmon_errdetail());
+		return CLI_FAIL;
+	}
+	fprintf(f, "%s: restored %zu MSR writes from '%s'\n", who, n, path);
+	return CLI_OK;
+}
+
+char *cli_slurp(const char *path, uint64_t max, size_t *len)
+{
+	FILE *f = fopen(path, "re");
+	struct stat st;
+	char *buf = NULL;
+
+	if (!f)
+		return NULL;
+	if (fstat(fileno(f), &st) || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > max) {
+		fclose(f);
+		errno = EFBIG;
+		return NULL;
+	}
+	if ((buf = malloc((size_t)st.st_size + 1))) {
+		*len = fread(buf, 1, (size_t)st.st_size, f);
+		buf[*len] = '\0';
+	}
+	fclose(f);
+	return buf;
 }

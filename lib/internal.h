@@ -6,11 +6,18 @@
 #ifndef PMON_INTERNAL_H
 #define PMON_INTERNAL_H
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <locale.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <pmon/error.h>
+
+/* Exported from libpmon.so under PMON_PRIVATE_0.1 (lib/libpmon.map) for the
+ * sibling libraries libpmon-report and libpmon-plot; not part of the ABI. */
+#pragma GCC visibility push(default)
 
 #define PMON_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define PMON_BIT(x, n) (((x) >> (n)) & 1u)
@@ -21,6 +28,47 @@
 __attribute__((format(printf, 2, 3))) int pmon__err(int err, const char *fmt, ...);
 __attribute__((format(printf, 1, 2))) void pmon__detail(const char *fmt, ...);
 void pmon__clear_detail(void);
+
+/* The constructor convention (docs/architecture.md, "API conventions"): a
+ * constructor returns its object, or NULL with errno set, as libbpf 1.0
+ * does. pmon__ret_ptr() turns an implementation's 0/-errno and out-pointer
+ * into that: @p when @err is 0, else NULL with errno = -@err. Call the
+ * implementation before, not in the argument list: the order in which
+ * arguments are evaluated is unspecified (C11 6.5.2.2p10). */
+static inline void *pmon__ret_ptr(int err, void *p)
+{
+	if (err) {
+		errno = -err;
+		return NULL;
+	}
+	return p;
+}
+
+/* @s as XML character data (lib/util/xml.c): markup escaped (& < > " '),
+ * control characters and bytes that are not UTF-8 written as '?'. */
+void pmon__xml_text(FILE *f, const char *s);
+
+/* The file formats pmon reads (lib/util/filekind.c). */
+enum pmon__file_format { PMON__FILE_RECORDING, PMON__FILE_TRACE };
+/* Whether @fd (opened from @path) is a regular file starting with @want's
+ * magic. Return: 0, or -PMON_ERRNO__PARSE (-errno when unreadable) with a
+ * detail saying what it is instead (a directory, a device, an empty file,
+ * perf's recording and what reads it, pmon's other format). */
+int pmon__file_check(int fd, const char *path, enum pmon__file_format want);
+
+/* The MSR state file (lib/msr/state.c): a pmon that programs MSRs keeps
+ * the writes that put them back. A restore sequence calls @emit for each
+ * write, in order; pmon__msr_state_write() writes them (0600, whole or
+ * absent) with this pid and @device; pmon__msr_state_check() is 0 when no
+ * file is there, else -EBUSY with a detail saying that a live pmon is
+ * programming @what, or that a dead one left @what programmed.
+ * pmon_msr_state__restore() (pmon/msr.h) replays a file. */
+typedef int (*pmon__msr_restore_seq)(const void *obj,
+				     int (*emit)(void *ctx, int cpu, uint32_t addr, uint64_t v),
+				     void *ctx);
+int pmon__msr_state_write(const char *path, const char *device, pmon__msr_restore_seq seq,
+			  const void *obj);
+int pmon__msr_state_check(const char *path, const char *what);
 
 /* snprintf that always terminates and reports truncation as false. */
 __attribute__((format(printf, 3, 4))) bool pmon__fmt(char *buf, size_t len, const char *fmt, ...);
@@ -34,6 +82,28 @@ long pmon__read_text(const char *path, char *buf, size_t len);
 int pmon__read_long(const char *path, long *out);
 /* strtoul-based parsing with full error checks. Return: 0 or -EINVAL/-ERANGE. */
 int pmon__parse_u64(const char *s, int base, uint64_t *out);
+
+/* Numbers in the C locale whatever the caller's setlocale() (lib/util/cnum.c).
+ * pmon__strtod_c() parses like strtod() in "C"; pmon__c_locale_enter()
+ * switches the calling thread to "C" for printf-family output and returns
+ * the previous locale for pmon__c_locale_leave(). */
+double pmon__strtod_c(const char *s, char **end);
+locale_t pmon__c_locale_enter(void);
+void pmon__c_locale_leave(locale_t prev);
+
+/* The GNU build id (up to 20 bytes) of the ELF file at @path, from its
+ * PT_NOTE segments (lib/util/elfnote.c); 0 when it has none, is not a
+ * regular file (a FIFO never blocks) or cannot be read. The note parser
+ * alone, over a segment of @n bytes aligned to @align, is for tests. */
+size_t pmon__elf_build_id(const char *path, uint8_t id[20]);
+size_t pmon__elf_note_build_id(const uint8_t *p, size_t n, size_t align, uint8_t id[20]);
+
+/* Trace hooks for the rest of the library (lib/trace/trace.c): whether a
+ * trace runs (a relaxed load is enough: a hook racing a start or stop is
+ * recorded or not), and a record with a timestamp taken elsewhere (a
+ * region's own TSC stamps). @kind: 1 begin, 2 end, 3 mark, 4 counter. */
+extern int pmon__trace_on;
+void pmon__trace_emit_at(unsigned kind, uint32_t channel, uint64_t tick, int64_t value);
 
 /* Kernel text symbols of a kallsyms file (lib/util/ksyms.c), by address. */
 struct pmon__ksym {
@@ -50,5 +120,18 @@ int pmon__ksyms_load(const char *path, struct pmon__ksyms *k);
 /* The symbol holding @ip, or NULL; *@end: where the next symbol starts. */
 const struct pmon__ksym *pmon__ksyms_find(const struct pmon__ksyms *k, uint64_t ip, uint64_t *end);
 void pmon__ksyms_free(struct pmon__ksyms *k);
+
+/* MSR access seam (lib/msr/msr.c): when set, pmon_msr_read()/_write() call
+ * these instead of the device file, so tests can put a model of the hardware
+ * (tests/unit/fake-msr.h: reserved bits fault, IA32_PMCx sign-extends) behind
+ * every MSR user. NULL restores the device. Not thread-safe; tests only. */
+struct pmon__msr_ops {
+	int (*read)(void *ctx, int cpu, uint32_t addr, uint64_t *value);
+	int (*write)(void *ctx, int cpu, uint32_t addr, uint64_t value);
+	void *ctx;
+};
+void pmon__msr_set_ops(const struct pmon__msr_ops *ops);
+
+#pragma GCC visibility pop
 
 #endif

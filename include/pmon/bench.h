@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <pmon/common.h>
+#include <pmon/cpu.h>
 #include <pmon/event.h>
 #include <pmon/stats.h>
 
@@ -45,6 +46,46 @@ PMON_API int pmon_bench_code__asm(const char *body, unsigned unroll, struct pmon
 PMON_API int pmon_bench_code__so(const char *path, const char *function, unsigned unroll,
 				 struct pmon_bench_code **out);
 PMON_API void pmon_bench_code__free(struct pmon_bench_code *c);
+/**
+ * pmon_bench_code__tools() - the assembler and linker that built an --asm
+ * body, by absolute path ("/usr/bin/as, /usr/bin/ld"; never found through
+ * $PATH); NULL for a shared object. Owned by @c.
+ */
+PMON_API const char *pmon_bench_code__tools(const struct pmon_bench_code *c);
+
+/*
+ * The core clock against the TSC, where no PMU counts core cycles (a VM):
+ * the TSC ticks at a constant rate, the core at whatever clock it runs.
+ * A chain of dependent `imul rax, rax` (PMON_BENCH_CLOCK_CHAIN), whose
+ * latency is fixed and documented on the cores of
+ * pmon_bench_clock_latency()'s table, is timed the way the body is (U and
+ * 2U copies, the difference), one sample of it right after each of the
+ * body's; core cycles per TSC tick = latency / (the mode of its TSC ticks
+ * per imul), the mode as for the body: a sample slowed by another thread
+ * on the core or by the scheduler falls anywhere above it. Not `add`: a
+ * body of adds would then be calibrated by itself.
+ */
+#define PMON_BENCH_CLOCK_CHAIN "imul rax, rax"
+
+struct pmon_bench_clock {
+	unsigned latency; /* the chain's latency in core cycles; 0: not calibrated (->why) */
+	double cycles_per_tick; /* core cycles per TSC tick: latency / ticks.mode */
+	struct pmon_summary ticks; /* TSC ticks per instruction of the chain */
+	/* The body's core cycles per execution sample by sample (its TSC ticks
+	 * x latency / the chain's ticks of the same sample): their spread
+	 * shows how much the clock and the load moved between samples. */
+	struct pmon_summary cycles;
+	char why[160]; /* why there is no calibration, when latency is 0 */
+};
+
+/**
+ * pmon_bench_clock_latency() - the latency in core cycles of a dependent
+ * `imul r64, r64` on the CPU @info decodes: 3 on Intel's cores from
+ * Nehalem on (the P-cores of hybrid parts) and AMD's from Zen on; 0 for a
+ * CPU the table does not know (Atom-class cores, a hybrid part's E-core by
+ * its CPUID.1AH core type, Bulldozer, older parts).
+ */
+PMON_API unsigned pmon_bench_clock_latency(const struct pmon_cpu_info *info);
 
 struct pmon_bench_opts {
 	size_t sz;
@@ -52,6 +93,12 @@ struct pmon_bench_opts {
 	unsigned samples; /* R (default 101) */
 	unsigned warmup; /* untimed runs first (default 10) */
 	const struct pmon_evlist *events; /* may be NULL: TSC only */
+	unsigned time_limit_ms; /* stop a body when no run of it ends for this long
+				 * (default 10000) */
+	/* Out, where non-NULL: the core clock calibrated beside the body (the
+	 * struct's comment); ->latency 0 and ->why when this CPU's imul latency
+	 * is not known. The caller owns it. */
+	struct pmon_bench_clock *clock;
 };
 
 struct pmon_bench_result {
@@ -65,8 +112,13 @@ struct pmon_bench_result {
 };
 
 /**
- * pmon_bench_run() - measure @code.
- * Return: 0, or a negative error (an event that does not open, ENOMEM).
+ * pmon_bench_run() - measure @code, in a child process: the body may fault,
+ * trap or never end without taking the caller with it.
+ * Return: 0, or a negative error with the body named in the detail:
+ * -EFAULT (the body was killed by a signal: SIGSEGV, SIGILL, SIGTRAP ...),
+ * -ETIMEDOUT (no run of it ended within opts->time_limit_ms: an endless loop,
+ * or r15 changed), -ECHILD (the body ended the process), or an event that
+ * does not open, -ENOMEM.
  */
 PMON_API int pmon_bench_run(const struct pmon_bench_code *code, const struct pmon_bench_opts *opts,
 			    struct pmon_bench_result *out);

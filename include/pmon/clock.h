@@ -7,6 +7,7 @@
 #ifndef PMON_CLOCK_H
 #define PMON_CLOCK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
@@ -18,7 +19,7 @@ extern "C" {
 
 struct pmon_clock_res {
 	const char *name; /* "CLOCK_MONOTONIC_RAW" */
-	clockid_t id;
+	int id; /* a clockid_t (an int on Linux): the type needs _POSIX_C_SOURCE, this header must not */
 	long res_ns; /* clock_getres(); -1 when the clock is unsupported */
 	const char *what; /* one-phrase description */
 };
@@ -45,6 +46,66 @@ PMON_API int pmon_clocksource(const char *sysfs_root, char *cur, size_t curlen, 
  * Return: 0, or -EINVAL for a bad @ms.
  */
 PMON_API int pmon_tsc_calibrate(unsigned ms, uint64_t *hz, uint32_t *spread_ppm);
+
+struct perf_event_mmap_page;
+
+/*
+ * The perf mmap page's TSC conversion (include/uapi/linux/perf_event.h,
+ * struct perf_event_mmap_page): the kernel's clock for perf records (on
+ * x86 perf_clock() = local_clock(), sched_clock() from the TSC through
+ * cyc2ns) as a function of the TSC. x86 offers it only when the TSC is the
+ * sched_clock and stable (arch/x86/events/core.c,
+ * arch_perf_update_userpage(): using_native_sched_clock() &&
+ * sched_clock_stable(); cap_user_time_zero only for an event without
+ * use_clockid); a guest with kvm-clock gets zeros.
+ */
+struct pmon_perf_tsc {
+	bool cap_time; /* cap_user_time: time_mult, time_shift, time_offset */
+	bool cap_time_zero; /* cap_user_time_zero: time_zero */
+	bool cap_time_short; /* cap_user_time_short: time_cycles, time_mask */
+	uint32_t mult;
+	uint16_t shift;
+	uint64_t zero, offset;
+	uint64_t cycles, mask;
+};
+
+/**
+ * pmon_perf_tsc__read() - copy the conversion out of the mmap page @pc
+ * under its seqlock (pc->lock, re-read until unchanged, as the uapi
+ * comment's loop does), reading the TSC inside the same window.
+ * @rdtsc: the TSC reader; NULL: the rdtsc instruction (tests inject one).
+ * @tsc:   the TSC read with this version of the page (may be NULL).
+ * Return: the number of retries the seqlock cost (0: none).
+ */
+PMON_API unsigned pmon_perf_tsc__read(const volatile struct perf_event_mmap_page *pc,
+				      uint64_t (*rdtsc)(void), struct pmon_perf_tsc *out,
+				      uint64_t *tsc);
+
+/**
+ * pmon_perf_tsc__scale() - (cyc * mult) >> shift, the uapi's quot/rem form
+ * computed exactly in 128 bits; with cap_time_short @cyc is first widened
+ * to time_cycles + ((cyc - time_cycles) & time_mask), so a short counter
+ * that wrapped past time_cycles still counts forward.
+ */
+PMON_API uint64_t pmon_perf_tsc__scale(const struct pmon_perf_tsc *c, uint64_t cyc);
+
+/** pmon_perf_tsc__to_ns() - TSC @cyc on the perf clock: time_zero + scale. */
+PMON_API uint64_t pmon_perf_tsc__to_ns(const struct pmon_perf_tsc *c, uint64_t cyc);
+
+/* The time base a trace puts the hooks' TSC and the kernel's events on. */
+enum pmon_timebase {
+	PMON_TIMEBASE_MONO = 1, /* a calibrated TSC/CLOCK_MONOTONIC mapping */
+	PMON_TIMEBASE_PERF = 2, /* the perf clock, the TSC through the mmap page */
+};
+
+/**
+ * pmon_perf_tsc__timebase() - the time base @c allows: PMON_TIMEBASE_PERF
+ * when the page offers cap_user_time_zero with a usable mult, else
+ * PMON_TIMEBASE_MONO, with @why (may be NULL) set to a phrase saying why
+ * ("the perf mmap page offers no cap_user_time_zero", ...).
+ */
+PMON_API enum pmon_timebase pmon_perf_tsc__timebase(const struct pmon_perf_tsc *c,
+						    const char **why);
 
 #ifdef __cplusplus
 }

@@ -35,7 +35,45 @@ struct pmon_target {
 	bool enable_on_exec; /* start when the target calls exec (a forked child) */
 	bool start_disabled; /* start with pmon_counters__enable(); else counting starts
 				* when open returns (every group member at once) */
+	/* Processes, each with all its threads (listed from /proc/PID/task when
+	 * the counters open, each opened with inherit so the threads they
+	 * create later count too, as perf does for -p). Used when tids is
+	 * empty; combines with cpus. */
+	const pid_t *pids;
+	size_t npids;
+	/* A cgroup directory (a perf_event hierarchy of cgroup v1, or cgroup v2
+	 * with the perf_event controller): count the tasks of that cgroup and
+	 * its descendants on every CPU of cpus (all online when NULL), one
+	 * counter per CPU (perf's cgroup mode, PERF_FLAG_PID_CGROUP; the kernel's
+	 * perf_cgroup_connect() takes the cgroup from the directory's fd). Needs
+	 * CPU-wide counting rights; pid, tids and pids are ignored. NULL: none. */
+	const char *cgroup;
 };
+
+/**
+ * pmon_target__threads() - the threads @t names, expanded once (perf's
+ * thread map): explicit tids as given, each process of pids (or pid, when
+ * not a child started on exec) as all its threads from /proc/PID/task,
+ * otherwise one entry: the child's pid, 0 (the caller) or -1 (every task,
+ * system-wide).
+ * Return: 0 with a malloc()ed array the caller frees, or -ESRCH (the detail
+ * names the process or thread that does not exist), -ENOMEM.
+ */
+PMON_API int pmon_target__threads(const struct pmon_target *t, pid_t **tids, size_t *n);
+
+/**
+ * pmon_perf_event_open() - the one perf_event_open(2) call of the library.
+ *
+ * Opens close-on-exec (PERF_FLAG_FD_CLOEXEC is always added to @flags).
+ * With @user_fallback, a refusal for rights (EACCES/EPERM: perf_event_paranoid
+ * >= 2 forbids kernel counting for unprivileged users, see
+ * perf_event_paranoid_check() in the kernel) is retried with exclude_kernel
+ * and exclude_hv set in *@attr, so the caller sees from @attr that the event
+ * now counts user space only.
+ * Return: the file descriptor, or -1 with errno set.
+ */
+PMON_API int pmon_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd,
+				  unsigned long flags, bool user_fallback);
 
 enum pmon_count_status {
 	PMON_COUNT_OK = 0,
@@ -83,6 +121,7 @@ PMON_API void pmon_counters__unit(const struct pmon_counters *c, size_t u, int *
 /**
  * pmon_counters__read() - current totals, one struct per event, in list order.
  * @out: array of pmon_evlist__count() entries.
+ * Allocates nothing (scratch sized at open); one thread at a time per @c.
  * Return: 0, or -errno when a read failed (the detail names the event).
  */
 PMON_API int pmon_counters__read(struct pmon_counters *c, struct pmon_count *out);
@@ -109,8 +148,44 @@ PMON_API int pmon_child__fork(char *const argv[], struct pmon_child *child);
  * exits with status 127, reap it with pmon_child__wait()).
  */
 PMON_API int pmon_child__start(struct pmon_child *child);
-/** Wait for the child (retrying on EINTR); @ru may be NULL. Return: 0 or -errno. */
+/**
+ * pmon_child__wait() - wait for the child (retrying on EINTR); @status and
+ * @ru may be NULL. A reaped child's pid becomes -1.
+ * Return: 0, -ECHILD when there is no child (pid <= 0), or -errno.
+ */
 PMON_API int pmon_child__wait(struct pmon_child *child, int *status, struct rusage *ru);
+/**
+ * pmon_child__poll() - has the child ended? Does not block.
+ * Return: 1 with *@status (and *@ru, may be NULL) set when it ended and was
+ * reaped (child->pid is then -1), 0 while it runs, -errno.
+ */
+PMON_API int pmon_child__poll(struct pmon_child *child, int *status, struct rusage *ru);
+/**
+ * pmon_child__kill() - send @sig to a child not yet reaped and reap it
+ * (a child never started exits at once). Return: 0 or -errno.
+ */
+PMON_API int pmon_child__kill(struct pmon_child *child, int sig, int *status);
+/** The shell's exit code for a wait status: the exit status, or 128+N for signal N. */
+PMON_API int pmon_exit_code(int status);
+/**
+ * pmon_child__forward_signals() - until pmon_child__forward_signals(NULL),
+ * SIGINT, SIGTERM and SIGHUP sent to this process are recorded (see
+ * pmon_child__got_signal()) and forwarded to @child while it runs: the
+ * command decides what an interrupt means (git's run-command does the same
+ * for its children). SIGCHLD gets an empty handler, so sleeps of the caller
+ * end when the child does. Installs process-wide signal handlers: call it
+ * from the program's main thread, one child at a time, and before
+ * pmon_child__fork(): a signal this process ignores (a shell's background
+ * job ignores SIGINT) would otherwise stay ignored in the command, while a
+ * handled one is reset to the default by exec. @child->pid is read when a
+ * signal comes, so the struct may be filled in by the fork afterwards;
+ * reaping the child (pmon_child__wait(), __poll(), __kill()) stops the
+ * forwarding. A @child that is never reaped (never forked) must stay valid
+ * until pmon_child__forward_signals(NULL).
+ */
+PMON_API void pmon_child__forward_signals(struct pmon_child *child);
+/** The last of SIGINT/SIGTERM/SIGHUP received since forwarding began, or 0. */
+PMON_API int pmon_child__got_signal(void);
 
 /* ---- self-monitoring read -------------------------------------------- */
 
@@ -142,9 +217,9 @@ struct pmon_self;
 
 /**
  * pmon_self__open() - count @ev on the calling thread, mmapped for self-reads.
- * Return: 0 with *@out set, or -errno (detail set).
+ * Return: the counter, or NULL with errno (detail set).
  */
-PMON_API int pmon_self__open(const struct pmon_event_desc *ev, struct pmon_self **out);
+PMON_API struct pmon_self *pmon_self__open(const struct pmon_event_desc *ev);
 /** Read: rdpmc through the page where allowed, else read(). Return: 0 or -errno. */
 PMON_API int pmon_self__read(struct pmon_self *s, struct pmon_self_count *out);
 PMON_API void pmon_self__close(struct pmon_self *s);
@@ -156,15 +231,25 @@ struct pmon_selfgroup;
 /**
  * pmon_selfgroup__open() - open every event of @events as one group on the
  * calling thread, counting from now on, each mmapped for rdpmc.
- * Return: 0, or -errno with the refused event and its reason in the detail.
+ * Return: the group, or NULL with errno, the refused event and its reason in
+ * the detail.
  */
-PMON_API int pmon_selfgroup__open(const struct pmon_evlist *events, struct pmon_selfgroup **out);
+PMON_API struct pmon_selfgroup *pmon_selfgroup__open(const struct pmon_evlist *events);
 /**
  * pmon_selfgroup__read() - the raw counts of every event, in list order:
  * rdpmc through the pages when every page allows it, else one read().
  * Not scaled for multiplexing (see pmon_selfgroup__multiplexed()).
  */
 PMON_API void pmon_selfgroup__read(struct pmon_selfgroup *g, uint64_t *v);
+/**
+ * pmon_selfgroup__read_times() - as pmon_selfgroup__read(), with the group's
+ * time enabled and running (ns; the leader's, the group being scheduled as
+ * one): a difference of the two between two reads says the counters were
+ * time-shared in between. @enabled/@running may be NULL.
+ * Return: 0, or -errno when the read failed (@v, times: zeros).
+ */
+PMON_API int pmon_selfgroup__read_times(struct pmon_selfgroup *g, uint64_t *v, uint64_t *enabled,
+					uint64_t *running);
 /** true when reads use rdpmc; @why (may be NULL) gets the reason they do not. */
 PMON_API bool pmon_selfgroup__rdpmc(const struct pmon_selfgroup *g, const char **why);
 /** true when the group was ever not running while enabled. */

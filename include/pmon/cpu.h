@@ -187,6 +187,22 @@ struct pmon_perfmon {
 	uint32_t fixed_mask; /* bit i: fixed counter i exists (a mask: may have gaps) */
 	unsigned fixed_width;
 	uint32_t arch_events; /* bit e (enum pmon_arch_event): available */
+	/* Hybrid parts: the core type the figures above describe (CPUID.1AH of
+	 * the dumped CPU: 0x40 P-core, 0x20 E-core; 0 when not hybrid). Without
+	 * leaf 23H, 0AH gives only what both types share; on a P-core Linux
+	 * (arch/x86/events/intel/core.c intel_pmu_init(), "cpu_core") counts
+	 * 0AH + 2 GP and + 1 fixed counters, and so does pmon. */
+	unsigned core_type;
+	bool hybrid_pcore_extra; /* the + 2 GP / + 1 fixed were added */
+	/* Perfmon v2-v4 outside a VM with EDX[4:0] < 3 (Conroe 0, Atom 330 1):
+	 * these parts have 3 fixed counters and misreport them; Linux
+	 * intel_pmu_init() assumes 3 ("Quirk: v2 perfmon does not report
+	 * fixed-purpose events"), and so does pmon (docs/direct.md). */
+	bool fixed_assumed;
+	/* Core Solo/Duo and Core 2 (family 6, models 0EH 0FH 16H 17H 1DH): the
+	 * SDM's RDPMC operation for them honours ECX[31] (fast read: EAX =
+	 * counter[31:0], EDX = 0) on top of the architectural encoding. */
+	bool fast_read_arch;
 	/* Legacy (non-architectural) RDPMC index ranges; empty for INTEL_ARCH. */
 	struct pmon_pmc_range ranges[PMON_MAX_PMC_RANGES];
 	unsigned nranges;
@@ -207,15 +223,28 @@ struct pmon_rdt {
 	bool l3; /* step 4 condition */
 	uint32_t l3_max_rmid; /* CPUID.(0FH,1):ECX */
 	uint32_t upscale; /* CPUID.(0FH,1):EBX: bytes per counter unit */
-	unsigned counter_width; /* 24 + CPUID.(0FH,1):EAX[7:0] */
+	unsigned counter_width; /* 24 + CPUID.(0FH,1):EAX[7:0]; AMD 44, Hygon 32 when 0 */
+	unsigned width_offset; /* CPUID.(0FH,1):EAX[7:0] as reported */
+	bool width_vendor_default; /* offset 0 on AMD/Hygon: Linux's MBM_CNTR_WIDTH_OFFSET_* used */
+	unsigned rmid_bits; /* IA32_PQR_ASSOC RMID field: ceil(log2(1 + max_rmid)) (SDM 17.16.6) */
 	bool overflow_bit; /* CPUID.(0FH,1):EAX[8]: IA32_QM_CTR bit 61 */
 	bool occupancy, mbm_total, mbm_local; /* CPUID.(0FH,1):EDX[0..2] */
 	uint32_t other_resources; /* step 5: EDX bits beyond L3 */
+	/* Errata Linux applies (arch/x86/kernel/cpu/resctrl/core.c __check_quirks_intel):
+	 * Skylake-SP stepping <= 4 has CMT/MBM disabled (the events above are then
+	 * cleared; cpuid_* keep what CPUID said); Broadwell-EP and Skylake/Cascade
+	 * Lake-SP scale MBM counts of RMIDs above a threshold (monitor.c mbm_cf_table). */
+	bool mon_erratum_disabled;
+	bool cpuid_occupancy, cpuid_mbm_total, cpuid_mbm_local; /* CPUID.(0FH,1):EDX as read */
+	bool mbm_cf_quirk; /* the correction applies on this model */
+	uint32_t mbm_cf_rmid_threshold; /* correct RMIDs above this */
+	uint64_t mbm_cf; /* correction factor x 2^20 */
 	/* Allocation, informational (leaf 10H) */
 	bool pqe; /* CPUID.(07H,0):EBX[15] */
 	bool l3_cat, l2_cat, mba;
 	unsigned l3_cbm_len, l3_cos_max, l2_cbm_len, l2_cos_max, mba_max, mba_cos_max;
 	bool l3_cdp, mba_linear;
+	enum pmon_leaf_state leaf_10_1, leaf_10_2, leaf_10_3; /* the sub-leaves read */
 };
 
 enum pmon_tsc_source {
@@ -264,6 +293,23 @@ struct pmon_cpu_info {
  * Return: 0, or -EINVAL with a detail when @c lacks leaf 0 (nothing to decode).
  */
 PMON_API int pmon_cpu_decode(const struct pmon_cpuid *c, struct pmon_cpu_info *out);
+
+/**
+ * pmon_rdt_mbm_correct() - an MBM byte count of RMID @rmid with Linux's
+ * per-RMID correction factor applied where @r says the erratum applies
+ * (get_corrected_mbm_count(): (v * cf) >> 20 for RMIDs above the threshold);
+ * @bytes unchanged otherwise. Pure.
+ */
+PMON_API uint64_t pmon_rdt_mbm_correct(const struct pmon_rdt *r, unsigned rmid, uint64_t bytes);
+
+/**
+ * pmon_cpu_l3_ids() - the L3 cache each of @cpus shares, from sysfs
+ * (cpuN/cache/indexM with level 3: its id, else the first CPU of its
+ * shared_cpu_list). @sysfs_root: NULL for "/sys".
+ * @ids: n entries, -1 where unknown.
+ * Return: 0, or -ENOENT (detail) when no CPU lists an L3.
+ */
+PMON_API int pmon_cpu_l3_ids(const char *sysfs_root, const int *cpus, size_t n, int *ids);
 
 /* ---- names ------------------------------------------------------------ */
 

@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Errors of libpmon. Functions return 0 or a negative error: either a
- * negated errno value or a negated pmon code below. The library never prints;
+ * negated errno value or a negated pmon code below. Constructors (the
+ * functions that return a new object: pmon_X__new(), __open(), __start())
+ * return the object, or NULL with errno set to the same positive value, as
+ * libbpf 1.0 does; their objects are freed by the matching __free(),
+ * __close() or __remove(), which accept NULL. The library never prints;
  * it keeps a per-thread detail string (which file and line, which rule, which
  * sysfs knob) that the caller can show with pmon_errdetail().
  */

@@ -50,6 +50,11 @@ enum pmon_event_mod {
 	PMON_MOD_PINNED = 1 << 7, /* D */
 };
 
+/* The PMU type in config[63:32] of a PERF_TYPE_HARDWARE / HW_CACHE event
+ * (include/uapi/linux/perf_event.h PERF_PMU_TYPE_SHIFT): on hybrid parts,
+ * which core PMU counts it. */
+#define PMON_PMU_TYPE_SHIFT 32
+
 struct pmon_event_desc {
 	struct perf_event_attr attr;
 	char name[128]; /* display name (the text as typed, or name=) */
@@ -90,6 +95,16 @@ PMON_API void pmon_evlist__free(struct pmon_evlist *l);
  * a PMU this machine lacks). On error the list is unchanged.
  */
 PMON_API int pmon_evlist__add(struct pmon_evlist *l, const char *spec);
+/**
+ * pmon_evlist__next() - split an event list as pmon_evlist__add() does: a
+ * comma ends an event except inside a {group} or a PMU's /terms/. Start
+ * with *@pos NULL; each call copies the next event (or group) into @item
+ * and moves *@pos on.
+ * Return: 1, 0 after the last, or -PMON_ERRNO__EVENT_SYNTAX (an empty
+ * event as in "a,,b" or "a,", a brace unmatched, an event longer than
+ * @len - 1) with the detail set.
+ */
+PMON_API int pmon_evlist__next(const char *spec, const char **pos, char *item, size_t len);
 
 PMON_API size_t pmon_evlist__count(const struct pmon_evlist *l);
 /** The i-th event; NULL when out of range. Owned by the list. */
@@ -100,6 +115,15 @@ PMON_API const struct pmon_event_desc *pmon_evlist__event(const struct pmon_evli
  */
 PMON_API struct pmon_evlist *pmon_evlist__slice(const struct pmon_evlist *l, size_t first,
 						size_t n);
+/**
+ * pmon_evlist__tp_field() - where @field lies in the raw record
+ * (PERF_SAMPLE_RAW) of tracepoint @tp ("sched:sched_switch"), from its
+ * tracefs format file (mounted as pmon_evlist__add() does, and unmounted).
+ * Return: 0 with *@offset and *@size in bytes; -ENOENT (no such tracepoint
+ * or field; detail set), -EACCES, or -errno.
+ */
+PMON_API int pmon_evlist__tp_field(struct pmon_evlist *l, const char *tp, const char *field,
+				   unsigned *offset, unsigned *size);
 /** Make every event count user space only (exclude_kernel, exclude_hv). */
 PMON_API void pmon_evlist__set_user_only(struct pmon_evlist *l, size_t i);
 

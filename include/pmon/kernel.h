@@ -31,7 +31,8 @@ struct pmon_kernel_info {
 	int nmi_watchdog; /* /proc/sys/kernel/nmi_watchdog; -1 if absent */
 	struct pmon_pmu_desc pmus[PMON_MAX_PMUS];
 	size_t npmus;
-	char core_pmu[64]; /* "cpu", or "cpu_core" on hybrid parts; "" when none */
+	char core_pmu[64]; /* "cpu", or "cpu_core" on hybrid parts ("cpu_atom" if
+			    * only that one is there); "" when none */
 	int rdpmc_mode; /* core PMU's rdpmc file: 0 never, 1 mmapped events, 2 always; -1 absent */
 	bool has_sw_pmu; /* the "software" PMU exists */
 	bool has_tracepoints; /* the "tracepoint" PMU exists */
@@ -48,6 +49,11 @@ struct pmon_kernel_info {
 	bool resctrl_mounted; /* a resctrl file system is mounted */
 	char resctrl_path[256];
 	bool resctrl_l3_mon; /* <resctrl>/info/L3_MON exists */
+	/* Every core PMU with a readable type: "cpu", or on hybrid Intel parts
+	 * "cpu_core" and "cpu_atom" (Linux arch/x86/events/intel/core.c
+	 * intel_pmu_init() registers one per core type), in that order. */
+	struct pmon_pmu_desc core_pmus[4];
+	size_t ncore_pmus;
 };
 
 struct pmon_kernel_probe_opts {
@@ -66,6 +72,30 @@ struct pmon_kernel_probe_opts {
  */
 PMON_API int pmon_kernel_probe(const struct pmon_kernel_probe_opts *opts,
 			       struct pmon_kernel_info *out);
+
+/**
+ * pmon_kernel_core_pmus() - the core PMUs under @sysfs_root (NULL: "/sys"):
+ * "cpu", or "cpu_core" and "cpu_atom" on hybrid parts, with their
+ * perf_event_attr types. The one answer to "is there a core PMU" (built on
+ * pmon_kernel_probe(), without perf_event_open).
+ * @out: room for @max entries (4 is enough); may be NULL with @max 0.
+ * Return: how many there are (0: none), or a negative error.
+ */
+PMON_API int pmon_kernel_core_pmus(const char *sysfs_root, struct pmon_pmu_desc *out, size_t max);
+
+/**
+ * pmon_kernel_pmu_cpus() - the CPUs PMU @pmu counts on, from
+ * SYSFS/bus/event_source/devices/PMU/cpus (on hybrid parts cpu_core has the
+ * P-cores, cpu_atom the E-cores; perf opens each PMU's events on those CPUs
+ * only). @sysfs_root NULL: "/sys".
+ * Return: 0 with a malloc()ed list in *@cpus (the caller frees it) and its
+ * length in *@n; -ENOENT when the PMU has no cpus file (it counts on every
+ * CPU); -EINVAL for an unreadable list.
+ */
+PMON_API int pmon_kernel_pmu_cpus(const char *sysfs_root, const char *pmu, long **cpus, size_t *n);
+
+/** pmon_kernel_has_core_pmu() - pmon_kernel_core_pmus() > 0. */
+PMON_API bool pmon_kernel_has_core_pmu(const char *sysfs_root);
 
 #ifdef __cplusplus
 }

@@ -78,21 +78,66 @@ struct pmon_msr_write_rec {
 struct pmon_msr_counting;
 
 /**
+ * pmon_msr_pmc_written() - what a general-purpose counter @width bits wide
+ * holds after writing @value: through IA32_A_PMCx (@full_width, the alias
+ * that exists when IA32_PERF_CAPABILITIES[13] is set) the value itself; through
+ * IA32_PMCx only bits 31:0, sign-extended from bit 31 (SDM Vol. 3B 21.2.6).
+ */
+PMON_API uint64_t pmon_msr_pmc_written(uint64_t value, unsigned width, bool full_width);
+
+/**
  * pmon_msr_counting__start() - program architectural counters directly.
  * @ci:     the CPU (Intel architectural perfmon required).
  * @events: generic names with an architectural encoding (cycles,
  *          instructions, ref-cycles, branches, branch-misses, cache-references,
  *          cache-misses) or raw rNNNN event|umask<<8 values, with :u/:k.
  * @cpus, @ncpus: CPUs to program.
+ * ref-cycles goes on fixed counter 2 (TSC rate, as perf's), never on the GP
+ * encoding 3CH/01H (bus/crystal clock); other events on GP counters.
  * Saves every register it will touch, refuses (-EBUSY, detail names the
- * register and CPU) when a counter is already enabled by someone else or the
- * NMI watchdog holds one, then writes: GLOBAL_CTRL = 0, the counters = 0,
- * the event selects, GLOBAL_CTRL = the enable mask.
+ * register and CPU) when a counter it needs is already enabled by someone else
+ * (IA32_PERFEVTSELx.EN, an IA32_FIXED_CTR_CTRL enable: GLOBAL_CTRL bits alone
+ * count nothing and Linux leaves them all set) or the NMI watchdog holds one,
+ * then writes: GLOBAL_CTRL without ours, the counters = 0, the event selects
+ * and fixed control, GLOBAL_CTRL with ours. The restore puts counter values
+ * back through IA32_A_PMCx where full-width writes exist.
+ * Return: the programmed counters, or NULL with errno (EBUSY: a counter is
+ * in use) and the detail.
  */
-PMON_API int pmon_msr_counting__start(const char *device, const struct pmon_cpu_info *ci,
-				      const struct pmon_evlist *events, const int *cpus,
-				      size_t ncpus, bool nmi_watchdog,
-				      struct pmon_msr_counting **out);
+PMON_API struct pmon_msr_counting *pmon_msr_counting__start(const char *device,
+							    const struct pmon_cpu_info *ci,
+							    const struct pmon_evlist *events,
+							    const int *cpus, size_t ncpus,
+							    bool nmi_watchdog);
+/* Options of pmon_msr_counting__start_opts(); @sz = sizeof. */
+struct pmon_msr_counting_opts {
+	size_t sz;
+	/* A file kept while the counters are programmed: the writes that put
+	 * them back, and who wrote them. Written (0600, whole or absent) before
+	 * the first MSR write, removed by a successful restore. A file already
+	 * there refuses the start (-EBUSY): a pmon counting now, or one that
+	 * was killed and left the counters programmed (detail says which). */
+	const char *state_file;
+};
+
+/**
+ * pmon_msr_counting__start_opts() - pmon_msr_counting__start() with options
+ * (@opts may be NULL).
+ */
+PMON_API struct pmon_msr_counting *
+pmon_msr_counting__start_opts(const char *device, const struct pmon_cpu_info *ci,
+			      const struct pmon_evlist *events, const int *cpus, size_t ncpus,
+			      bool nmi_watchdog, const struct pmon_msr_counting_opts *opts);
+/**
+ * pmon_msr_state__restore() - replay a state file left by a pmon that was
+ * killed while it had counters programmed: every write, in order, to the
+ * device the file names; the file is removed when all succeeded. Refuses
+ * (-EBUSY) while the pmon that wrote it runs, and writes nothing from a file
+ * it cannot read whole (-EINVAL, detail: file and line).
+ * @writes: the writes (caller frees), also when one failed. Return: 0, -errno.
+ */
+PMON_API int pmon_msr_state__restore(const char *path, struct pmon_msr_write_rec **writes,
+				     size_t *n);
 /** Stop (GLOBAL_CTRL = 0) and read every counter, summed over the CPUs. */
 PMON_API int pmon_msr_counting__stop(struct pmon_msr_counting *m, uint64_t *values);
 /** Put back every register touched, in reverse order; safe to call twice. */

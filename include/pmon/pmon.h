@@ -16,6 +16,7 @@
 #include <pmon/kernel.h>
 #include <pmon/event.h>
 #include <pmon/counter.h>
+#include <pmon/monitor.h>
 #include <pmon/stats.h>
 #include <pmon/region.h>
 #include <pmon/bench.h>
@@ -23,6 +24,8 @@
 #include <pmon/rdt.h>
 #include <pmon/plot.h>
 #include <pmon/sample.h>
+#include <pmon/trace.h>
+#include <pmon/sim.h>
 
 #ifdef __cplusplus
 extern "C" {

@@ -70,13 +70,13 @@ struct pmon_rdt_group;
 
 /**
  * pmon_rdt_group__new() - create mon_groups/pmon-<pid>-<n> under @root.
- * Return: 0, -ENOSPC (no free RMID: num_rmids in use, say which), -EBUSY
- * (RMIDs in limbo), -errno.
+ * Return: the group, or NULL with errno: ENOSPC (no free RMID: num_rmids in
+ * use, say which), EBUSY (RMIDs in limbo), or another.
  */
-PMON_API int pmon_rdt_group__new(const char *root, struct pmon_rdt_group **out);
+PMON_API struct pmon_rdt_group *pmon_rdt_group__new(const char *root);
 /** pmon_rdt_group__root() - the root group (every task of the system); never
  * removed by pmon_rdt_group__remove(), which then only frees the handle. */
-PMON_API int pmon_rdt_group__root(const char *root, struct pmon_rdt_group **out);
+PMON_API struct pmon_rdt_group *pmon_rdt_group__root(const char *root);
 /** pmon_rdt_group__set_cpus() - monitor the CPUs of @list ("0-3,8") with the
  * group (its cpus_list file). */
 PMON_API int pmon_rdt_group__set_cpus(struct pmon_rdt_group *g, const char *list);
@@ -110,21 +110,52 @@ PMON_API uint64_t pmon_rdt_mbm_delta(uint64_t prev, uint64_t cur, unsigned width
 
 /**
  * pmon_rdt_msr__start() - monitor @cpus with RMID @rmid through MSRs: the RMID
- * is written into IA32_PQR_ASSOC of each CPU (CLOS kept). Refuses (-EBUSY)
- * while resctrl is mounted, as pqos does: the kernel owns the RMIDs then.
+ * is written into the RMID field of IA32_PQR_ASSOC of each CPU, ceil(log2(1 +
+ * CPUID.(0FH,0):EBX)) bits wide (SDM 17.16.6), the old RMID cleared, the CLOS
+ * kept. Refuses (-EBUSY) while resctrl is mounted, as pqos does: the kernel
+ * owns the RMIDs then; and (-EOPNOTSUPP) where Linux disables monitoring for
+ * an erratum (Skylake-SP stepping <= 4).
  * @device: as for pmon_msr_read(). @ci: CPUID facts (max RMID, events,
- * upscale, counter width).
+ * upscale, counter width, errata).
+ * @l3_ids: the L3 domain of each CPU (pmon_cpu_l3_ids()), or NULL for one
+ * domain; -1 entries join the first domain.
+ * Return: the monitor, or NULL with errno (EBUSY, EOPNOTSUPP as above).
  */
-PMON_API int pmon_rdt_msr__start(const char *device, const struct pmon_cpu_info *ci,
-				 const int *cpus, size_t ncpus, unsigned rmid, bool resctrl_mounted,
-				 struct pmon_rdt_msr **out);
+PMON_API struct pmon_rdt_msr *pmon_rdt_msr__start(const char *device,
+						  const struct pmon_cpu_info *ci, const int *cpus,
+						  size_t ncpus, const int *l3_ids, unsigned rmid,
+						  bool resctrl_mounted);
+/* Options of pmon_rdt_msr__start_opts(); @sz = sizeof. */
+struct pmon_rdt_msr_opts {
+	size_t sz;
+	/* A file kept while the registers are programmed: the writes that
+	 * put IA32_PQR_ASSOC and IA32_QM_EVTSEL back, and who wrote them, as
+	 * pmon_msr_counting_opts' state_file (pmon/msr.h): written (0600,
+	 * whole or absent) before the first MSR write, removed by a successful
+	 * restore, replayed by pmon_msr_state__restore(). A file already there
+	 * refuses the start (-EBUSY; the detail says whether a live pmon holds
+	 * it or a dead one left the registers programmed). */
+	const char *state_file;
+};
 /**
- * pmon_rdt_msr__read() - select each event for the RMID in IA32_QM_EVTSEL and
- * read IA32_QM_CTR (on the first CPU: RMIDs count per L3 domain). Occupancy
- * in bytes; bandwidth as bytes accumulated since start across wraps; the
- * Error (bit 63) and Unavailable (bit 62) bits become states.
+ * pmon_rdt_msr__start_opts() - pmon_rdt_msr__start() with options (@opts
+ * may be NULL).
  */
-PMON_API int pmon_rdt_msr__read(struct pmon_rdt_msr *m, struct pmon_rdt_domain *d);
+PMON_API struct pmon_rdt_msr *
+pmon_rdt_msr__start_opts(const char *device, const struct pmon_cpu_info *ci, const int *cpus,
+			 size_t ncpus, const int *l3_ids, unsigned rmid, bool resctrl_mounted,
+			 const struct pmon_rdt_msr_opts *opts);
+/**
+ * pmon_rdt_msr__read() - for each L3 domain, on one of its CPUs (IA32_QM_CTR
+ * reports the domain of the CPU that reads it, SDM 17.16.7): select each
+ * event for the RMID in IA32_QM_EVTSEL and read IA32_QM_CTR. One
+ * pmon_rdt_domain per domain ("mon_L3_NN", as resctrl names them).
+ * Occupancy in bytes; bandwidth as bytes accumulated since start across
+ * wraps of the enumerated counter width, with Linux's MBM correction factor
+ * where the erratum applies; the Error (bit 63) and Unavailable (bit 62) bits
+ * become states.
+ */
+PMON_API int pmon_rdt_msr__read(struct pmon_rdt_msr *m, struct pmon_rdt_reading *r);
 /** Put back IA32_PQR_ASSOC and IA32_QM_EVTSEL of every CPU; safe twice. */
 PMON_API int pmon_rdt_msr__restore(struct pmon_rdt_msr *m);
 PMON_API const struct pmon_msr_write_rec *pmon_rdt_msr__writes(const struct pmon_rdt_msr *m,

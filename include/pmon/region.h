@@ -9,7 +9,8 @@
  * Every pair records one sample: TSC ticks always, and the configured events
  * (rdpmc through the perf mmap page where the kernel allows it, else one
  * read() of a per-thread group). Each thread has its own storage: no locks
- * on the hot path. The cost of an empty pair is measured at set-up and
+ * on the hot path; a thread's storage is folded into per-region totals and
+ * freed when it exits. The cost of an empty pair is measured at set-up and
  * subtracted; the report gives per region and metric the count, exact sums,
  * and the distribution (min, median, mode, mean, stddev, p5/p95, MAD) after
  * culling anomalous samples, and says how each value was read.
@@ -18,7 +19,9 @@
  * the environment: PMON_EVENTS (event list, perf syntax), PMON_OUTPUT (report
  * file, appended; default standard error), PMON_FORMAT (table, csv, json),
  * PMON_FENCE (rdtscp, lfence, cpuid, none), PMON_WARMUP (pairs per region and
- * thread left out first); the report is then written at exit. `pmon stat --regions -e ... -- ./app` sets these for the app.
+ * thread left out first); the report is then written at exit, and problems
+ * with these variables are said once on standard error (see
+ * pmon_region_init()). `pmon stat --regions -e ... -- ./app` sets these.
  */
 #ifndef PMON_REGION_H
 #define PMON_REGION_H
@@ -34,8 +37,10 @@
 extern "C" {
 #endif
 
-#define PMON_REGION_MAX 256 /* region ids 0 .. PMON_REGION_MAX - 1 */
-#define PMON_REGION_MAX_EVENTS 16 /* events read per pair */
+/* Region ids 0 .. PMON_REGION_MAX - 1 are accepted by this and every later
+ * libpmon; pmon_region_max() gives the running library's limit, which may be
+ * higher. Nothing compiled from this header depends on the value. */
+#define PMON_REGION_MAX 256
 
 /* How the TSC is read (the seeds' CPUID/serialization discussion). */
 enum pmon_fence {
@@ -71,13 +76,30 @@ struct pmon_region_opts {
  *
  * Opens the events for the calling thread, measures the overhead of an
  * empty pair, and registers the exit report if asked. Other threads open
- * their events on their first begin. Calling it twice is an error.
+ * their events on their first begin. Calling it twice is an error. A call
+ * that fails leaves nothing set up: a later call with other options starts
+ * afresh. Nothing is printed: errors are returned.
+ *
+ * Without it, the first pmon_region_begin() sets regions up from the
+ * environment. That set-up has no caller to return an error to, so each
+ * problem (an unknown or unopenable event in PMON_EVENTS, an unwritable
+ * PMON_OUTPUT, a bad PMON_FORMAT, PMON_FENCE or PMON_WARMUP) is said once on
+ * standard error as "pmon: regions: ...; what is done instead", and the set-up
+ * goes on with what works: the TSC at least, the report on standard error.
+ *
+ * After fork() the child starts with no samples and opens its own counters
+ * on its first begin; the settings and the measured overhead are kept.
  * Return: 0, or a negative error (pmon_errdetail() names the event or value).
  */
 PMON_API int pmon_region_init(const struct pmon_region_opts *opts);
 
+/** pmon_region_max() - the number of region ids this libpmon accepts
+ * (ids 0 .. pmon_region_max() - 1; at least PMON_REGION_MAX). */
+PMON_API unsigned pmon_region_max(void);
+
 /** pmon_region_id() - the id of region @name, assigning one on first use
- * (thread safe, takes a lock: cache it). Return: id, or -ENOSPC. */
+ * (thread safe, takes a lock: cache it, as PMON_REGION_BEGIN() does).
+ * Return: id, -ENOSPC when every id is taken, -EINVAL for NULL. */
 PMON_API int pmon_region_id(const char *name);
 
 /** pmon_region_name() - name region @id (for reports). Return: 0 or -EINVAL. */
@@ -113,29 +135,36 @@ struct pmon_sweep_opts {
 PMON_API int pmon_region_sweep(const struct pmon_sweep_opts *opts, void (*fn)(void *arg), void *arg,
 			       FILE *f, enum pmon_report_format fmt);
 
-/* ---- the hot path ------------------------------------------------------ */
+/* ---- the hot path: private, not part of the API or ABI ----------------
+ * Everything below named pmon__ is the library's business: it may change in
+ * any release and is not documented. Programs compiled against this header
+ * depend only on the first fields of struct pmon__rthread, which every
+ * libpmon keeps, and take the number of ids, the size of a slot and the
+ * number of events from the running library at their first begin: a
+ * library built with other limits does not break compiled programs. */
 
 struct pmon__rslot {
-	uint64_t t0;
-	uint64_t v0[PMON_REGION_MAX_EVENTS];
-	int open; /* begin seen, end not yet */
+	uint64_t t0; /* TSC at begin */
+	uint64_t open; /* begin seen, end not yet */
+	uint64_t v0[]; /* the events at begin: the library's nev of them */
 };
 
 struct pmon__rthread {
-	unsigned nev;
-	enum pmon_fence fence;
-	struct pmon__rslot slot[PMON_REGION_MAX + 1]; /* the last: overhead measurement */
-	/* private fields follow in the library's allocation */
+	unsigned char *slot; /* slot of id i at slot + i * stride */
+	uint32_t stride; /* bytes from one slot to the next */
+	uint32_t nslot; /* ids accepted: 0 .. nslot - 1 (the last is the library's own) */
+	uint32_t nev; /* events read per pair on this thread */
+	uint32_t fence; /* enum pmon_fence, resolved (never AUTO) */
+	/* the library's private fields follow in its allocation */
 };
 
 extern PMON_API __thread struct pmon__rthread *pmon__rt __attribute__((tls_model("initial-exec")));
 
 PMON_API struct pmon__rthread *pmon__region_thread(void);
 PMON_API void pmon__region_read(struct pmon__rthread *t, uint64_t *v);
-PMON_API void pmon__region_record(struct pmon__rthread *t, unsigned id, uint64_t t1,
-				  const uint64_t *v1);
+PMON_API void pmon__region_end(struct pmon__rthread *t, unsigned id, uint64_t t1);
 
-static inline uint64_t pmon__tsc_begin(enum pmon_fence f)
+static inline uint64_t pmon__tsc_begin(uint32_t f)
 {
 	uint64_t t;
 
@@ -153,7 +182,7 @@ static inline uint64_t pmon__tsc_begin(enum pmon_fence f)
 	}
 }
 
-static inline uint64_t pmon__tsc_end(enum pmon_fence f)
+static inline uint64_t pmon__tsc_end(uint32_t f)
 {
 	uint64_t t;
 
@@ -175,41 +204,28 @@ static inline uint64_t pmon__tsc_end(enum pmon_fence f)
 	}
 }
 
-/* The pair itself, shared by the public calls and the overhead measurement
- * so that what is subtracted is exactly what is added. */
-static inline void pmon__region_begin_on(struct pmon__rthread *t, unsigned id)
-{
-	/* Events first, the TSC last: the TSC interval excludes the event read. */
-	if (t->nev)
-		pmon__region_read(t, t->slot[id].v0);
-	t->slot[id].open = 1;
-	t->slot[id].t0 = pmon__tsc_begin(t->fence);
-}
-
-static inline void pmon__region_end_on(struct pmon__rthread *t, unsigned id)
-{
-	uint64_t t1, v1[PMON_REGION_MAX_EVENTS];
-
-	t1 = pmon__tsc_end(t->fence); /* the TSC first, then the events */
-	if (t->nev)
-		pmon__region_read(t, v1);
-	pmon__region_record(t, id, t1, v1);
-}
-
-/** pmon_region_begin() - start region @id (< PMON_REGION_MAX) on this thread. */
+/** pmon_region_begin() - start region @id on this thread. Ids the library
+ * does not accept (>= pmon_region_max()) are ignored. Not async-signal safe. */
 static inline void pmon_region_begin(unsigned id)
 {
 	struct pmon__rthread *t = pmon__rt;
+	struct pmon__rslot *s;
 
 	if (__builtin_expect(!t, 0)) {
 		t = pmon__region_thread();
 		if (!t)
 			return;
 	}
-	/* id PMON_REGION_MAX is the library's own (the overhead measurement):
-	 * accepted, never reported. */
-	if (__builtin_expect(id <= PMON_REGION_MAX, 1))
-		pmon__region_begin_on(t, id);
+	/* id nslot - 1 is the library's own (the overhead measurement takes
+	 * this very path): accepted, never reported. */
+	if (__builtin_expect(id >= t->nslot, 0))
+		return;
+	s = (struct pmon__rslot *)(void *)(t->slot + (size_t)id * t->stride);
+	/* Events first, the TSC last: the TSC interval excludes the event read. */
+	if (t->nev)
+		pmon__region_read(t, s->v0);
+	s->open = 1;
+	s->t0 = pmon__tsc_begin(t->fence);
 }
 
 /** pmon_region_end() - end region @id and record the sample. */
@@ -217,16 +233,24 @@ static inline void pmon_region_end(unsigned id)
 {
 	struct pmon__rthread *t = pmon__rt;
 
-	if (__builtin_expect(t != NULL && id <= PMON_REGION_MAX, 1))
-		pmon__region_end_on(t, id);
+	/* The TSC first; the library then reads the events and records. */
+	if (__builtin_expect(t != NULL && id < t->nslot, 1))
+		pmon__region_end(t, id, pmon__tsc_end(t->fence));
 }
 
+/* The id of a call site's region, looked up once. Several threads may race
+ * to fill the cache: each stores the same value (pmon_region_id() returns
+ * one id per name), so relaxed atomics suffice; a failure (-ENOSPC) is
+ * cached too, and makes begin and end ignore the site. */
 #define PMON__REGION_ID(name)                                                                      \
 	({                                                                                         \
 		static int pmon__id_ = -1;                                                         \
-		if (__builtin_expect(pmon__id_ < 0, 0))                                            \
-			pmon__id_ = pmon_region_id(name);                                          \
-		(unsigned)pmon__id_;                                                               \
+		int pmon__i_ = __atomic_load_n(&pmon__id_, __ATOMIC_RELAXED);                      \
+		if (__builtin_expect(pmon__i_ == -1, 0)) {                                         \
+			pmon__i_ = pmon_region_id(name);                                           \
+			__atomic_store_n(&pmon__id_, pmon__i_, __ATOMIC_RELAXED);                  \
+		}                                                                                  \
+		(unsigned)pmon__i_;                                                                \
 	})
 
 /* By name; the id is looked up once per call site. */

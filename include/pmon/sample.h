@@ -32,6 +32,18 @@ struct pmon_sample_opts {
 	 * the kernel frames only. */
 	unsigned stack_user;
 	unsigned pages; /* ring pages per CPU, a power of two (default 64) */
+	/* More PERF_SAMPLE_* fields in each sample (PERF_SAMPLE_RAW for a
+	 * tracepoint's fields, PERF_SAMPLE_ADDR for a fault's address). */
+	uint64_t sample_type_extra;
+	/* Stamp records with this POSIX clock (attr.use_clockid, Linux 4.1+),
+	 * e.g. CLOCK_MONOTONIC to line them up with user-space timestamps. */
+	bool use_clockid;
+	int clockid;
+	/* PERF_RECORD_SWITCH side-band records: the target's threads switching
+	 * in and out (attr.context_switch, Linux 4.3+). */
+	bool context_switch;
+	/* No MMAP2/COMM/FORK/EXIT side-band records. */
+	bool no_side_band;
 };
 
 struct pmon_sampler;
@@ -44,10 +56,11 @@ struct pmon_sampler;
  * (identifier, ip, pid/tid, time, cpu, period, callchain), MMAP2, COMM,
  * FORK, EXIT, LOST, THROTTLE; a sample's identifier names its event
  * (pmon_sampler__ids()).
- * Return: 0, or -errno with the event and reason in the detail.
+ * Return: the sampler, or NULL with errno, the event and reason in the detail.
  */
-PMON_API int pmon_sampler__open(const struct pmon_evlist *events, const struct pmon_target *target,
-				const struct pmon_sample_opts *opts, struct pmon_sampler **out);
+PMON_API struct pmon_sampler *pmon_sampler__open(const struct pmon_evlist *events,
+						 const struct pmon_target *target,
+						 const struct pmon_sample_opts *opts);
 PMON_API int pmon_sampler__enable(struct pmon_sampler *s);
 PMON_API int pmon_sampler__disable(struct pmon_sampler *s);
 /** Wait up to @timeout_ms for data. Return: > 0 data ready, 0 timeout, -errno. */
@@ -67,6 +80,59 @@ PMON_API size_t pmon_sampler__ids(const struct pmon_sampler *s, size_t i, const 
 PMON_API uint64_t pmon_sampler__regs_user(const struct pmon_sampler *s);
 PMON_API void pmon_sampler__close(struct pmon_sampler *s);
 
+/* ---- one PERF_RECORD_SAMPLE, decoded ------------------------------------ */
+
+/*
+ * The fields of one sample record, as the attr's sample_type lays them out
+ * (Linux include/uapi/linux/perf_event.h, "PERF_RECORD_SAMPLE"; filled by
+ * the kernel's perf_output_sample()). A field the sample_type lacks is 0.
+ * Pointers point into the record (no alignment promised: read the chain
+ * with pmon_sample__chain()).
+ */
+struct pmon_sample {
+	uint64_t id; /* PERF_SAMPLE_IDENTIFIER, else PERF_SAMPLE_ID */
+	uint64_t ip;
+	uint32_t pid, tid;
+	uint64_t time;
+	uint64_t addr;
+	uint64_t stream_id;
+	uint32_t cpu;
+	uint64_t period;
+	uint64_t nr; /* call chain entries (context markers included) */
+	const uint8_t *chain; /* nr u64s, leaf first */
+	uint64_t abi; /* PERF_SAMPLE_REGS_ABI_*; 0: no registers follow */
+	uint64_t nregs; /* popcount(regs_user) when abi != 0 */
+	const uint8_t *regs; /* nregs u64s, ascending register index */
+	uint64_t stack_size; /* bytes copied (0: none) */
+	uint64_t stack_dyn; /* of them, bytes that held stack (<= stack_size) */
+	const uint8_t *stack;
+	const uint8_t *raw; /* PERF_SAMPLE_RAW: a tracepoint's record, raw_size bytes */
+	uint32_t raw_size;
+};
+
+/**
+ * pmon_sample__parse() - decode the PERF_RECORD_SAMPLE at @rec (@len bytes,
+ * its perf_event_header included) for an attr with @sample_type and
+ * @regs_user (sample_regs_user, for PERF_SAMPLE_REGS_USER). Every length
+ * is checked against the record without overflow, however large the
+ * values it holds. Fields after PERF_SAMPLE_STACK_USER are not decoded.
+ * Return: 0; -EINVAL (a field runs past the record, or it is not a
+ * sample), -ENOTSUP (@sample_type has PERF_SAMPLE_READ or
+ * PERF_SAMPLE_BRANCH_STACK, whose sizes depend on more of the attr).
+ * Thread-safe: touches only @out.
+ */
+PMON_API int pmon_sample__parse(const void *rec, size_t len, uint64_t sample_type,
+				uint64_t regs_user, struct pmon_sample *out);
+
+/** Entry @i (< s->nr) of a parsed sample's call chain. */
+static inline uint64_t pmon_sample__chain(const struct pmon_sample *s, uint64_t i)
+{
+	uint64_t v;
+
+	__builtin_memcpy(&v, s->chain + 8 * i, 8);
+	return v;
+}
+
 /* ---- the recording file ----------------------------------------------- */
 
 struct pmon_data_header {
@@ -80,9 +146,15 @@ struct pmon_data_header {
 
 struct pmon_data_writer;
 
-/** Create @path and write its header. Return: 0 or -errno (detail names the file). */
-PMON_API int pmon_data_writer__open(const char *path, const struct pmon_data_header *h,
-				    struct pmon_data_writer **out);
+/**
+ * pmon_data_writer__open() - create @path (mode 0600: a recording holds
+ * kernel addresses and, with DWARF call graphs, raw stack bytes) and write
+ * its header. An existing regular file at @path is kept as @path.old, as
+ * perf does, until pmon_data_writer__abandon() puts it back.
+ * Return: the writer, or NULL with errno (detail names the file).
+ */
+PMON_API struct pmon_data_writer *pmon_data_writer__open(const char *path,
+							 const struct pmon_data_header *h);
 /** Add a record; a chunk is written whenever 256 KiB are buffered. */
 PMON_API int pmon_data_writer__add(struct pmon_data_writer *w, const void *rec, size_t len);
 /**
@@ -106,6 +178,11 @@ PMON_API int pmon_data_writer__add_event(struct pmon_data_writer *w, unsigned in
 PMON_API int pmon_data_writer__flush(struct pmon_data_writer *w);
 /** Flush, close; Return: 0 or -errno. Frees @w. */
 PMON_API int pmon_data_writer__close(struct pmon_data_writer *w);
+/**
+ * pmon_data_writer__abandon() - nothing was recorded (the command could not
+ * be started): remove the new file, put a kept @path.old back. Frees @w.
+ */
+PMON_API void pmon_data_writer__abandon(struct pmon_data_writer *w);
 
 /* ---- reports ------------------------------------------------------------ */
 
@@ -123,6 +200,9 @@ struct pmon_report_opts {
 	/* Stacks get a frame for each function inlined at an address (from the
 	 * DWARF scopes; costs a lookup per distinct address), as perf's --inline. */
 	bool inlines;
+	/* The entries alone: no call stacks are collected (->stacks stays
+	 * empty), which saves the memory and time of the distinct chains. */
+	bool no_stacks;
 };
 
 /* One sampled event of a recording. */
@@ -159,7 +239,9 @@ struct pmon_report {
 	struct pmon_report_entry *e;
 	size_t n;
 	uint64_t samples, lost, period;
-	bool truncated; /* the file ended inside a chunk or a chunk failed its CRC */
+	/* Chunks were damaged (a torn or flipped middle chunk, a cut tail): the
+	 * reader skipped to the next valid chunk; ->warning says what. */
+	bool truncated;
 	bool callchains; /* the samples carry call chains (recorded with -g) */
 	char warning[256];
 	/* Files whose build id differs from the recording's, with no debuginfo
@@ -173,12 +255,17 @@ struct pmon_report {
 	size_t nframes;
 	struct pmon_report_stack *stacks;
 	size_t nstacks;
+	/* What a damaged file lost: chunks (or damaged stretches) skipped, their
+	 * bytes, and the samples they held, estimated from the good chunks'
+	 * samples per byte. */
+	uint64_t damaged_chunks, damaged_bytes, damaged_samples;
 };
 
 /**
  * pmon_report_read() - read a recording, symbolize every address once per
  * unique address (elfutils), aggregate by @opts->sort (NULL: by symbol),
- * most samples first, and collect the distinct call stacks. A file whose
+ * most events represented (period) first, then most samples, as perf
+ * orders them, and collect the distinct call stacks. A file whose
  * build id is not the recorded one is symbolized from debuginfo with the
  * recorded build id, or not at all (->stale says so).
  * A damaged or truncated tail is reported in ->warning, not an error.

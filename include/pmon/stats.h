@@ -14,7 +14,11 @@
 extern "C" {
 #endif
 
+/* An output that may grow: the caller sets sz to sizeof(struct pmon_summary)
+ * as it knows it, and the library fills that much (fields added later go
+ * at the end). */
 struct pmon_summary {
+	size_t sz; /* set by the caller: sizeof(struct pmon_summary) */
 	size_t n; /* samples given */
 	size_t culled; /* samples removed as anomalous */
 	double median; /* of all samples */
@@ -30,10 +34,12 @@ struct pmon_summary {
 /**
  * pmon_summarize() - summarize @n samples.
  * @v:      the samples; not modified.
+ * @out:    ->sz set by the caller (at least the size of this first version);
+ *          the rest is written.
  * @cull_k: cull samples farther than cull_k * MAD from the median; 0 keeps
  *          all. Where MAD = 0 the mean absolute deviation is the scale; where
  *          that is 0 too (all samples equal) nothing is culled.
- * Return: 0, -EINVAL for @n = 0, -ENOMEM.
+ * Return: 0, -EINVAL for @n = 0 or an unknown ->sz, -ENOMEM. Thread safe.
  */
 PMON_API int pmon_summarize(const double *v, size_t n, double cull_k, struct pmon_summary *out);
 

@@ -2,7 +2,9 @@
 /*
  * Timers (pmon/clock.h): TSC calibration against CLOCK_MONOTONIC_RAW for
  * machines whose CPUID enumerates no TSC frequency (this project's VMs), the
- * POSIX clocks with their resolution, and the kernel's clocksource.
+ * POSIX clocks with their resolution, the kernel's clocksource, and the
+ * perf mmap page's TSC conversion (the trace's perf-clock time base, and
+ * the self-read's time_enabled extension in lib/counter/self.c).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -10,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <linux/perf_event.h>
 
 #include "internal.h"
 #include <pmon/arch.h>
@@ -129,4 +132,76 @@ int pmon_tsc_calibrate(unsigned ms, uint64_t *hz, uint32_t *spread_ppm)
 		*spread_ppm =
 			*hz ? (uint32_t)((double)(f[WINDOWS - 1] - f[0]) * 1e6 / (double)*hz) : 0;
 	return 0;
+}
+
+/* ---- the perf mmap page's TSC conversion --------------------------------- */
+
+#define barrier() __asm__ __volatile__("" ::: "memory")
+
+unsigned pmon_perf_tsc__read(const volatile struct perf_event_mmap_page *pc,
+			     uint64_t (*rdtsc)(void), struct pmon_perf_tsc *out, uint64_t *tsc)
+{
+	unsigned retries = 0;
+	uint32_t seq;
+	uint64_t t;
+
+	/* include/uapi/linux/perf_event.h: "do { seq = pc->lock; barrier();
+	 * ... barrier(); } while (pc->lock != seq);" -- the kernel bumps lock
+	 * before and after it rewrites the page (perf_event_update_userpage()). */
+	for (;; retries++) {
+		seq = pc->lock;
+		barrier();
+		out->cap_time = pc->cap_user_time;
+		out->cap_time_zero = pc->cap_user_time_zero;
+		out->cap_time_short = pc->cap_user_time_short;
+		out->mult = pc->time_mult;
+		out->shift = pc->time_shift;
+		out->offset = pc->time_offset;
+		out->zero = pc->time_zero;
+		out->cycles = pc->time_cycles;
+		out->mask = pc->time_mask;
+		t = rdtsc ? rdtsc() : pmon_rdtsc();
+		barrier();
+		if (pc->lock == seq)
+			break;
+	}
+	if (tsc)
+		*tsc = t;
+	return retries;
+}
+
+uint64_t pmon_perf_tsc__scale(const struct pmon_perf_tsc *c, uint64_t cyc)
+{
+	/* The uapi's "quot * time_mult + ((rem * time_mult) >> time_shift)"
+	 * with quot = cyc >> shift, rem the low bits: equal to the 128-bit
+	 * product shifted, as quot * mult << shift has no bits below shift. */
+	if (c->cap_time_short)
+		cyc = c->cycles + ((cyc - c->cycles) & c->mask);
+	return (uint64_t)(((unsigned __int128)cyc * c->mult) >> (c->shift & 63));
+}
+
+uint64_t pmon_perf_tsc__to_ns(const struct pmon_perf_tsc *c, uint64_t cyc)
+{
+	return c->zero + pmon_perf_tsc__scale(c, cyc);
+}
+
+enum pmon_timebase pmon_perf_tsc__timebase(const struct pmon_perf_tsc *c, const char **why)
+{
+	const char *no = NULL;
+
+	if (!c->cap_time_zero)
+		no = c->cap_time
+			? "the perf mmap page offers cap_user_time but no "
+			  "cap_user_time_zero"
+			: "the perf mmap page offers no TSC conversion (cap_user_time_zero "
+			  "0: the TSC is not a stable sched_clock here)";
+	else if (!c->mult)
+		no = "the perf mmap page's time_mult is 0";
+	else if (c->shift > 63)
+		no = "the perf mmap page's time_shift is out of range";
+	else if (c->cap_time_short && !c->mask)
+		no = "the perf mmap page's time_mask is 0";
+	if (why)
+		*why = no;
+	return no ? PMON_TIMEBASE_MONO : PMON_TIMEBASE_PERF;
 }

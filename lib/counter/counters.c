@@ -6,8 +6,10 @@
  */
 #define _GNU_SOURCE
 #include <ctype.h>
+#include <stddef.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +20,7 @@
 
 #include "internal.h"
 #include <pmon/counter.h>
+#include <pmon/kernel.h>
 
 struct unit {
 	int cpu;
@@ -25,6 +28,7 @@ struct unit {
 };
 
 struct evstate {
+	double scale; /* the event's unit scale (looked up once: every read uses it) */
 	int err; /* first refusal on any unit */
 	int opened; /* units it opened on */
 	bool user_only;
@@ -41,17 +45,64 @@ struct pmon_counters {
 	struct evstate *st;
 	uint64_t *buf;
 	size_t buflen;
+	double *sum; /* [e]: scaled sums of a read, sized once (no malloc per read) */
+	/* Per event: the CPUs its PMU counts on (a hybrid part's cpu_core or
+	 * cpu_atom); NULL: every CPU. */
+	long **pmu_cpus;
+	size_t *npmu_cpus;
+	int cgroup_fd; /* the target's cgroup directory while opening, or -1 */
 };
 
-static int perf_open(struct perf_event_attr *a, pid_t pid, int cpu, int group)
+/* Whether event @e may open on @cpu: perf opens a hybrid PMU's events only
+ * on that PMU's CPUs (evsel->pmu->cpus); on the others they would fail, or
+ * count nothing, and their time would be "scaled" as if multiplexed. */
+static bool pmu_counts_on(const struct pmon_counters *c, size_t e, int cpu)
 {
-	return (int)syscall(SYS_perf_event_open, a, pid, cpu, group, PERF_FLAG_FD_CLOEXEC);
+	if (cpu < 0 || !c->pmu_cpus[e])
+		return true;
+	for (size_t i = 0; i < c->npmu_cpus[e]; i++)
+		if (c->pmu_cpus[e][i] == cpu)
+			return true;
+	return false;
+}
+
+static int load_pmu_cpus(struct pmon_counters *c)
+{
+	c->pmu_cpus = calloc(c->nev, sizeof(*c->pmu_cpus));
+	c->npmu_cpus = calloc(c->nev, sizeof(*c->npmu_cpus));
+	if (!c->pmu_cpus || !c->npmu_cpus)
+		return -ENOMEM;
+	for (size_t e = 0; e < c->nev; e++) {
+		const char *pmu = pmon_evlist__event(c->list, e)->pmu;
+		if (strncmp(pmu, "cpu_", 4))
+			continue; /* only the hybrid core PMUs are limited to some CPUs */
+		int err = pmon_kernel_pmu_cpus(NULL, pmu, &c->pmu_cpus[e], &c->npmu_cpus[e]);
+		if (err == -ENOMEM)
+			return err;
+	}
+	return 0;
+}
+
+int pmon_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd,
+			 unsigned long flags, bool user_fallback)
+{
+	int fd = (int)syscall(SYS_perf_event_open, attr, pid, cpu, group_fd,
+			      flags | PERF_FLAG_FD_CLOEXEC);
+
+	if (fd < 0 && (errno == EACCES || errno == EPERM) && user_fallback &&
+	    !attr->exclude_kernel) {
+		/* perf_event_paranoid >= 2 allows user-space counting only. */
+		attr->exclude_kernel = 1;
+		attr->exclude_hv = 1;
+		fd = (int)syscall(SYS_perf_event_open, attr, pid, cpu, group_fd,
+				  flags | PERF_FLAG_FD_CLOEXEC);
+	}
+	return fd;
 }
 
 static bool core_pmu_present(void)
 {
-	return access("/sys/bus/event_source/devices/cpu/type", F_OK) == 0 ||
-		access("/sys/bus/event_source/devices/cpu_core/type", F_OK) == 0;
+	return pmon_kernel_has_core_pmu(NULL);
 }
 
 static int paranoid(void)
@@ -64,7 +115,7 @@ static int paranoid(void)
 static void set_reason(struct evstate *st, const struct pmon_event_desc *d, int err)
 {
 	const char *hw = d->needs_core_pmu && !core_pmu_present()
-		? "this machine exposes no hardware PMU (see 'pmon info')"
+		? "this machine exposes no hardware PMU"
 		: NULL;
 
 	switch (-err) {
@@ -140,6 +191,42 @@ static int list_threads(pid_t pid, pid_t **out, size_t *n)
 	return 0;
 }
 
+/* Every thread of every process of @pids, in order. */
+static int list_processes(const pid_t *pids, size_t npids, pid_t **out, size_t *n)
+{
+	pid_t *all = NULL;
+	size_t nall = 0;
+
+	for (size_t i = 0; i < npids; i++) {
+		pid_t *t = NULL, *na;
+		size_t nt = 0;
+		int err = pids[i] > 0
+			? list_threads(pids[i], &t, &nt)
+			: pmon__err(-ESRCH, "process %d does not exist", (int)pids[i]);
+		if (err) {
+			free(all);
+			return err;
+		}
+		if (!nt) { /* a process that has just ended */
+			free(t);
+			continue;
+		}
+		na = realloc(all, (nall + nt) * sizeof(*all));
+		if (!na) {
+			free(t);
+			free(all);
+			return -ENOMEM;
+		}
+		all = na;
+		memcpy(all + nall, t, nt * sizeof(*t));
+		nall += nt;
+		free(t);
+	}
+	*out = all;
+	*n = nall;
+	return 0;
+}
+
 static int online_cpus(int **out, size_t *n)
 {
 	char buf[4096];
@@ -178,40 +265,66 @@ static int online_cpus(int **out, size_t *n)
 	return 0;
 }
 
+int pmon_target__threads(const struct pmon_target *t, pid_t **out, size_t *n)
+{
+	pid_t *tids;
+
+	*out = NULL;
+	*n = 0;
+	if (t->tids && t->ntids) {
+		for (size_t i = 0; i < t->ntids; i++) {
+			char path[64];
+			pmon__fmt(path, sizeof(path), "/proc/%d", (int)t->tids[i]);
+			if (t->tids[i] <= 0 || access(path, F_OK))
+				return pmon__err(-ESRCH, "thread %d does not exist",
+						 (int)t->tids[i]);
+		}
+		tids = malloc(t->ntids * sizeof(*tids));
+		if (!tids)
+			return -ENOMEM;
+		memcpy(tids, t->tids, t->ntids * sizeof(*tids));
+		*out = tids;
+		*n = t->ntids;
+		return 0;
+	}
+	if (t->sz >= offsetof(struct pmon_target, npids) + sizeof(t->npids) && t->pids && t->npids)
+		return list_processes(t->pids, t->npids, out, n);
+	if (t->pid > 0 && !t->enable_on_exec && !t->system_wide)
+		return list_threads(t->pid, out, n);
+	tids = malloc(sizeof(*tids));
+	if (!tids)
+		return -ENOMEM;
+	/* A child started on exec (its threads are inherited), the caller, or
+	 * every task (-1) */
+	tids[0] = t->system_wide ? -1 : t->pid > 0 ? t->pid : 0;
+	*out = tids;
+	*n = 1;
+	return 0;
+}
+
 static int build_units(struct pmon_counters *c, const struct pmon_target *t)
 {
-	pid_t *tids = NULL, one[1];
+	pid_t *tids = NULL;
 	size_t ntids = 0, ncpus = 0;
 	int *cpus = NULL, any[1] = { -1 }, err;
-	bool own_tids = false, own_cpus = false;
+	bool own_tids = true, own_cpus = false;
 
-	if (t->tids && t->ntids) {
-		tids = (pid_t *)t->tids;
-		ntids = t->ntids;
-		for (size_t i = 0; i < ntids; i++) {
-			char path[64];
-			pmon__fmt(path, sizeof(path), "/proc/%d", (int)tids[i]);
-			if (tids[i] <= 0 || access(path, F_OK))
-				return pmon__err(-ESRCH, "thread %d does not exist", (int)tids[i]);
-		}
-	} else if (t->system_wide) {
-		one[0] = -1;
-		tids = one;
+	if (c->cgroup_fd >= 0) {
+		/* cgroup mode: pid is the cgroup, on every CPU */
+		tids = malloc(sizeof(*tids));
+		if (!tids)
+			return -ENOMEM;
+		tids[0] = -1;
 		ntids = 1;
-	} else if (t->pid > 0 && !t->enable_on_exec) {
-		err = list_threads(t->pid, &tids, &ntids);
+	} else {
+		err = pmon_target__threads(t, &tids, &ntids);
 		if (err)
 			return err;
-		own_tids = true;
-	} else {
-		one[0] = t->pid > 0 ? t->pid : 0;
-		tids = one;
-		ntids = 1;
 	}
 	if (t->cpus && t->ncpus) {
 		cpus = (int *)t->cpus;
 		ncpus = t->ncpus;
-	} else if (t->system_wide) {
+	} else if (t->system_wide || c->cgroup_fd >= 0) {
 		err = online_cpus(&cpus, &ncpus);
 		if (err)
 			goto out;
@@ -238,6 +351,8 @@ void pmon_counters__close(struct pmon_counters *c)
 {
 	if (!c)
 		return;
+	if (c->cgroup_fd >= 0)
+		close(c->cgroup_fd);
 	for (size_t i = 0; c->fd && i < c->nunits * c->nev; i++)
 		if (c->fd[i] >= 0)
 			close(c->fd[i]);
@@ -247,6 +362,11 @@ void pmon_counters__close(struct pmon_counters *c)
 	free(c->leader);
 	free(c->st);
 	free(c->buf);
+	free(c->sum);
+	for (size_t e = 0; c->pmu_cpus && e < c->nev; e++)
+		free(c->pmu_cpus[e]);
+	free(c->pmu_cpus);
+	free(c->npmu_cpus);
 	free(c);
 }
 
@@ -265,6 +385,8 @@ static int open_one(struct pmon_counters *c, size_t u, size_t e, const struct pm
 		}
 	}
 	c->leader[base + e] = lead < 0 ? (int)e : lead;
+	if (!pmu_counts_on(c, e, c->units[u].cpu))
+		return 0; /* not this PMU's CPU: no counter, no refusal */
 	a.size = sizeof(a);
 	a.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING |
 		PERF_FORMAT_ID | PERF_FORMAT_GROUP;
@@ -273,17 +395,18 @@ static int open_one(struct pmon_counters *c, size_t u, size_t e, const struct pm
 	 * scheduled until the group is next switched in, so it would miss
 	 * counts. The whole group is enabled once every member exists. */
 	a.disabled = lead < 0;
-	a.enable_on_exec = lead < 0 && t->enable_on_exec;
+	/* enable_on_exec fires for the events of the task that calls exec
+	 * (perf_event_enable_on_exec() walks that task's contexts): a CPU-wide
+	 * event (pid -1) would never start. Those wait for pmon_counters__enable(). */
+	a.enable_on_exec = lead < 0 && t->enable_on_exec && c->units[u].tid != -1;
 
-	fd = perf_open(&a, c->units[u].tid, c->units[u].cpu, lead < 0 ? -1 : c->fd[base + lead]);
-	if (fd < 0 && (errno == EACCES || errno == EPERM) && !a.exclude_kernel &&
-	    !(d->mods & (PMON_MOD_U | PMON_MOD_K | PMON_MOD_H))) {
-		/* perf_event_paranoid >= 2 allows user-space counting only. */
-		a.exclude_kernel = 1;
-		a.exclude_hv = 1;
-		fd = perf_open(&a, c->units[u].tid, c->units[u].cpu,
-			       lead < 0 ? -1 : c->fd[base + lead]);
-		if (fd >= 0 && !c->st[e].user_only) {
+	bool ex = a.exclude_kernel;
+	fd = pmon_perf_event_open(&a, c->cgroup_fd >= 0 ? c->cgroup_fd : c->units[u].tid,
+				  c->units[u].cpu, lead < 0 ? -1 : c->fd[base + lead],
+				  c->cgroup_fd >= 0 ? PERF_FLAG_PID_CGROUP : 0,
+				  !(d->mods & (PMON_MOD_U | PMON_MOD_K | PMON_MOD_H)));
+	if (fd >= 0 && a.exclude_kernel && !ex) {
+		if (!c->st[e].user_only) {
 			c->st[e].user_only = true;
 			pmon__fmt(
 				c->st[e].reason, sizeof(c->st[e].reason),
@@ -330,7 +453,20 @@ struct pmon_counters *pmon_counters__open(const struct pmon_evlist *events,
 	}
 	c->list = events;
 	c->nev = pmon_evlist__count(events);
+	c->cgroup_fd = -1;
+	if (t->sz >= offsetof(struct pmon_target, cgroup) + sizeof(t->cgroup) && t->cgroup) {
+		/* Each event takes its own reference to the cgroup
+		 * (perf_cgroup_connect()): the directory is closed once all are open. */
+		c->cgroup_fd = open(t->cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (c->cgroup_fd < 0) {
+			int e = errno;
+			err = pmon__err(-e, "cannot open cgroup '%s': %s", t->cgroup, strerror(e));
+			goto fail;
+		}
+	}
 	err = build_units(c, t);
+	if (!err)
+		err = load_pmu_cpus(c);
 	if (err)
 		goto fail;
 	c->fd = malloc(c->nunits * c->nev * sizeof(*c->fd));
@@ -339,21 +475,29 @@ struct pmon_counters *pmon_counters__open(const struct pmon_evlist *events,
 	c->st = calloc(c->nev, sizeof(*c->st));
 	c->buflen = 3 + 2 * c->nev;
 	c->buf = calloc(c->buflen, sizeof(*c->buf));
-	if (!c->fd || !c->id || !c->leader || !c->st || !c->buf) {
+	c->sum = calloc(c->nev, sizeof(*c->sum));
+	if (!c->fd || !c->id || !c->leader || !c->st || !c->buf || !c->sum) {
 		err = -ENOMEM;
 		goto fail;
 	}
 	for (size_t i = 0; i < c->nunits * c->nev; i++)
 		c->fd[i] = -1;
+	for (size_t e = 0; e < c->nev; e++)
+		c->st[e].scale = pmon_evlist__event(events, e)->scale;
 	for (size_t u = 0; u < c->nunits && !err; u++)
 		for (size_t e = 0; e < c->nev && !err; e++)
 			err = open_one(c, u, e, t);
+	if (c->cgroup_fd >= 0) {
+		close(c->cgroup_fd);
+		c->cgroup_fd = -1;
+	}
 	if (err)
 		goto fail;
 	size_t opened = 0;
 	for (size_t e = 0; e < c->nev; e++)
 		opened += c->st[e].opened > 0;
 	if (opened && !t->enable_on_exec && !t->start_disabled) {
+		/* (with enable_on_exec, CPU-wide units wait for the caller's enable) */
 		err = pmon_counters__enable(c);
 		if (err) {
 			pmon__err(err, "cannot enable the counters: %s", strerror(-err));
@@ -414,7 +558,13 @@ static double scaled(uint64_t raw, uint64_t enabled, uint64_t running)
 	return (double)raw * ((double)enabled / (double)running);
 }
 
-/* Read unit @u: add each event's raw/enabled/running/scaled into @acc. */
+/* Read unit @u: add each event's raw/enabled/running/scaled into @acc.
+ * A group's values come in the order its members were attached to the
+ * leader (the leader first, then perf_group_attach()'s list_add_tail(),
+ * which is the order open_one() made them: perf_read_group() and
+ * __perf_read_group_add() in kernel/events/core.c). Each value is matched
+ * to the next member by position and checked by id; only a mismatch
+ * (never seen) searches the group. */
 static int read_unit(struct pmon_counters *c, size_t u, struct pmon_count *acc, double *sum)
 {
 	size_t base = u * c->nev;
@@ -433,18 +583,25 @@ static int read_unit(struct pmon_counters *c, size_t u, struct pmon_count *acc, 
 			return pmon__err(-EIO, "reading '%s': short read of %zd bytes",
 					 pmon_evlist__event(c->list, e)->name, n);
 		uint64_t nr = c->buf[0], ena = c->buf[1], run = c->buf[2];
+		size_t next = e; /* the member expected at the next position */
 		for (uint64_t k = 0; k < nr; k++) {
 			uint64_t val = c->buf[3 + 2 * k], id = c->buf[4 + 2 * k];
-			for (size_t m = e; m < c->nev; m++) {
-				if (c->fd[base + m] < 0 || c->leader[base + m] != (int)e ||
-				    c->id[base + m] != id)
-					continue;
-				acc[m].raw += val;
-				acc[m].enabled += ena;
-				acc[m].running += run;
-				sum[m] += scaled(val, ena, run);
-				break;
+			size_t m = next;
+			while (m < c->nev && (c->fd[base + m] < 0 || c->leader[base + m] != (int)e))
+				m++;
+			if (m >= c->nev || c->id[base + m] != id) {
+				for (m = e; m < c->nev; m++)
+					if (c->fd[base + m] >= 0 && c->leader[base + m] == (int)e &&
+					    c->id[base + m] == id)
+						break;
+				if (m >= c->nev)
+					continue; /* not one of ours */
 			}
+			next = m + 1;
+			acc[m].raw += val;
+			acc[m].enabled += ena;
+			acc[m].running += run;
+			sum[m] += scaled(val, ena, run);
 		}
 	}
 	return 0;
@@ -453,7 +610,6 @@ static int read_unit(struct pmon_counters *c, size_t u, struct pmon_count *acc, 
 static void finish(struct pmon_counters *c, struct pmon_count *out, const double *sum)
 {
 	for (size_t e = 0; e < c->nev; e++) {
-		const struct pmon_event_desc *d = pmon_evlist__event(c->list, e);
 		struct pmon_count *o = &out[e];
 
 		o->user_only = c->st[e].user_only;
@@ -465,40 +621,33 @@ static void finish(struct pmon_counters *c, struct pmon_count *out, const double
 		}
 		o->status = o->running ? PMON_COUNT_OK : PMON_COUNT_NOT_COUNTED;
 		o->running_pct = o->enabled ? 100.0 * (double)o->running / (double)o->enabled : 0;
-		o->value = sum[e] * d->scale;
+		o->value = sum[e] * c->st[e].scale;
 	}
 }
 
 int pmon_counters__read(struct pmon_counters *c, struct pmon_count *out)
 {
-	double *sum = calloc(c->nev, sizeof(*sum));
 	int err = 0;
 
-	if (!sum)
-		return -ENOMEM;
 	memset(out, 0, c->nev * sizeof(*out));
+	memset(c->sum, 0, c->nev * sizeof(*c->sum));
 	for (size_t u = 0; u < c->nunits && !err; u++)
-		err = read_unit(c, u, out, sum);
+		err = read_unit(c, u, out, c->sum);
 	if (!err)
-		finish(c, out, sum);
-	free(sum);
+		finish(c, out, c->sum);
 	return err;
 }
 
 int pmon_counters__read_unit(struct pmon_counters *c, size_t u, struct pmon_count *out)
 {
-	double *sum;
 	int err;
 
 	if (u >= c->nunits)
 		return -ERANGE;
-	sum = calloc(c->nev, sizeof(*sum));
-	if (!sum)
-		return -ENOMEM;
 	memset(out, 0, c->nev * sizeof(*out));
-	err = read_unit(c, u, out, sum);
+	memset(c->sum, 0, c->nev * sizeof(*c->sum));
+	err = read_unit(c, u, out, c->sum);
 	if (!err)
-		finish(c, out, sum);
-	free(sum);
+		finish(c, out, c->sum);
 	return err;
 }

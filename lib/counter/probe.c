@@ -18,11 +18,14 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include <pmon/monitor.h>
 #include <pmon/kernel.h>
 
+/* The library's one perf_event_open wrapper, without the user-only retry:
+ * the probe reports what the kernel allows as asked. */
 static int perf_open(struct perf_event_attr *attr)
 {
-	return (int)syscall(SYS_perf_event_open, attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	return pmon_perf_event_open(attr, 0, -1, -1, 0, false);
 }
 
 static int pmu_cmp(const void *a, const void *b)
@@ -62,11 +65,18 @@ static void probe_pmus(const char *sys, struct pmon_kernel_info *k)
 			k->has_sw_pmu = true;
 		else if (!strcmp(n, "tracepoint"))
 			k->has_tracepoints = true;
-		/* The core PMU is "cpu"; on hybrid Intel parts "cpu_core" and
-		 * "cpu_atom" (report the P-core one). */
-		if (!strcmp(n, "cpu") || (!strcmp(n, "cpu_core") && !k->core_pmu[0]))
-			pmon__strlcpy(k->core_pmu, n, sizeof(k->core_pmu));
 	}
+	/* The core PMU is "cpu"; on hybrid Intel parts "cpu_core" and
+	 * "cpu_atom" (perf's pmu_is_core / is_pmu_hybrid; report the P-core
+	 * one as the main one, the E-core one where it is alone). */
+	static const char *const core_names[] = { "cpu", "cpu_core", "cpu_atom" };
+	for (size_t c = 0; c < PMON_ARRAY_SIZE(core_names); c++)
+		for (size_t i = 0; i < k->npmus; i++)
+			if (!strcmp(k->pmus[i].name, core_names[c]) && k->pmus[i].type >= 0 &&
+			    k->ncore_pmus < PMON_ARRAY_SIZE(k->core_pmus))
+				k->core_pmus[k->ncore_pmus++] = k->pmus[i];
+	if (k->ncore_pmus)
+		pmon__strlcpy(k->core_pmu, k->core_pmus[0].name, sizeof(k->core_pmu));
 	if (k->core_pmu[0]) {
 		long mode;
 		pmon__fmt(path, sizeof(path), "%s/bus/event_source/devices/%s/rdpmc", sys,
@@ -187,4 +197,45 @@ int pmon_kernel_probe(const struct pmon_kernel_probe_opts *opts, struct pmon_ker
 	k->cpuid_dev = access(path, F_OK) == 0;
 	probe_resctrl(proc, k);
 	return 0;
+}
+
+int pmon_kernel_core_pmus(const char *sysfs_root, struct pmon_pmu_desc *out, size_t max)
+{
+	struct pmon_kernel_probe_opts o = { .sz = sizeof(o),
+					    .sysfs_root = sysfs_root,
+					    .no_perf_open = true };
+	struct pmon_kernel_info *k = malloc(sizeof(*k));
+	int err, n;
+
+	if (!k)
+		return -ENOMEM;
+	err = pmon_kernel_probe(&o, k);
+	n = err ? err : (int)k->ncore_pmus;
+	for (size_t i = 0; !err && i < k->ncore_pmus && i < max; i++)
+		out[i] = k->core_pmus[i];
+	free(k);
+	return n;
+}
+
+int pmon_kernel_pmu_cpus(const char *sysfs_root, const char *pmu, long **cpus, size_t *n)
+{
+	char path[512], buf[4096];
+
+	*cpus = NULL;
+	*n = 0;
+	if (!pmu || !*pmu || strchr(pmu, '/') ||
+	    !pmon__fmt(path, sizeof(path), "%s/bus/event_source/devices/%s/cpus",
+		       sysfs_root ? sysfs_root : "/sys", pmu))
+		return -EINVAL;
+	long len = pmon__read_text(path, buf, sizeof(buf));
+	if (len == -ENOENT)
+		return -ENOENT;
+	if (len < 0)
+		return (int)len;
+	return pmon_idlist__parse(buf, 1 << 20, cpus, n);
+}
+
+bool pmon_kernel_has_core_pmu(const char *sysfs_root)
+{
+	return pmon_kernel_core_pmus(sysfs_root, NULL, 0) > 0;
 }

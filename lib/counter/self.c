@@ -16,7 +16,9 @@
 
 #include "internal.h"
 #include <pmon/arch.h>
+#include <pmon/clock.h>
 #include <pmon/counter.h>
+#include <pmon/kernel.h>
 #include <pmon/rdpmc.h>
 
 #define barrier() __asm__ __volatile__("" ::: "memory")
@@ -33,19 +35,12 @@ static uint64_t real_rdtsc(void)
 
 static const struct pmon_mmap_ops real_ops = { real_rdpmc, real_rdtsc };
 
-/* (cyc * mult) >> shift without overflowing 64 bits. */
-static uint64_t mul_shift(uint64_t cyc, uint32_t mult, uint16_t shift)
-{
-	return (uint64_t)(((unsigned __int128)cyc * mult) >> shift);
-}
-
 int pmon_mmap_read(const volatile struct perf_event_mmap_page *pc, const struct pmon_mmap_ops *ops,
 		   struct pmon_self_count *out)
 {
-	uint32_t seq, idx, mult = 0;
-	uint64_t ena, run, cnt, cyc = 0, time_offset = 0, time_cycles = 0, time_mask = ~0ULL;
-	uint16_t shift = 0;
-	bool short_time = false;
+	uint32_t seq, idx;
+	uint64_t ena, run, cnt, cyc = 0;
+	struct pmon_perf_tsc tc = { 0 }; /* the TSC scaling, lib/clock/clock.c */
 
 	if (!ops)
 		ops = &real_ops;
@@ -56,13 +51,13 @@ int pmon_mmap_read(const volatile struct perf_event_mmap_page *pc, const struct 
 		run = pc->time_running;
 		if (pc->cap_user_time && ena != run) {
 			cyc = ops->rdtsc();
-			mult = pc->time_mult;
-			shift = pc->time_shift;
-			time_offset = pc->time_offset;
+			tc.mult = pc->time_mult;
+			tc.shift = pc->time_shift;
+			tc.offset = pc->time_offset;
 			if (pc->cap_user_time_short) {
-				short_time = true;
-				time_cycles = pc->time_cycles;
-				time_mask = pc->time_mask;
+				tc.cap_time_short = true;
+				tc.cycles = pc->time_cycles;
+				tc.mask = pc->time_mask;
 			}
 		}
 		idx = pc->index;
@@ -75,9 +70,7 @@ int pmon_mmap_read(const volatile struct perf_event_mmap_page *pc, const struct 
 	} while (pc->lock != seq);
 
 	if (ena != run) {
-		if (short_time)
-			cyc = time_cycles + ((cyc - time_cycles) & time_mask);
-		uint64_t delta = time_offset + mul_shift(cyc, mult, shift);
+		uint64_t delta = tc.offset + pmon_perf_tsc__scale(&tc, cyc);
 		ena += delta;
 		if (idx)
 			run += delta;
@@ -95,7 +88,7 @@ struct pmon_self {
 	size_t len;
 };
 
-int pmon_self__open(const struct pmon_event_desc *ev, struct pmon_self **out)
+static int self_open(const struct pmon_event_desc *ev, struct pmon_self **out)
 {
 	struct perf_event_attr a = ev->attr;
 	struct pmon_self *s = calloc(1, sizeof(*s));
@@ -104,12 +97,7 @@ int pmon_self__open(const struct pmon_event_desc *ev, struct pmon_self **out)
 		return -ENOMEM;
 	a.size = sizeof(a);
 	a.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
-	s->fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
-	if (s->fd < 0 && (errno == EACCES || errno == EPERM) && !a.exclude_kernel) {
-		a.exclude_kernel = 1;
-		a.exclude_hv = 1;
-		s->fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
-	}
+	s->fd = pmon_perf_event_open(&a, 0, -1, -1, 0, true);
 	if (s->fd < 0) {
 		int e = -errno;
 		free(s);
@@ -121,6 +109,15 @@ int pmon_self__open(const struct pmon_event_desc *ev, struct pmon_self **out)
 		s->pc = NULL; /* read() still works */
 	*out = s;
 	return 0;
+}
+
+struct pmon_self *pmon_self__open(const struct pmon_event_desc *ev)
+{
+	struct pmon_self *s = NULL;
+
+	int err = self_open(ev, &s);
+
+	return pmon__ret_ptr(err, s);
 }
 
 int pmon_self__read(struct pmon_self *s, struct pmon_self_count *out)
@@ -177,7 +174,7 @@ void pmon_selfgroup__close(struct pmon_selfgroup *g)
 	free(g);
 }
 
-int pmon_selfgroup__open(const struct pmon_evlist *events, struct pmon_selfgroup **out)
+static int selfgroup_open(const struct pmon_evlist *events, struct pmon_selfgroup **out)
 {
 	struct pmon_selfgroup *g = calloc(1, sizeof(*g));
 	int err = 0;
@@ -205,24 +202,13 @@ int pmon_selfgroup__open(const struct pmon_evlist *events, struct pmon_selfgroup
 			PERF_FORMAT_TOTAL_TIME_RUNNING;
 		a.disabled = i == 0; /* enabled as a whole once complete */
 		a.inherit = 0;
-		int fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, i ? g->fd[0] : -1,
-				      PERF_FLAG_FD_CLOEXEC);
-		if (fd < 0 && (errno == EACCES || errno == EPERM) && !a.exclude_kernel &&
-		    !(d->mods & (PMON_MOD_U | PMON_MOD_K | PMON_MOD_H))) {
-			a.exclude_kernel = 1;
-			a.exclude_hv = 1;
-			fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, i ? g->fd[0] : -1,
-					  PERF_FLAG_FD_CLOEXEC);
-		}
+		int fd = pmon_perf_event_open(&a, 0, -1, i ? g->fd[0] : -1, 0,
+					      !(d->mods & (PMON_MOD_U | PMON_MOD_K | PMON_MOD_H)));
 		if (fd < 0) {
 			int e = -errno;
-			bool hw = d->needs_core_pmu &&
-				access("/sys/bus/event_source/devices/cpu/type", F_OK) &&
-				access("/sys/bus/event_source/devices/cpu_core/type", F_OK);
-			err = pmon__err(
-				e, "cannot open '%s' on this thread: %s", d->name,
-				hw ? "this machine exposes no hardware PMU (see 'pmon info')"
-				   : strerror(-e));
+			bool hw = d->needs_core_pmu && !pmon_kernel_has_core_pmu(NULL);
+			err = pmon__err(e, "cannot open '%s' on this thread: %s", d->name,
+					hw ? "this machine exposes no hardware PMU" : strerror(-e));
 			break;
 		}
 		g->fd[i] = fd;
@@ -249,8 +235,20 @@ int pmon_selfgroup__open(const struct pmon_evlist *events, struct pmon_selfgroup
 	return 0;
 }
 
-void pmon_selfgroup__read(struct pmon_selfgroup *g, uint64_t *v)
+struct pmon_selfgroup *pmon_selfgroup__open(const struct pmon_evlist *events)
 {
+	struct pmon_selfgroup *g = NULL;
+
+	int err = selfgroup_open(events, &g);
+
+	return pmon__ret_ptr(err, g);
+}
+
+int pmon_selfgroup__read_times(struct pmon_selfgroup *g, uint64_t *v, uint64_t *enabled,
+			       uint64_t *running)
+{
+	uint64_t en = 0, run = 0;
+
 	if (g->rdpmc) {
 		struct pmon_self_count c;
 		bool ok = true;
@@ -260,19 +258,40 @@ void pmon_selfgroup__read(struct pmon_selfgroup *g, uint64_t *v)
 			v[i] = c.value;
 			if (ok && c.enabled != c.running)
 				g->multiplexed = true;
+			if (ok && i == 0) /* a group is scheduled as one: the leader's times */
+				en = c.enabled, run = c.running;
 		}
 		if (ok)
-			return;
+			goto out;
 	}
 	/* One read() for the whole group. */
-	if (read(g->fd[0], g->buf, (3 + g->n) * sizeof(uint64_t)) < 0) {
+	ssize_t want = (ssize_t)((3 + g->n) * sizeof(uint64_t));
+	if (read(g->fd[0], g->buf, (size_t)want) != want) {
+		int err = -errno ? -errno : -EIO;
 		memset(v, 0, g->n * sizeof(*v));
-		return;
+		if (enabled)
+			*enabled = 0;
+		if (running)
+			*running = 0;
+		return err;
 	}
 	if (g->buf[1] != g->buf[2])
 		g->multiplexed = true;
 	for (size_t i = 0; i < g->n && i < g->buf[0]; i++)
 		v[i] = g->buf[3 + i];
+	en = g->buf[1];
+	run = g->buf[2];
+out:
+	if (enabled)
+		*enabled = en;
+	if (running)
+		*running = run;
+	return 0;
+}
+
+void pmon_selfgroup__read(struct pmon_selfgroup *g, uint64_t *v)
+{
+	(void)pmon_selfgroup__read_times(g, v, NULL, NULL);
 }
 
 bool pmon_selfgroup__rdpmc(const struct pmon_selfgroup *g, const char **why)

@@ -178,7 +178,7 @@ static void decode_legacy_intel(const struct pmon_cpu_ident *id, struct pmon_per
 		pm->model = PMON_PERFMON_INTEL_P6;
 		pm->rdpmc_instruction = true;
 		add_range(pm, 0, 2, 40, false, "PerfCtr0/1");
-	} else if (id->family >= 0xf) {
+	} else if (id->family == 0xf) {
 		/* Pentium 4 / Xeon: 18 counters with fast (32-bit) and slow
 		 * (40-bit) reads; on 64-bit Xeons with L3, indices 18-25 are
 		 * 32-bit counters (SDM Vol. 2B RDPMC, 4-242). */
@@ -237,8 +237,32 @@ static void decode_amd(const struct leafctx *x, const struct pmon_cpu_ident *id,
 		add_range(pm, 10, 6, 48, false, "L3 PerfCtr");
 }
 
+/* Hybrid parts without leaf 23H whose 0AH reports the counters common to
+ * both core types (the Gracemont E-core's 6 GP and 3 fixed): Alder Lake and
+ * Raptor Lake (Linux intel_pmu_init() "case INTEL_ALDERLAKE ... RAPTORLAKE").
+ * With the E-cores disabled in the BIOS 07H:EDX[15] may stay set while 0AH
+ * reports the P-core's full 8 and 4 (the ecores-off dump; Kan Liang's "Fix
+ * fixed counter check warning for some ADL"): only the subset is widened. */
+static const struct {
+	unsigned model, gp, fixed;
+} hybrid_subset[] = {
+	{ 0x97, 6, 3 }, { 0x9a, 6, 3 }, /* Alder Lake S, P */
+	{ 0xb7, 6, 3 }, { 0xba, 6, 3 }, { 0xbf, 6, 3 }, /* Raptor Lake S, P, S-refresh */
+};
+
+static bool hybrid_0a_is_subset(const struct pmon_cpu_ident *id, const struct pmon_perfmon *pm)
+{
+	if (id->family != 6)
+		return false;
+	for (size_t i = 0; i < PMON_ARRAY_SIZE(hybrid_subset); i++)
+		if (hybrid_subset[i].model == id->model && hybrid_subset[i].gp == pm->gp_count_0a &&
+		    hybrid_subset[i].fixed == pm->fixed_count_0a)
+			return true;
+	return false;
+}
+
 static void decode_perfmon(const struct leafctx *x, const struct pmon_cpu_ident *id,
-			   struct pmon_perfmon *pm)
+			   const struct pmon_hybrid *hy, struct pmon_perfmon *pm)
 {
 	struct pmon_cpuid_regs r;
 
@@ -269,8 +293,12 @@ static void decode_perfmon(const struct leafctx *x, const struct pmon_cpu_ident 
 	if (pm->version == 0) {
 		/* CPUID.0AH:EAX[7:0] = 0 (or no leaf 0AH): no architectural
 		 * perfmon. A VM that hides the PMU looks like this too; for a
-		 * family-6 CPU with leaf 0AH present that is the only reading. */
-		if (pm->leaf_0a == PMON_LEAF_OK && id->family == 6)
+		 * family-6 CPU with leaf 0AH present that is the only reading.
+		 * Only family 0FH is NetBurst (SDM Vol. 3B 21.6.3 "Pentium 4 and
+		 * Intel Xeon processors"); every later family (10H and up, e.g.
+		 * 13H) has architectural perfmon, so version 0 there means none,
+		 * never 18 ESCR counters RDPMC would be said to accept. */
+		if ((pm->leaf_0a == PMON_LEAF_OK && id->family == 6) || id->family > 0xf)
 			return;
 		decode_legacy_intel(id, pm);
 		return;
@@ -300,6 +328,23 @@ static void decode_perfmon(const struct leafctx *x, const struct pmon_cpu_ident 
 	pm->fixed_mask = pm->fixed_mask_0a;
 	if (pm->fixed_count_0a)
 		pm->fixed_mask |= pm->fixed_count_0a >= 32 ? ~0u : (1u << pm->fixed_count_0a) - 1;
+	/* Disputed point (issue 13), decided for Linux: v2-v4 parts that read
+	 * EDX[4:0] < 3 outside a hypervisor have the 3 fixed counters anyway
+	 * (intel_pmu_init(): num_counters_fixed = max(EDX[4:0], 3 *
+	 * !X86_FEATURE_HYPERVISOR)); a hypervisor's 0 or 1 is believed. */
+	if (pm->version >= 2 && pm->version <= 4 && pm->fixed_count_0a < 3 && !id->hypervisor) {
+		pm->fixed_assumed = true;
+		pm->fixed_mask |= 0x7;
+		if (!pm->fixed_width)
+			pm->fixed_width = pm->gp_width; /* EDX[12:5] is 0 there too */
+	}
+	/* SDM Vol. 2B RDPMC, "Intel Core 2 Duo processor family ... / Intel
+	 * Core Solo and Intel Core Duo processors" operation: ECX[31] selects
+	 * a 32-bit read of ECX[30:0]'s counter. */
+	if (id->family == 6 &&
+	    (id->model == 0x0e || id->model == 0x0f || id->model == 0x16 || id->model == 0x17 ||
+	     id->model == 0x1d))
+		pm->fast_read_arch = true;
 	for (unsigned e = 0; e < PMON_ARCH_EVENT__COUNT && e < pm->ebx_length; e++)
 		if (!PMON_BIT(r.ebx, e))
 			pm->arch_events |= 1u << e;
@@ -320,11 +365,92 @@ static void decode_perfmon(const struct leafctx *x, const struct pmon_cpu_ident 
 		if (PMON_BIT(pm->subleaves_23, 3) && !pmon_cpuid__get(x->c, 0x23, 3, &r))
 			pm->arch_events = r.eax & ((1u << PMON_ARCH_EVENT__COUNT) - 1);
 	}
+	if (hy->hybrid && hy->leaf_1a == PMON_LEAF_OK)
+		pm->core_type = hy->core_type;
+	/* Hybrid P-core without leaf 23H: 0AH reports the E-core's subset
+	 * (Alder/Raptor Lake: 6 GP, 3 fixed); the Golden Cove core has two GP
+	 * and one fixed counter more -- Linux intel_pmu_init() sets cpu_core's
+	 * num_counters = 0AH + 2, num_counters_fixed = 0AH + 1 when
+	 * X86_FEATURE_HYBRID_CPU. The same chip with its E-cores disabled
+	 * enumerates exactly that (8 GP, 4 fixed). */
+	if (pm->leaf_23 != PMON_LEAF_OK && pm->core_type == 0x40 && hybrid_0a_is_subset(id, pm)) {
+		pm->hybrid_pcore_extra = true;
+		pm->gp_mask = (1ULL << (pm->gp_count_0a + 2)) - 1;
+		if (pm->fixed_count_0a < 31)
+			pm->fixed_mask |= (1u << (pm->fixed_count_0a + 1)) - 1;
+	}
 	pm->gp_count = popcount64(pm->gp_mask);
 	pm->fixed_count = popcount64(pm->fixed_mask);
 }
 
-static void decode_rdt(const struct leafctx *x, struct pmon_rdt *rdt)
+/* Linux arch/x86/kernel/cpu/resctrl/monitor.c mbm_cf_table: indexed by
+ * (max RMID + 1) / 8 - 1; RMIDs above the threshold are multiplied by the
+ * factor, given here x 2^20 as Linux's CF() macro rounds it. */
+#define CF(cf) ((uint64_t)(1048576 * (cf) + 0.5))
+static const struct {
+	uint32_t rmid_threshold;
+	uint64_t cf;
+} mbm_cf_table[] = {
+	{ 7, CF(1.000000) },   { 15, CF(1.000000) },  { 15, CF(0.969650) },  { 31, CF(1.000000) },
+	{ 31, CF(1.066667) },  { 31, CF(0.969650) },  { 47, CF(1.142857) },  { 63, CF(1.000000) },
+	{ 63, CF(1.185115) },  { 63, CF(1.066553) },  { 79, CF(1.454545) },  { 95, CF(1.000000) },
+	{ 95, CF(1.230769) },  { 95, CF(1.142857) },  { 95, CF(1.066667) },  { 127, CF(1.000000) },
+	{ 127, CF(1.254863) }, { 127, CF(1.185255) }, { 151, CF(1.000000) }, { 127, CF(1.066667) },
+	{ 167, CF(1.000000) }, { 159, CF(1.454334) }, { 183, CF(1.000000) }, { 127, CF(0.969744) },
+	{ 191, CF(1.280246) }, { 191, CF(1.230921) }, { 215, CF(1.000000) }, { 191, CF(1.143118) },
+};
+#undef CF
+
+/* ceil(log2(n)), n >= 1 */
+static unsigned ceil_log2(uint64_t n)
+{
+	unsigned b = 0;
+
+	while (b < 64 && (1ULL << b) < n)
+		b++;
+	return b;
+}
+
+static void rdt_errata(const struct pmon_cpu_ident *id, struct pmon_rdt *rdt)
+{
+	bool skx = id->model == 0x55, bdx = id->model == 0x4f;
+
+	/* __check_quirks_intel(): INTEL_SKYLAKE_X stepping <= 4 sets
+	 * "!cmt,!mbmtotal,!mbmlocal"; SKYLAKE_X (Cascade Lake too: same
+	 * model) and BROADWELL_X apply intel_rdt_mbm_apply_quirk(). */
+	if (id->vendor != PMON_VENDOR_INTEL || id->family != 6 || !(skx || bdx))
+		return;
+	if (skx && id->stepping <= 4) {
+		rdt->mon_erratum_disabled = true;
+		rdt->occupancy = rdt->mbm_total = rdt->mbm_local = false;
+	}
+	if (rdt->leaf_0f_1 == PMON_LEAF_OK) {
+		uint32_t idx = (rdt->l3_max_rmid + 1) / 8;
+
+		/* intel_rdt_mbm_apply_quirk(): x86_cache_max_rmid is 0FH.1:ECX */
+		/* A threshold at the last RMID (or a factor of 1) corrects
+		 * nothing: only report a correction that changes a count. */
+		if (idx >= 1 && idx - 1 < PMON_ARRAY_SIZE(mbm_cf_table) &&
+		    mbm_cf_table[idx - 1].rmid_threshold < rdt->l3_max_rmid &&
+		    mbm_cf_table[idx - 1].cf != 1048576) {
+			rdt->mbm_cf_quirk = true;
+			rdt->mbm_cf_rmid_threshold = mbm_cf_table[idx - 1].rmid_threshold;
+			rdt->mbm_cf = mbm_cf_table[idx - 1].cf;
+		}
+	}
+}
+
+uint64_t pmon_rdt_mbm_correct(const struct pmon_rdt *r, unsigned rmid, uint64_t bytes)
+{
+	if (!r || !r->mbm_cf_quirk || rmid <= r->mbm_cf_rmid_threshold)
+		return bytes;
+	/* get_corrected_mbm_count(): (val * mbm_cf) >> 20, in 128 bits so a
+	 * large count cannot overflow. */
+	return (uint64_t)(((unsigned __int128)bytes * r->mbm_cf) >> 20);
+}
+
+static void decode_rdt(const struct leafctx *x, const struct pmon_cpu_ident *id,
+		       struct pmon_rdt *rdt)
 {
 	struct pmon_cpuid_regs r;
 
@@ -339,6 +465,9 @@ static void decode_rdt(const struct leafctx *x, struct pmon_rdt *rdt)
 		rdt->leaf_0f = leaf(x, 0x0f, 0, &r); /* step 3 */
 		if (rdt->leaf_0f == PMON_LEAF_OK) {
 			rdt->max_rmid = r.ebx;
+			/* SDM 17.16.6: the RMID field of IA32_PQR_ASSOC is
+			 * ceil(log2(1 + CPUID.(0FH,0):EBX[31:0])) bits wide. */
+			rdt->rmid_bits = ceil_log2((uint64_t)r.ebx + 1);
 			rdt->resources = r.edx;
 			rdt->l3 = PMON_BIT(r.edx, 1);
 			rdt->other_resources = r.edx & ~0x3u; /* step 5 */
@@ -346,15 +475,31 @@ static void decode_rdt(const struct leafctx *x, struct pmon_rdt *rdt)
 		if (rdt->l3) { /* step 4 */
 			rdt->leaf_0f_1 = leaf(x, 0x0f, 1, &r);
 			if (rdt->leaf_0f_1 == PMON_LEAF_OK) {
-				rdt->counter_width = 24 + PMON_BITS(r.eax, 7, 0);
+				/* SDM 17.16.3: width = 24 + EAX[7:0]. AMD and Hygon
+				 * report 0 on parts whose counters are 44 and 32
+				 * bits: Linux resctrl_cpu_detect() then uses
+				 * MBM_CNTR_WIDTH_OFFSET_AMD (20) / _HYGON (8). */
+				rdt->width_offset = PMON_BITS(r.eax, 7, 0);
+				rdt->counter_width = 24 + rdt->width_offset;
+				if (!rdt->width_offset &&
+				    (id->vendor == PMON_VENDOR_AMD ||
+				     id->vendor == PMON_VENDOR_HYGON)) {
+					rdt->width_vendor_default = true;
+					rdt->counter_width +=
+						id->vendor == PMON_VENDOR_AMD ? 20 : 8;
+				}
 				rdt->overflow_bit = PMON_BIT(r.eax, 8);
 				rdt->upscale = r.ebx;
 				rdt->l3_max_rmid = r.ecx;
 				rdt->occupancy = PMON_BIT(r.edx, 0);
 				rdt->mbm_total = PMON_BIT(r.edx, 1);
 				rdt->mbm_local = PMON_BIT(r.edx, 2);
+				rdt->cpuid_occupancy = rdt->occupancy;
+				rdt->cpuid_mbm_total = rdt->mbm_total;
+				rdt->cpuid_mbm_local = rdt->mbm_local;
 			}
 		}
+		rdt_errata(id, rdt);
 	}
 	/* Allocation (leaf 10H), informational. */
 	if (!rdt->pqe)
@@ -365,16 +510,23 @@ static void decode_rdt(const struct leafctx *x, struct pmon_rdt *rdt)
 	rdt->l3_cat = PMON_BIT(r.ebx, 1);
 	rdt->l2_cat = PMON_BIT(r.ebx, 2);
 	rdt->mba = PMON_BIT(r.ebx, 3);
-	if (rdt->l3_cat && !pmon_cpuid__get(x->c, 0x10, 1, &r)) {
+	rdt->leaf_10_1 = rdt->leaf_10_2 = rdt->leaf_10_3 = PMON_LEAF_NOT_ENUMERATED;
+	if (rdt->l3_cat)
+		rdt->leaf_10_1 = leaf(x, 0x10, 1, &r);
+	if (rdt->leaf_10_1 == PMON_LEAF_OK) {
 		rdt->l3_cbm_len = PMON_BITS(r.eax, 4, 0) + 1;
 		rdt->l3_cdp = PMON_BIT(r.ecx, 2);
 		rdt->l3_cos_max = PMON_BITS(r.edx, 15, 0);
 	}
-	if (rdt->l2_cat && !pmon_cpuid__get(x->c, 0x10, 2, &r)) {
+	if (rdt->l2_cat)
+		rdt->leaf_10_2 = leaf(x, 0x10, 2, &r);
+	if (rdt->leaf_10_2 == PMON_LEAF_OK) {
 		rdt->l2_cbm_len = PMON_BITS(r.eax, 4, 0) + 1;
 		rdt->l2_cos_max = PMON_BITS(r.edx, 15, 0);
 	}
-	if (rdt->mba && !pmon_cpuid__get(x->c, 0x10, 3, &r)) {
+	if (rdt->mba)
+		rdt->leaf_10_3 = leaf(x, 0x10, 3, &r);
+	if (rdt->leaf_10_3 == PMON_LEAF_OK) {
 		rdt->mba_max = PMON_BITS(r.eax, 11, 0) + 1;
 		rdt->mba_linear = PMON_BIT(r.ecx, 2);
 		rdt->mba_cos_max = PMON_BITS(r.edx, 15, 0);
@@ -483,9 +635,9 @@ int pmon_cpu_decode(const struct pmon_cpuid *c, struct pmon_cpu_info *out)
 		/* KVM once reported 0 here, meaning 40000001H (Linux's kvm_cpuid_base). */
 		x.max_hv = m >= 0x40000000 && m <= 0x400000ff ? m : 0x40000000;
 	}
-	decode_perfmon(&x, &out->id, &out->pm);
-	decode_rdt(&x, &out->rdt);
-	decode_tsc(&x, &out->id, &out->tsc);
 	decode_hybrid(&x, &out->hybrid);
+	decode_perfmon(&x, &out->id, &out->hybrid, &out->pm);
+	decode_rdt(&x, &out->id, &out->rdt);
+	decode_tsc(&x, &out->id, &out->tsc);
 	return 0;
 }

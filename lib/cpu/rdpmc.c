@@ -49,9 +49,24 @@ static int validate_arch(const struct pmon_perfmon *pm, uint32_t ecx, enum pmon_
 				       "GP index %u: CPUID.23H.01H:EAX[%u] = 0 (no such counter)",
 				       x, x);
 		}
+		if (pm->hybrid_pcore_extra) {
+			/* Hybrid P-core without 23H: 0AH is the E-core subset;
+			 * Linux intel_pmu_init() gives cpu_core 0AH + 2. */
+			if (x < pm->gp_count)
+				return verdict(out, 0,
+					       "GP index %u < %u on a P-core (CPUID.0AH:EAX[15:8] "
+					       "= %u is the E-core subset; + 2 as Linux's "
+					       "cpu_core)",
+					       x, pm->gp_count, pm->gp_count_0a);
+			return verdict(
+				out, -PMON_ERRNO__RDPMC_RULE,
+				"GP index %u must be < %u on a P-core (CPUID.0AH:EAX[15:8] = "
+				"%u + 2)",
+				x, pm->gp_count, pm->gp_count_0a);
+		}
 		if (x < pm->gp_count_0a)
-			return verdict(out, 0, "GP index %u < CPUID.0AH:EAX[15:8] = %u", x,
-				       pm->gp_count_0a);
+			return verdict(out, 0, "GP index %u < CPUID.0AH:EAX[15:8] = %u%s", x,
+				       pm->gp_count_0a, pm->core_type == 0x20 ? " (E-core)" : "");
 		return verdict(out, -PMON_ERRNO__RDPMC_RULE,
 			       "GP index %u must be < CPUID.0AH:EAX[15:8] = %u", x,
 			       pm->gp_count_0a);
@@ -70,9 +85,22 @@ static int validate_arch(const struct pmon_perfmon *pm, uint32_t ecx, enum pmon_
 				"fixed index %u: CPUID.23H.01H:EBX[%u] = 0 (no such counter)", x,
 				x);
 		}
+		if (pm->fixed_assumed && x < 3)
+			return verdict(
+				out, 0,
+				"fixed index %u: CPUID.0AH:EDX[4:0] = %u misreports; perfmon "
+				"v%u parts have 3 (Linux intel_pmu_init() assumes 3 outside "
+				"a VM)",
+				x, pm->fixed_count_0a, pm->version);
 		if (pm->fixed_count_0a > x)
-			return verdict(out, 0, "fixed index %u: CPUID.0AH:EDX[4:0] = %u > %u", x,
-				       pm->fixed_count_0a, x);
+			return verdict(out, 0, "fixed index %u: CPUID.0AH:EDX[4:0] = %u > %u%s", x,
+				       pm->fixed_count_0a, x,
+				       pm->core_type == 0x20 ? " (E-core)" : "");
+		if (pm->hybrid_pcore_extra && ((pm->fixed_mask >> x) & 1))
+			return verdict(out, 0,
+				       "fixed index %u on a P-core: CPUID.0AH:EDX[4:0] = %u is the "
+				       "E-core subset; + 1 as Linux's cpu_core",
+				       x, pm->fixed_count_0a);
 		if ((pm->fixed_mask_0a >> x) & 1)
 			return verdict(out, 0, "fixed index %u: CPUID.0AH:ECX[%u] = 1", x, x);
 		return verdict(
@@ -103,6 +131,29 @@ static int validate_arch(const struct pmon_perfmon *pm, uint32_t ecx, enum pmon_
 			       "PERF_METRICS_AVAILABLE = 1; unknown: MSR 345H could not be read");
 	default:
 		out->type = (enum pmon_pmc_type)type;
+		if ((type & 0x8000) && pm->fast_read_arch) {
+			/* Core Solo/Duo, Core 2: ECX[31] = fast read of the
+			 * counter ECX[30:0] selects (SDM Vol. 2B RDPMC operation
+			 * for these families; seed 001's "IF (ECX = 0 or 1) ...
+			 * IF (ECX[31] = 1)" reads ECX[30:0] in its first test). */
+			char rule[sizeof(out->rule)];
+			int err;
+
+			if (((ecx & 0x7fffffffu) >> 16) == PMON_PMC_METRICS)
+				return verdict(out, -PMON_ERRNO__RDPMC_RULE,
+					       "no fast read of performance metrics");
+			err = validate_arch(pm, ecx & 0x7fffffffu, metrics, out);
+			out->ecx = ecx;
+			out->fast = true;
+			if (err)
+				return err;
+			out->width = 32;
+			pmon__strlcpy(rule, out->rule, sizeof(rule));
+			return verdict(out, 0,
+				       "%s; ECX[31] fast read (Core Solo/Duo, Core 2): bits 31:0, "
+				       "EDX = 0",
+				       rule);
+		}
 		if (type & 0x8000)
 			return verdict(
 				out, -PMON_ERRNO__RDPMC_RULE,
@@ -186,17 +237,18 @@ int pmon_rdpmc_encode(const struct pmon_perfmon *pm, enum pmon_pmc_type type, un
 	if (pm->model == PMON_PERFMON_INTEL_ARCH) {
 		if (type == PMON_PMC_LEGACY)
 			type = PMON_PMC_GP;
-		if (fast)
+		if (fast && !pm->fast_read_arch)
 			return verdict(out, -PMON_ERRNO__RDPMC_RULE,
 				       "fast read (ECX[31]) exists only without architectural "
-				       "perfmon; here ECX[31:16] is the counter type");
+				       "perfmon (and on Core Solo/Duo and Core 2); here ECX[31:16] "
+				       "is the counter type");
 		if (type != PMON_PMC_GP && type != PMON_PMC_FIXED && type != PMON_PMC_METRICS)
 			return verdict(out, -PMON_ERRNO__RDPMC_RULE, "unknown PMC type %04XH",
 				       (unsigned)type);
 		if (index > 0xffff)
 			return verdict(out, -PMON_ERRNO__RDPMC_RULE,
 				       "index %u does not fit ECX[15:0]", index);
-		ecx = ((uint32_t)type << 16) | index;
+		ecx = ((uint32_t)type << 16) | index | (fast ? 0x80000000u : 0);
 	} else {
 		if (type == PMON_PMC_FIXED || type == PMON_PMC_METRICS)
 			return verdict(out, -PMON_ERRNO__RDPMC_RULE,

@@ -22,6 +22,7 @@
 #include "event/pfm.h"
 #include "internal.h"
 #include <pmon/event.h>
+#include <pmon/kernel.h>
 
 struct pmon_evlist {
 	struct pmon_event_desc *ev;
@@ -29,6 +30,7 @@ struct pmon_evlist {
 	char sysfs[256];
 	char tracefs[256];
 	bool tracefs_default;
+	bool tracefs_mounted; /* by this list: unmounted when done with it */
 	bool no_pfm;
 };
 
@@ -121,10 +123,13 @@ struct pmon_evlist *pmon_evlist__new(const struct pmon_event_opts *opts)
 	return l;
 }
 
+static void tracefs_unmount(struct pmon_evlist *l);
+
 void pmon_evlist__free(struct pmon_evlist *l)
 {
 	if (!l)
 		return;
+	tracefs_unmount(l);
 	free(l->ev);
 	free(l);
 }
@@ -151,6 +156,7 @@ struct pmon_evlist *pmon_evlist__slice(const struct pmon_evlist *l, size_t first
 	if (!s)
 		return NULL;
 	*s = *l;
+	s->tracefs_mounted = false; /* the original unmounts it */
 	s->n = s->cap = n;
 	s->ev = malloc((n ? n : 1) * sizeof(*s->ev));
 	if (!s->ev) {
@@ -218,14 +224,6 @@ static int parse_num(const char *s, uint64_t *out)
 	return pmon__parse_u64(s, base, out);
 }
 
-static bool pmu_exists(const struct pmon_evlist *l, const char *pmu)
-{
-	char path[512];
-
-	pmon__fmt(path, sizeof(path), "%s/bus/event_source/devices/%s/type", l->sysfs, pmu);
-	return access(path, R_OK) == 0;
-}
-
 /* The entries of @dir, sorted, joined by ", " into @buf ("" if none). */
 static size_t join_dir(const char *dir, char *buf, size_t len)
 {
@@ -259,7 +257,7 @@ static void pmu_names(const struct pmon_evlist *l, char *buf, size_t len)
 
 static bool core_pmu_present(const struct pmon_evlist *l)
 {
-	return pmu_exists(l, "cpu") || pmu_exists(l, "cpu_core") || pmu_exists(l, "cpu_atom");
+	return pmon_kernel_has_core_pmu(l->sysfs);
 }
 
 /* ---- PMU terms (sysfs format/) ---------------------------------------- */
@@ -338,7 +336,7 @@ static int apply_alias(const struct pmon_evlist *l, struct pmon_event_desc *d, c
 		  pmu, alias);
 	if (pmon__read_text(path, text, sizeof(text)) > 0) {
 		char *end;
-		double s = strtod(text, &end);
+		double s = pmon__strtod_c(text, &end);
 		if (end != text && s > 0)
 			d->scale = s;
 	}
@@ -444,8 +442,23 @@ static int parse_pmu_event(const struct pmon_evlist *l, struct pmon_event_desc *
 		bool core = !strcmp(pmu, "cpu") || !strncmp(pmu, "cpu_", 4);
 		return pmon__err(-PMON_ERRNO__PMU_MISSING,
 				 "event '%s': PMU '%s' does not exist here%s (PMUs: %s)", ev, pmu,
-				 core ? "; this machine exposes no core PMU, see 'pmon info'" : "",
-				 have);
+				 core ? "; this machine exposes no core PMU" : "", have);
+	}
+	/* cpu_core/cycles/, cpu_atom/L1-dcache-loads/: a generic event on one
+	 * core PMU of a hybrid part, the extended type in config[63:32]
+	 * (PERF_PMU_TYPE_SHIFT), as perf's parse_events_add_numeric() does. */
+	uint64_t id;
+	if ((!strcmp(pmu, "cpu_core") || !strcmp(pmu, "cpu_atom")) &&
+	    (lookup(hw_events, PMON_ARRAY_SIZE(hw_events), terms, &id) ||
+	     lookup_cache(terms, &id))) {
+		d->attr.type = lookup(hw_events, PMON_ARRAY_SIZE(hw_events), terms, &id)
+			? PERF_TYPE_HARDWARE
+			: PERF_TYPE_HW_CACHE;
+		d->attr.config = id | (uint64_t)(uint32_t)type << PMON_PMU_TYPE_SHIFT;
+		d->source = d->attr.type == PERF_TYPE_HARDWARE ? PMON_EV_HARDWARE : PMON_EV_CACHE;
+		d->needs_core_pmu = true;
+		pmon__strlcpy(d->pmu, pmu, sizeof(d->pmu));
+		return 0;
 	}
 	d->attr.type = (uint32_t)type;
 	d->source = PMON_EV_PMU;
@@ -505,7 +518,9 @@ static bool tp_name_ok(const char *s, size_t n)
 	return true;
 }
 
-/* Make sure tracefs is there; as root, mount it where the kernel expects it. */
+/* Make sure tracefs is there; as root, mount it where the kernel expects it
+ * (and remember to unmount it: a tracepoint's id is all perf_event_open()
+ * needs, read while parsing, so pmon leaves the system as it found it). */
 static bool tracefs_ready(struct pmon_evlist *l)
 {
 	char path[512];
@@ -514,9 +529,19 @@ static bool tracefs_ready(struct pmon_evlist *l)
 	if (access(path, F_OK) == 0)
 		return true;
 	if (l->tracefs_default && geteuid() == 0 &&
-	    mount("nodev", l->tracefs, "tracefs", 0, NULL) == 0)
+	    mount("nodev", l->tracefs, "tracefs", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == 0) {
+		l->tracefs_mounted = true;
 		return access(path, F_OK) == 0;
+	}
 	return false;
+}
+
+/* Undo tracefs_ready()'s mount. MNT_DETACH: another process that opened a
+ * file there meanwhile keeps it; the mount point is gone for new lookups. */
+static void tracefs_unmount(struct pmon_evlist *l)
+{
+	if (l->tracefs_mounted && umount2(l->tracefs, MNT_DETACH) == 0)
+		l->tracefs_mounted = false;
 }
 
 static int parse_tracepoint(struct pmon_evlist *l, struct pmon_event_desc *d, const char *ev,
@@ -554,6 +579,67 @@ static int parse_tracepoint(struct pmon_evlist *l, struct pmon_event_desc *d, co
 	d->source = PMON_EV_TRACEPOINT;
 	pmon__strlcpy(d->pmu, "tracepoint", sizeof(d->pmu));
 	return 0;
+}
+
+/* A format file's line: "\tfield:TYPE NAME[N];\toffset:O;\tsize:S;\tsigned:X;"
+ * (the kernel's trace_format_show() / print_event_fields()). */
+static bool tp_field_line(const char *line, const char *field, unsigned *offset, unsigned *size)
+{
+	const char *semi = strchr(line, ';'), *name;
+	size_t n = strlen(field);
+	long o, sz;
+
+	if (strncmp(line, "field:", 6) || !semi)
+		return false;
+	name = semi;
+	while (name > line && name[-1] != ' ' && name[-1] != '\t')
+		name--;
+	if (strncmp(name, field, n) || (name[n] != ';' && name[n] != '['))
+		return false;
+	const char *po = strstr(semi, "offset:"), *ps = strstr(semi, "size:");
+	if (!po || !ps)
+		return false;
+	char *end;
+	o = strtol(po + 7, &end, 10);
+	if (end == po + 7 || o < 0 || o > 65535)
+		return false;
+	sz = strtol(ps + 5, &end, 10);
+	if (end == ps + 5 || sz <= 0 || sz > 65535)
+		return false;
+	*offset = (unsigned)o;
+	*size = (unsigned)sz;
+	return true;
+}
+
+int pmon_evlist__tp_field(struct pmon_evlist *l, const char *tp, const char *field,
+			  unsigned *offset, unsigned *size)
+{
+	const char *colon = tp ? strchr(tp, ':') : NULL;
+	char path[768], buf[8192];
+	int err = -ENOENT;
+
+	if (!colon || !tp_name_ok(tp, (size_t)(colon - tp)) ||
+	    !tp_name_ok(colon + 1, strlen(colon + 1)))
+		return pmon__err(-EINVAL, "'%s' is not a tracepoint name (subsystem:name)",
+				 tp ? tp : "");
+	if (!tracefs_ready(l))
+		return pmon__err(-ENOENT, "tracefs is not available at %s", l->tracefs);
+	pmon__fmt(path, sizeof(path), "%s/events/%.*s/%s/format", l->tracefs, (int)(colon - tp), tp,
+		  colon + 1);
+	long n = pmon__read_text(path, buf, sizeof(buf));
+	tracefs_unmount(l);
+	if (n < 0)
+		return pmon__err((int)n, "cannot read %s: %s", path, strerror((int)-n));
+	for (char *line = buf, *next; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		while (*line == ' ' || *line == '\t')
+			line++;
+		if (tp_field_line(line, field, offset, size))
+			return 0;
+	}
+	return pmon__err(err, "tracepoint '%s' has no field '%s'", tp, field);
 }
 
 /* ---- suggestions ----------------------------------------------------- */
@@ -643,8 +729,7 @@ static int unknown(struct pmon_evlist *l, const char *ev)
 				off += (size_t)k;
 		}
 	}
-	return pmon__err(-PMON_ERRNO__EVENT_UNKNOWN, "event '%s' is unknown%s (see 'pmon list')",
-			 ev, hint);
+	return pmon__err(-PMON_ERRNO__EVENT_UNKNOWN, "event '%s' is unknown%s", ev, hint);
 }
 
 /* ---- one event -------------------------------------------------------- */
@@ -666,11 +751,9 @@ static int apply_mods(struct pmon_event_desc *d, const char *mods, const char *e
 			break;
 		case 'G':
 			d->mods |= PMON_MOD_GUEST;
-			d->attr.exclude_host = 1;
 			break;
 		case 'H':
 			d->mods |= PMON_MOD_HOST;
-			d->attr.exclude_guest = 1;
 			break;
 		case 'p':
 			d->mods |= PMON_MOD_PRECISE;
@@ -698,6 +781,20 @@ static int apply_mods(struct pmon_event_desc *d, const char *mods, const char *e
 		}
 	}
 	d->attr.precise_ip = precise;
+	/* Guest/host, as perf's parse_events__modifier_list(): G alone counts
+	 * the guest only (exclude_host), H alone the host only (exclude_guest),
+	 * both count both. Without either, a hardware (core PMU) event excludes
+	 * the guest as perf's event_attr_init() set by default (exclude_guest =
+	 * !perf_guest; perf kvm keeps that since 6.13): system-wide counts on a
+	 * KVM host are the host's. Other PMUs keep 0: some (IBS, uncore) reject
+	 * exclusion bits. */
+	if (d->mods & (PMON_MOD_GUEST | PMON_MOD_HOST)) {
+		d->attr.exclude_guest = !(d->mods & PMON_MOD_GUEST);
+		d->attr.exclude_host = !(d->mods & PMON_MOD_HOST);
+	} else {
+		d->attr.exclude_guest = d->needs_core_pmu;
+		d->attr.exclude_host = 0;
+	}
 	/* The seeds' ring selection: naming any of u/k/h counts only those. */
 	if (d->mods & (PMON_MOD_U | PMON_MOD_K | PMON_MOD_H)) {
 		d->attr.exclude_user = !(d->mods & PMON_MOD_U);
@@ -818,8 +915,8 @@ static int resolve(struct pmon_evlist *l, struct pmon_event_desc *d, const char 
 		}
 		if (r == -ENODEV)
 			return pmon__err(-PMON_ERRNO__PMU_MISSING,
-					 "event '%s' needs the %s PMU ('%s'); %s; see 'pmon info'",
-					 name, enc.pmu_desc[0] ? enc.pmu_desc : enc.pmu, enc.pmu,
+					 "event '%s' needs the %s PMU ('%s'); %s", name,
+					 enc.pmu_desc[0] ? enc.pmu_desc : enc.pmu, enc.pmu,
 					 core_pmu_present(l) ? "this machine has another one"
 							     : "this machine exposes no core PMU");
 		if (r == -EINVAL)
@@ -922,6 +1019,79 @@ static int parse_one(struct pmon_evlist *l, const char *text, const char *extra_
 
 /* ---- lists and groups ------------------------------------------------- */
 
+/* Hybrid Intel parts register one core PMU per core type, "cpu_core" and
+ * "cpu_atom" (arch/x86/events/intel/core.c). A generic hardware or cache
+ * event opened without a PMU counts on one of them only, so perf 6.x
+ * (tools/perf/util/parse-events.c, parse_events_add_numeric() walking every
+ * core PMU) opens one event per core PMU with the PMU's type in
+ * config[63:32] (PERF_PMU_TYPE_SHIFT; kernels >= 5.18 with
+ * PERF_PMU_CAP_EXTENDED_HW_TYPE) and names them "cpu_core/cycles/",
+ * "cpu_atom/cycles/". Return: the core PMUs when there are two or more. */
+static int push(struct pmon_evlist *l, const struct pmon_event_desc *d);
+
+static size_t hybrid_pmus(const struct pmon_evlist *l, struct pmon_pmu_desc *p, size_t max)
+{
+	int n = pmon_kernel_core_pmus(l->sysfs, p, max);
+
+	return n >= 2 ? (size_t)n : 0;
+}
+
+static bool expands(const struct pmon_event_desc *d)
+{
+	return (d->source == PMON_EV_HARDWARE || d->source == PMON_EV_CACHE) &&
+		(d->attr.type == PERF_TYPE_HARDWARE || d->attr.type == PERF_TYPE_HW_CACHE) &&
+		!(d->attr.config >> PMON_PMU_TYPE_SHIFT);
+}
+
+static void on_pmu(struct pmon_event_desc *d, const struct pmon_pmu_desc *p)
+{
+	char text[128];
+
+	pmon__strlcpy(text, d->name, sizeof(text));
+	d->attr.config |= (uint64_t)(uint32_t)p->type << PMON_PMU_TYPE_SHIFT;
+	pmon__strlcpy(d->pmu, p->name, sizeof(d->pmu));
+	pmon__fmt(d->name, sizeof(d->name), "%s/%s/", p->name, text);
+}
+
+/* Append a group (or a single event, n = 1), one copy per core PMU on a
+ * hybrid part: {cycles,instructions} becomes {cpu_core/cycles/,
+ * cpu_core/instructions/} and {cpu_atom/cycles/, cpu_atom/instructions/}, as
+ * perf splits groups by PMU; members that do not expand (software events)
+ * stay in the first copy. */
+static int push_expanded(struct pmon_evlist *l, const struct pmon_event_desc *m, size_t n,
+			 const struct pmon_pmu_desc *pmus, size_t npmus)
+{
+	bool any = false;
+	int err = 0;
+
+	for (size_t i = 0; i < n; i++)
+		any |= expands(&m[i]);
+	if (!npmus || !any) {
+		int leader = (int)l->n;
+		for (size_t i = 0; i < n && !err; i++) {
+			struct pmon_event_desc d = m[i];
+			d.group = leader;
+			err = push(l, &d);
+		}
+		return err;
+	}
+	for (size_t p = 0; p < npmus && !err; p++) {
+		int leader = -1;
+		for (size_t i = 0; i < n && !err; i++) {
+			struct pmon_event_desc d = m[i];
+			if (expands(&d))
+				on_pmu(&d, &pmus[p]);
+			else if (p)
+				continue;
+			if (leader < 0)
+				leader = (int)l->n;
+			d.group = leader;
+			err = push(l, &d);
+		}
+	}
+	return err;
+}
+
 static int push(struct pmon_evlist *l, const struct pmon_event_desc *d)
 {
 	if (l->n == l->cap) {
@@ -959,53 +1129,67 @@ static size_t item_len(const char *s, int *err)
 	return i;
 }
 
+/* The next item of the event list @spec at *@p into @item, *@p moved past
+ * it and its comma. Return: 1, 0 at the end, or a syntax error (an empty
+ * item, a brace unmatched, an item too long), detail set. */
+static int next_item(const char *spec, const char **p, char *item, size_t len)
+{
+	int berr;
+	size_t n;
+
+	if (!**p)
+		return 0;
+	n = item_len(*p, &berr);
+	if (berr > 0)
+		return pmon__err(-PMON_ERRNO__EVENT_SYNTAX, "'%s': missing '}'", spec);
+	if (berr < 0 || (*p)[n] == '}')
+		return pmon__err(-PMON_ERRNO__EVENT_SYNTAX, "'%s': unmatched '}'", spec);
+	if (n == 0 || n >= len)
+		return pmon__err(-PMON_ERRNO__EVENT_SYNTAX,
+				 n ? "'%s': event text too long" : "'%s': empty event in the list",
+				 spec);
+	pmon__fmt(item, len, "%.*s", (int)n, *p);
+	*p += n;
+	if (**p == ',' && !*++*p)
+		return pmon__err(-PMON_ERRNO__EVENT_SYNTAX, "'%s': empty event in the list", spec);
+	return 1;
+}
+
+int pmon_evlist__next(const char *spec, const char **pos, char *item, size_t len)
+{
+	if (!spec || !pos || !item || !len)
+		return -EINVAL;
+	if (!*pos) {
+		*pos = spec;
+		if (!*spec)
+			return pmon__err(-PMON_ERRNO__EVENT_SYNTAX, "empty event list");
+	}
+	return next_item(spec, pos, item, len);
+}
+
 int pmon_evlist__add(struct pmon_evlist *l, const char *spec)
 {
 	size_t first = l->n;
 	const char *p = spec;
 	int err = 0;
+	struct pmon_pmu_desc pmus[4];
+	size_t npmus = hybrid_pmus(l, pmus, PMON_ARRAY_SIZE(pmus));
+	struct pmon_event_desc members[64];
 
 	pmon__clear_detail();
 	if (!spec || !*spec)
 		return pmon__err(-PMON_ERRNO__EVENT_SYNTAX, "empty event list");
 	while (*p && !err) {
-		int berr;
-		size_t n = item_len(p, &berr);
 		char item[1024];
 
-		if (berr > 0) {
-			err = pmon__err(-PMON_ERRNO__EVENT_SYNTAX, "'%s': missing '}'", spec);
+		if ((err = next_item(spec, &p, item, sizeof(item))) <= 0)
 			break;
-		}
-		if (berr < 0 || p[n] == '}') {
-			err = pmon__err(-PMON_ERRNO__EVENT_SYNTAX, "'%s': unmatched '}'", spec);
-			break;
-		}
-		if (n == 0 || n >= sizeof(item)) {
-			err = pmon__err(-PMON_ERRNO__EVENT_SYNTAX,
-					n ? "'%s': event text too long"
-					  : "'%s': empty event in the list",
-					spec);
-			break;
-		}
-		pmon__fmt(item, sizeof(item), "%.*s", (int)n, p);
-		p += n;
-		if (*p == ',') {
-			p++;
-			if (!*p) {
-				err = pmon__err(-PMON_ERRNO__EVENT_SYNTAX,
-						"'%s': empty event in the list", spec);
-				break;
-			}
-		}
-
+		err = 0;
 		if (item[0] != '{') {
 			struct pmon_event_desc d;
 			err = parse_one(l, item, NULL, &d);
-			if (!err) {
-				d.group = (int)l->n;
-				err = push(l, &d);
-			}
+			if (!err)
+				err = push_expanded(l, &d, 1, pmus, npmus);
 			continue;
 		}
 		/* {a,b,c}[:mods] */
@@ -1026,13 +1210,14 @@ int pmon_evlist__add(struct pmon_evlist *l, const char *spec)
 					spec);
 			break;
 		}
-		int leader = (int)l->n;
+		size_t nm = 0;
 		const char *q = item + 1;
 		if (!*q) {
 			err = pmon__err(-PMON_ERRNO__EVENT_SYNTAX, "'%s': empty group", spec);
 			break;
 		}
 		while (*q && !err) {
+			int berr;
 			size_t m = item_len(q, &berr);
 			char member[512];
 			struct pmon_event_desc d;
@@ -1047,14 +1232,19 @@ int pmon_evlist__add(struct pmon_evlist *l, const char *spec)
 			if (*q == ',')
 				q++;
 			err = parse_one(l, member, gmods, &d);
-			if (!err) {
-				d.group = leader;
-				err = push(l, &d);
-			}
+			if (!err && nm == PMON_ARRAY_SIZE(members))
+				err = pmon__err(-PMON_ERRNO__EVENT_SYNTAX,
+						"'%s': more than %zu events in a group", spec,
+						PMON_ARRAY_SIZE(members));
+			if (!err)
+				members[nm++] = d;
 		}
+		if (!err)
+			err = push_expanded(l, members, nm, pmus, npmus);
 	}
 	if (err)
 		l->n = first; /* nothing half-added */
+	tracefs_unmount(l); /* the tracepoints' ids are read */
 	return err;
 }
 

@@ -5,12 +5,18 @@
  * IA32_PERF_GLOBAL_CTRL (SDM Vol. 3B 21.2), for systems without perf_event,
  * like LIKWID's direct mode, but never silently: every register touched is
  * saved first, counters someone else enabled are refused, and everything
- * is put back, each write logged for the user to see.
+ * is put back, each write logged for the user to see. While the counters
+ * are programmed, a state file holds the writes that put them back, so a
+ * pmon killed meanwhile leaves a way out (pmon_msr_state__restore()).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "internal.h"
 #include <pmon/cpu.h>
@@ -18,12 +24,18 @@
 #include <pmon/msr.h>
 
 #define MSR_PMC0 0xc1
+#define MSR_A_PMC0 0x4c1 /* full-width alias (SDM Vol. 3B 21.2.6) */
 #define MSR_PERFEVTSEL0 0x186
+#define MSR_FIXED_CTR0 0x309
+#define MSR_PERF_CAPABILITIES 0x345
+#define MSR_FIXED_CTR_CTRL 0x38d
 #define MSR_GLOBAL_CTRL 0x38f
+#define PERF_CAP_FW_WRITE (1ULL << 13)
 #define EVTSEL_USR (1u << 16)
 #define EVTSEL_OS (1u << 17)
 #define EVTSEL_EN (1u << 22)
 #define EVTSEL_INT (1u << 20)
+#define FIXED_REF_CYCLES 2 /* IA32_FIXED_CTR2: CPU_CLK_UNHALTED.REF_TSC */
 
 /* Architectural events, SDM Vol. 3B Table 21-1: UMask << 8 | EventSelect. */
 static const struct {
@@ -33,30 +45,39 @@ static const struct {
 } arch_map[] = {
 	{ PERF_COUNT_HW_CPU_CYCLES, 0x003c, PMON_ARCH_CORE_CYCLES },
 	{ PERF_COUNT_HW_INSTRUCTIONS, 0x00c0, PMON_ARCH_INSTRUCTIONS },
-	{ PERF_COUNT_HW_REF_CPU_CYCLES, 0x013c, PMON_ARCH_REF_CYCLES },
 	{ PERF_COUNT_HW_CACHE_REFERENCES, 0x4f2e, PMON_ARCH_LLC_REFERENCES },
 	{ PERF_COUNT_HW_CACHE_MISSES, 0x412e, PMON_ARCH_LLC_MISSES },
 	{ PERF_COUNT_HW_BRANCH_INSTRUCTIONS, 0x00c4, PMON_ARCH_BRANCHES },
 	{ PERF_COUNT_HW_BRANCH_MISSES, 0x00c5, PMON_ARCH_BRANCH_MISSES },
 };
 
+#define MAX_EV 16
+
 struct saved {
 	int cpu;
-	uint64_t global;
-	uint64_t sel[16], pmc[16];
+	uint64_t global, fixed_ctrl;
+	uint64_t sel[MAX_EV], pmc[MAX_EV], fixed_ctr[4];
 };
 
 struct pmon_msr_counting {
 	const char *device;
-	size_t n; /* events = general-purpose counters used */
-	uint32_t sel[16]; /* event select values, EN set */
-	unsigned width;
+	size_t n; /* events */
+	size_t ngp; /* of which on general-purpose counters, 0 .. ngp-1 */
+	int slot[MAX_EV]; /* event i: GP counter slot[i], or -1 - fixed index */
+	uint32_t sel[MAX_EV]; /* event select values of the GP counters, EN set */
+	uint64_t fixed_field; /* our bits of IA32_FIXED_CTR_CTRL */
+	uint64_t fixed_field_mask; /* the fields we own in it */
+	uint64_t mask; /* our bits of IA32_PERF_GLOBAL_CTRL */
+	unsigned width, fixed_width;
 	bool global; /* version >= 2: IA32_PERF_GLOBAL_CTRL exists */
+	bool full_width; /* IA32_A_PMCx usable (PERF_CAPABILITIES[13]) */
+	bool uses_fixed;
 	struct saved *cpus;
 	size_t ncpus;
 	bool programmed, restored;
 	struct pmon_msr_write_rec *log;
 	size_t nlog, caplog;
+	char *state_file; /* NULL: none kept */
 };
 
 static int wr(struct pmon_msr_counting *m, int cpu, uint32_t addr, uint64_t v, bool restore)
@@ -73,14 +94,54 @@ static int wr(struct pmon_msr_counting *m, int cpu, uint32_t addr, uint64_t v, b
 	return pmon_msr_write(m->device, cpu, addr, v);
 }
 
-static int encode(const struct pmon_cpu_info *ci, const struct pmon_event_desc *d, uint32_t *sel)
+static int write_state(const struct pmon_msr_counting *m);
+static int check_state(const char *path);
+
+static uint64_t width_mask(unsigned w)
+{
+	return w >= 64 ? ~0ULL : (1ULL << w) - 1;
+}
+
+uint64_t pmon_msr_pmc_written(uint64_t value, unsigned width, bool full_width)
+{
+	uint64_t lo = value & 0xffffffffULL;
+
+	if (full_width)
+		return value & width_mask(width);
+	/* SDM Vol. 3B 21.2.6: a write to IA32_PMCx sets bits 31:0 and
+	 * sign-extends bit 31 up to the counter width. */
+	if (lo >> 31)
+		lo |= ~0xffffffffULL;
+	return lo & width_mask(width);
+}
+
+static int encode(const struct pmon_cpu_info *ci, const struct pmon_event_desc *d, uint32_t *sel,
+		  int *fixed)
 {
 	uint32_t code = 0;
 	bool found = false;
 
+	*fixed = -1;
+	if (d->attr.type == PERF_TYPE_HARDWARE &&
+	    (d->attr.config & 0xffffffffULL) == PERF_COUNT_HW_REF_CPU_CYCLES) {
+		/* perf's ref-cycles and pmon's own fixed counter 2 tick at the
+		 * TSC rate (CPU_CLK_UNHALTED.REF_TSC); the architectural GP
+		 * encoding 3CH/01H ticks at the bus or crystal clock instead
+		 * (SDM Vol. 3B Table 21-1 note; Linux intel_perfmon_event_map
+		 * maps ref-cycles to fixed counter 2 only, event 0x0300). */
+		if (!(ci->pm.fixed_mask & (1u << FIXED_REF_CYCLES)) || ci->pm.version < 2)
+			return pmon__err(-EOPNOTSUPP,
+					 "event '%s': ref-cycles counts at the TSC rate on fixed "
+					 "counter 2, which this CPU does not enumerate; r013c "
+					 "counts the GP encoding, at the bus/crystal clock",
+					 d->name);
+		*fixed = FIXED_REF_CYCLES;
+		*sel = 0;
+		return 0;
+	}
 	if (d->attr.type == PERF_TYPE_HARDWARE) {
 		for (size_t i = 0; i < PMON_ARRAY_SIZE(arch_map); i++) {
-			if (arch_map[i].perf_id != d->attr.config)
+			if (arch_map[i].perf_id != (d->attr.config & 0xffffffffULL))
 				continue;
 			if (!((ci->pm.arch_events >> arch_map[i].arch) & 1))
 				return pmon__err(
@@ -121,38 +182,72 @@ void pmon_msr_counting__free(struct pmon_msr_counting *m)
 		return;
 	free(m->cpus);
 	free(m->log);
+	free(m->state_file);
 	free(m);
 }
 
-int pmon_msr_counting__start(const char *device, const struct pmon_cpu_info *ci,
-			     const struct pmon_evlist *events, const int *cpus, size_t ncpus,
-			     bool nmi_watchdog, struct pmon_msr_counting **out)
+/* Which counters another user has enabled. IA32_PERF_GLOBAL_CTRL alone
+ * counts nothing: SDM Vol. 3B 21.2.2, a counter counts only when its
+ * GLOBAL_CTRL bit AND its IA32_PERFEVTSELx.EN (or its IA32_FIXED_CTR_CTRL
+ * enable field) are set, and Linux sets every GLOBAL_CTRL bit whenever it
+ * re-enables the PMU (intel_pmu_enable_all()). Refuse on the enables. */
+static int check_busy(const struct pmon_msr_counting *m, const struct saved *s)
+{
+	for (size_t i = 0; i < m->ngp; i++)
+		if (s->sel[i] & EVTSEL_EN)
+			return pmon__err(-EBUSY,
+					 "IA32_PERFEVTSEL%zu on CPU %d is enabled (%#" PRIx64
+					 "): another tool is counting; pmon will not take it",
+					 i, s->cpu, s->sel[i]);
+	if (m->uses_fixed && (s->fixed_ctrl & m->fixed_field_mask & 0x3333333333333333ULL))
+		return pmon__err(-EBUSY,
+				 "IA32_FIXED_CTR_CTRL on CPU %d enables fixed counter %d (%#" PRIx64
+				 "): another tool is counting; pmon will not take it",
+				 s->cpu, FIXED_REF_CYCLES, s->fixed_ctrl);
+	return 0;
+}
+
+static int counting_start(const char *device, const struct pmon_cpu_info *ci,
+			  const struct pmon_evlist *events, const int *cpus, size_t ncpus,
+			  bool nmi_watchdog, const struct pmon_msr_counting_opts *opts,
+			  struct pmon_msr_counting **out)
 {
 	struct pmon_msr_counting *m;
 	size_t n = pmon_evlist__count(events);
-	uint64_t mask;
+	const char *state = opts &&
+			opts->sz >= offsetof(struct pmon_msr_counting_opts, state_file) +
+					sizeof(opts->state_file)
+		? opts->state_file
+		: NULL;
 	int err = 0;
 
 	if (ci->pm.model != PMON_PERFMON_INTEL_ARCH)
 		return pmon__err(
 			-EOPNOTSUPP,
 			"the MSR backend programs Intel's architectural counters; this CPU "
-			"has %s (see 'pmon info')",
+			"has %s",
 			ci->pm.model == PMON_PERFMON_NONE ? "no counters enumerated"
 							  : pmon_perfmon_model_name(ci->pm.model));
-	if (!n || n > ci->pm.gp_count || n > 16)
-		return pmon__err(-E2BIG, "%zu events: this CPU has %u general-purpose counters", n,
-				 ci->pm.gp_count);
+	if (!n || n > MAX_EV)
+		return pmon__err(-E2BIG, "%zu events: the MSR backend takes 1 to %d", n, MAX_EV);
 	if (nmi_watchdog)
 		return pmon__err(-EBUSY,
 				 "the kernel's NMI watchdog holds a counter: as root, echo 0 > "
 				 "/proc/sys/kernel/nmi_watchdog (and restore it after)");
+	/* Before anything is read: a leftover says more than "busy" would. */
+	if (state && (err = check_state(state)))
+		return err;
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return -ENOMEM;
 	m->device = device;
+	if (state && !(m->state_file = strdup(state))) {
+		free(m);
+		return -ENOMEM;
+	}
 	m->n = n;
 	m->width = ci->pm.gp_width ? ci->pm.gp_width : 40;
+	m->fixed_width = ci->pm.fixed_width ? ci->pm.fixed_width : m->width;
 	m->global = ci->pm.version >= 2;
 	m->ncpus = ncpus;
 	m->cpus = calloc(ncpus, sizeof(*m->cpus));
@@ -160,9 +255,49 @@ int pmon_msr_counting__start(const char *device, const struct pmon_cpu_info *ci,
 		pmon_msr_counting__free(m);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < n && !err; i++)
-		err = encode(ci, pmon_evlist__event(events, i), &m->sel[i]);
-	mask = (1ULL << n) - 1;
+	for (size_t i = 0; i < n && !err; i++) {
+		const struct pmon_event_desc *d = pmon_evlist__event(events, i);
+		uint32_t sel = 0;
+		int fixed = -1;
+
+		err = encode(ci, d, &sel, &fixed);
+		if (err)
+			break;
+		if (fixed >= 0) {
+			uint64_t field = 0x3ULL << (4 * fixed);
+			if (m->fixed_field_mask & field) {
+				err = pmon__err(-E2BIG, "event '%s': fixed counter %d is taken",
+						d->name, fixed);
+				break;
+			}
+			m->uses_fixed = true;
+			m->fixed_field_mask |= 0xfULL << (4 * fixed);
+			/* EN field: bit 0 OS, bit 1 USR (SDM Figure 21-2). */
+			m->fixed_field |= (uint64_t)((d->attr.exclude_kernel ? 0 : 1) |
+						     (d->attr.exclude_user ? 0 : 2))
+				<< (4 * fixed);
+			m->mask |= 1ULL << (32 + fixed);
+			m->slot[i] = -1 - fixed;
+			continue;
+		}
+		if (m->ngp >= ci->pm.gp_count || m->ngp >= 8) {
+			/* On a hybrid part the figure is per core type: say which
+			 * (a P-core without 23H has 0AH + 2, see pmon_perfmon). */
+			err = pmon__err(-E2BIG,
+					"%zu events need general-purpose counters: this CPU%s has "
+					"%u",
+					m->ngp + 1,
+					ci->pm.core_type == 0x40	   ? " (a P-core)"
+						: ci->pm.core_type == 0x20 ? " (an E-core)"
+									   : "",
+					ci->pm.gp_count);
+			break;
+		}
+		m->slot[i] = (int)m->ngp;
+		m->sel[m->ngp] = sel;
+		m->mask |= 1ULL << m->ngp;
+		m->ngp++;
+	}
 
 	/* Save, and refuse counters someone else is using. */
 	for (size_t c = 0; c < ncpus && !err; c++) {
@@ -170,41 +305,54 @@ int pmon_msr_counting__start(const char *device, const struct pmon_cpu_info *ci,
 		s->cpu = cpus[c];
 		if (m->global)
 			err = pmon_msr_read(device, s->cpu, MSR_GLOBAL_CTRL, &s->global);
-		for (size_t i = 0; i < n && !err; i++) {
+		if (!err && c == 0 && ci->pm.perf_capabilities) {
+			uint64_t caps;
+			err = pmon_msr_read(device, s->cpu, MSR_PERF_CAPABILITIES, &caps);
+			m->full_width = !err && (caps & PERF_CAP_FW_WRITE);
+		}
+		for (size_t i = 0; i < m->ngp && !err; i++) {
 			err = pmon_msr_read(device, s->cpu, MSR_PERFEVTSEL0 + (uint32_t)i,
 					    &s->sel[i]);
 			if (!err)
 				err = pmon_msr_read(device, s->cpu, MSR_PMC0 + (uint32_t)i,
 						    &s->pmc[i]);
-			if (!err && (s->sel[i] & EVTSEL_EN))
-				err = pmon__err(
-					-EBUSY,
-					"IA32_PERFEVTSEL%zu on CPU %d is enabled (%#" PRIx64
-					"): another tool is counting; pmon will not take it",
-					i, s->cpu, s->sel[i]);
 		}
-		if (!err && m->global && (s->global & mask))
-			err = pmon__err(-EBUSY,
-					"IA32_PERF_GLOBAL_CTRL on CPU %d enables counters pmon "
-					"needs (%#" PRIx64 "): another tool is counting",
-					s->cpu, s->global);
+		if (!err && m->uses_fixed) {
+			err = pmon_msr_read(device, s->cpu, MSR_FIXED_CTR_CTRL, &s->fixed_ctrl);
+			if (!err)
+				err = pmon_msr_read(device, s->cpu,
+						    MSR_FIXED_CTR0 + FIXED_REF_CYCLES,
+						    &s->fixed_ctr[FIXED_REF_CYCLES]);
+		}
+		if (!err)
+			err = check_busy(m, s);
 	}
+	/* What puts it all back is on disk before the first write. */
+	if (!err && m->state_file)
+		err = write_state(m);
 	/* Program: disable ours, zero, select, enable -- nothing else touched. */
 	for (size_t c = 0; c < ncpus && !err; c++) {
 		struct saved *s = &m->cpus[c];
 		m->programmed = true;
 		if (m->global)
-			err = wr(m, s->cpu, MSR_GLOBAL_CTRL, s->global & ~mask, false);
-		for (size_t i = 0; i < n && !err; i++)
+			err = wr(m, s->cpu, MSR_GLOBAL_CTRL, s->global & ~m->mask, false);
+		for (size_t i = 0; i < m->ngp && !err; i++)
 			err = wr(m, s->cpu, MSR_PMC0 + (uint32_t)i, 0, false);
-		for (size_t i = 0; i < n && !err; i++)
+		if (!err && m->uses_fixed)
+			err = wr(m, s->cpu, MSR_FIXED_CTR0 + FIXED_REF_CYCLES, 0, false);
+		for (size_t i = 0; i < m->ngp && !err; i++)
 			err = wr(m, s->cpu, MSR_PERFEVTSEL0 + (uint32_t)i, m->sel[i], false);
+		if (!err && m->uses_fixed)
+			err = wr(m, s->cpu, MSR_FIXED_CTR_CTRL,
+				 (s->fixed_ctrl & ~m->fixed_field_mask) | m->fixed_field, false);
 		if (!err && m->global)
-			err = wr(m, s->cpu, MSR_GLOBAL_CTRL, s->global | mask, false);
+			err = wr(m, s->cpu, MSR_GLOBAL_CTRL, s->global | m->mask, false);
 	}
 	if (err) {
+		char detail[512];
+		pmon__strlcpy(detail, pmon_errdetail(), sizeof(detail));
 		pmon_msr_counting__restore(m);
-		/* keep the first error's detail */
+		pmon__detail("%s", detail); /* keep the first error's detail */
 		pmon_msr_counting__free(m);
 		return err;
 	}
@@ -212,56 +360,203 @@ int pmon_msr_counting__start(const char *device, const struct pmon_cpu_info *ci,
 	return 0;
 }
 
+struct pmon_msr_counting *pmon_msr_counting__start(const char *device,
+						   const struct pmon_cpu_info *ci,
+						   const struct pmon_evlist *events,
+						   const int *cpus, size_t ncpus, bool nmi_watchdog)
+{
+	return pmon_msr_counting__start_opts(device, ci, events, cpus, ncpus, nmi_watchdog, NULL);
+}
+
+struct pmon_msr_counting *
+pmon_msr_counting__start_opts(const char *device, const struct pmon_cpu_info *ci,
+			      const struct pmon_evlist *events, const int *cpus, size_t ncpus,
+			      bool nmi_watchdog, const struct pmon_msr_counting_opts *opts)
+{
+	struct pmon_msr_counting *m = NULL;
+
+	int err = counting_start(device, ci, events, cpus, ncpus, nmi_watchdog, opts, &m);
+
+	return pmon__ret_ptr(err, m);
+}
+
 int pmon_msr_counting__stop(struct pmon_msr_counting *m, uint64_t *values)
 {
-	uint64_t mask = (1ULL << m->n) - 1;
 	int err = 0;
 
 	memset(values, 0, m->n * sizeof(*values));
 	for (size_t c = 0; c < m->ncpus && !err; c++) {
 		struct saved *s = &m->cpus[c];
 		if (m->global)
-			err = wr(m, s->cpu, MSR_GLOBAL_CTRL, s->global & ~mask, false);
+			err = wr(m, s->cpu, MSR_GLOBAL_CTRL, s->global & ~m->mask, false);
 		else
-			for (size_t i = 0; i < m->n && !err; i++)
+			for (size_t i = 0; i < m->ngp && !err; i++)
 				err = wr(m, s->cpu, MSR_PERFEVTSEL0 + (uint32_t)i,
 					 m->sel[i] & ~EVTSEL_EN, false);
 		for (size_t i = 0; i < m->n && !err; i++) {
-			uint64_t v;
-			err = pmon_msr_read(m->device, s->cpu, MSR_PMC0 + (uint32_t)i, &v);
-			values[i] += v & ((m->width >= 64) ? ~0ULL : (1ULL << m->width) - 1);
+			uint64_t v = 0;
+			if (m->slot[i] >= 0) {
+				err = pmon_msr_read(m->device, s->cpu,
+						    MSR_PMC0 + (uint32_t)m->slot[i], &v);
+				values[i] += v & width_mask(m->width);
+			} else {
+				err = pmon_msr_read(m->device, s->cpu,
+						    MSR_FIXED_CTR0 + (uint32_t)(-1 - m->slot[i]),
+						    &v);
+				values[i] += v & width_mask(m->fixed_width);
+			}
 		}
 	}
 	return err;
 }
 
+/* The writes that put everything back, in order: the reverse of the
+ * programming, per CPU. @emit's first error is returned, but every write is
+ * still tried. */
+static int restore_seq(const struct pmon_msr_counting *m,
+		       int (*emit)(void *ctx, int cpu, uint32_t addr, uint64_t v), void *ctx)
+{
+	int first = 0, err;
+
+#define EMIT(cpu, a, v)                                                                            \
+	do {                                                                                       \
+		if ((err = emit(ctx, cpu, a, v)) && !first)                                        \
+			first = err;                                                               \
+	} while (0)
+	for (size_t c = m->ncpus; c-- > 0;) {
+		const struct saved *s = &m->cpus[c];
+		if (m->global)
+			EMIT(s->cpu, MSR_GLOBAL_CTRL, s->global & ~m->mask);
+		if (m->uses_fixed) {
+			EMIT(s->cpu, MSR_FIXED_CTR_CTRL, s->fixed_ctrl);
+			EMIT(s->cpu, MSR_FIXED_CTR0 + FIXED_REF_CYCLES,
+			     s->fixed_ctr[FIXED_REF_CYCLES]);
+		}
+		for (size_t i = m->ngp; i-- > 0;) {
+			EMIT(s->cpu, MSR_PERFEVTSEL0 + (uint32_t)i, s->sel[i]);
+			/* A full value goes back through IA32_A_PMCx; IA32_PMCx
+			 * would keep only the sign-extended low 32 bits. */
+			EMIT(s->cpu, (m->full_width ? MSR_A_PMC0 : MSR_PMC0) + (uint32_t)i,
+			     s->pmc[i]);
+		}
+		if (m->global)
+			EMIT(s->cpu, MSR_GLOBAL_CTRL, s->global);
+	}
+#undef EMIT
+	return first;
+}
+
+static int emit_write(void *ctx, int cpu, uint32_t addr, uint64_t v)
+{
+	return wr(ctx, cpu, addr, v, true);
+}
+
+/* The state file's restore sequence (lib/msr/state.c). */
+static int state_seq(const void *obj, int (*emit)(void *ctx, int cpu, uint32_t addr, uint64_t v),
+		     void *ctx)
+{
+	return restore_seq(obj, emit, ctx);
+}
+
+static int write_state(const struct pmon_msr_counting *m)
+{
+	return pmon__msr_state_write(m->state_file, m->device, state_seq, m);
+}
+
+static int check_state(const char *path)
+{
+	return pmon__msr_state_check(path, "the counters");
+}
+
 int pmon_msr_counting__restore(struct pmon_msr_counting *m)
 {
-	int first = 0;
+	int first;
+	bool inexact = false;
 
 	if (!m || !m->programmed || m->restored)
 		return 0;
 	m->restored = true;
 	/* Reverse order of programming; keep going past errors, report the first. */
-	for (size_t c = m->ncpus; c-- > 0;) {
-		struct saved *s = &m->cpus[c];
-		int err;
-		if (m->global &&
-		    (err = wr(m, s->cpu, MSR_GLOBAL_CTRL, s->global & ~((1ULL << m->n) - 1),
-			      true)) &&
-		    !first)
-			first = err;
-		for (size_t i = m->n; i-- > 0;) {
-			if ((err = wr(m, s->cpu, MSR_PERFEVTSEL0 + (uint32_t)i, s->sel[i], true)) &&
-			    !first)
-				first = err;
-			if ((err = wr(m, s->cpu, MSR_PMC0 + (uint32_t)i, s->pmc[i], true)) &&
-			    !first)
-				first = err;
+	first = restore_seq(m, emit_write, m);
+	for (size_t c = 0; c < m->ncpus && !m->full_width; c++)
+		for (size_t i = 0; i < m->ngp; i++)
+			if (pmon_msr_pmc_written(m->cpus[c].pmc[i], m->width, false) !=
+			    m->cpus[c].pmc[i])
+				inexact = true;
+	if (!first && m->state_file)
+		unlink(m->state_file); /* put back: nothing left to clean up */
+	if (!first && inexact)
+		pmon__detail("a saved IA32_PMCx value did not fit 32 bits and this CPU has no "
+			     "full-width writes (IA32_PERF_CAPABILITIES[13] = 0): it was put back "
+			     "as its sign-extended low 32 bits (SDM 21.2.6)");
+	return first;
+}
+
+int pmon_msr_state__restore(const char *path, struct pmon_msr_write_rec **writes, size_t *n)
+{
+	char line[512], device[4096] = "";
+	struct pmon_msr_write_rec *log = NULL;
+	size_t nlog = 0, cap = 0;
+	int pid = 0, first = 0, lineno = 0;
+	FILE *f;
+
+	*writes = NULL;
+	*n = 0;
+	f = fopen(path, "re");
+	if (!f)
+		return pmon__err(-errno, "MSR state file '%s': %s", path, strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		int cpu;
+		unsigned long long a, v;
+		lineno++;
+		if (lineno == 1 && !strcmp(line, "pmon-msr-state 1\n"))
+			continue;
+		if (lineno == 1) {
+			first = pmon__err(-EINVAL, "'%s' is not a pmon MSR state file", path);
+			break;
 		}
-		if (m->global && (err = wr(m, s->cpu, MSR_GLOBAL_CTRL, s->global, true)) && !first)
+		if (sscanf(line, "pid %d", &pid) == 1)
+			continue;
+		if (!strncmp(line, "device ", 7)) {
+			pmon__strlcpy(device, line + 7, sizeof(device));
+			device[strcspn(device, "\n")] = '\0';
+			continue;
+		}
+		if (sscanf(line, "write %d %llx %llx", &cpu, &a, &v) != 3 || a > UINT32_MAX) {
+			first = pmon__err(-EINVAL, "%s:%d: not a register write", path, lineno);
+			break;
+		}
+		if (pid > 0 && getpid() != pid && (kill(pid, 0) == 0 || errno == EPERM)) {
+			first = pmon__err(-EBUSY,
+					  "pmon (pid %d) is still counting: it restores the "
+					  "MSRs itself",
+					  pid);
+			break;
+		}
+		if (nlog == cap) {
+			size_t c2 = cap ? cap * 2 : 32;
+			struct pmon_msr_write_rec *l = realloc(log, c2 * sizeof(*l));
+			if (!l) {
+				first = -ENOMEM;
+				break;
+			}
+			log = l;
+			cap = c2;
+		}
+		log[nlog++] = (struct pmon_msr_write_rec){ cpu, (uint32_t)a, v, true };
+	}
+	fclose(f);
+	/* Only a whole file is replayed: a line it cannot read writes nothing. */
+	for (size_t i = 0; !first && i < nlog; i++) {
+		int err = pmon_msr_write(strcmp(device, "-") ? device : NULL, log[i].cpu,
+					 log[i].addr, log[i].value);
+		if (err && !first)
 			first = err;
 	}
+	if (!first)
+		unlink(path);
+	*writes = log;
+	*n = nlog;
 	return first;
 }
 

@@ -125,6 +125,11 @@ static const struct pmon_msr_field f_amd_evtsel[] = {
 	{                                                                                          \
 		"IA32_PMC" #n, 0xc1 + (n), "general-purpose counter " #n, NULL                     \
 	}
+#define A_PMC(n)                                                                                   \
+	{                                                                                          \
+		"IA32_A_PMC" #n, 0x4c1 + (n),                                                      \
+			"full-width alias of IA32_PMC" #n " (PERF_CAPABILITIES[13])", NULL         \
+	}
 #define FIXED(n)                                                                                   \
 	{                                                                                          \
 		"IA32_FIXED_CTR" #n, 0x309 + (n), "fixed-function counter " #n, NULL               \
@@ -171,6 +176,14 @@ static const struct pmon_msr_info table[] = {
 	{ "IA32_PERF_GLOBAL_STATUS", 0x38e, "overflow status", f_global_ctrl },
 	{ "IA32_PERF_GLOBAL_CTRL", 0x38f, "global enable of every counter", f_global_ctrl },
 	{ "IA32_PERF_GLOBAL_OVF_CTRL", 0x390, "overflow status reset", f_global_ctrl },
+	A_PMC(0),
+	A_PMC(1),
+	A_PMC(2),
+	A_PMC(3),
+	A_PMC(4),
+	A_PMC(5),
+	A_PMC(6),
+	A_PMC(7),
 	{ "IA32_QM_EVTSEL", 0xc8d, "RDT monitoring: event and RMID to read", f_qm_evtsel },
 	{ "IA32_QM_CTR", 0xc8e, "RDT monitoring: the data", f_qm_ctr },
 	{ "IA32_PQR_ASSOC", 0xc8f, "RMID and CLOS of this logical CPU", f_pqr_assoc },
@@ -241,8 +254,8 @@ int pmon_msr_parse_addr(const char *s, uint32_t *addr)
 	m = pmon_msr_by_name(s);
 	if (!m)
 		return pmon__err(-PMON_ERRNO__PARSE,
-				 "'%s' is not an MSR pmon knows by name (see 'pmon msr list'; or "
-				 "give its address, e.g. 0x38f)",
+				 "'%s' is not an MSR pmon knows by name (give its address, e.g. "
+				 "0x38f)",
 				 s);
 	*addr = m->addr;
 	return 0;
@@ -315,12 +328,34 @@ static int open_dev(const char *device, int cpu, int flags, char *path, size_t p
 	return pmon__err(fd, "%s: %s", path, strerror(-fd));
 }
 
+static const struct pmon__msr_ops *msr_ops;
+
+void pmon__msr_set_ops(const struct pmon__msr_ops *ops)
+{
+	msr_ops = ops;
+}
+
+/* A model refuses as the msr driver does: -EIO where WRMSR/RDMSR #GPs. */
+static int model_err(int err, bool wr, uint32_t addr, int cpu)
+{
+	if (err == -EIO)
+		return pmon__err(-EIO,
+				 "%s %#" PRIx32 " faulted on CPU %d: no such MSR, or a reserved "
+				 "bit set",
+				 wr ? "WRMSR" : "RDMSR", addr, cpu);
+	return err ? pmon__err(err, "MSR %#" PRIx32 " on CPU %d: %s", addr, cpu, strerror(-err))
+		   : 0;
+}
+
 int pmon_msr_read(const char *device, int cpu, uint32_t addr, uint64_t *value)
 {
 	char path[512];
-	int fd = open_dev(device, cpu, O_RDONLY, path, sizeof(path));
+	int fd;
 	ssize_t n;
 
+	if (msr_ops)
+		return model_err(msr_ops->read(msr_ops->ctx, cpu, addr, value), false, addr, cpu);
+	fd = open_dev(device, cpu, O_RDONLY, path, sizeof(path));
 	if (fd < 0)
 		return fd;
 	n = pread(fd, value, sizeof(*value), (off_t)addr);
@@ -339,9 +374,12 @@ int pmon_msr_read(const char *device, int cpu, uint32_t addr, uint64_t *value)
 int pmon_msr_write(const char *device, int cpu, uint32_t addr, uint64_t value)
 {
 	char path[512];
-	int fd = open_dev(device, cpu, O_WRONLY, path, sizeof(path));
+	int fd;
 	ssize_t n;
 
+	if (msr_ops)
+		return model_err(msr_ops->write(msr_ops->ctx, cpu, addr, value), true, addr, cpu);
+	fd = open_dev(device, cpu, O_WRONLY, path, sizeof(path));
 	if (fd < 0)
 		return fd;
 	n = pwrite(fd, &value, sizeof(value), (off_t)addr);

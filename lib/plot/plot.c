@@ -6,17 +6,18 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-#include <cairo-svg.h>
 #include <cairo.h>
 #include <jansson.h>
 
 #include "internal.h"
+#include "plot/text.h"
 #include <pmon/plot.h>
 
 void pmon_plot_data_release(struct pmon_plot_data *d)
@@ -29,11 +30,17 @@ void pmon_plot_data_release(struct pmon_plot_data *d)
 	memset(d, 0, sizeof(*d));
 }
 
+/* Find or add a series; NULL with errno ENOMEM, or E2BIG past the panels a
+ * picture can hold. */
 static struct pmon_series *series(struct pmon_plot_data *d, const char *name, const char *unit)
 {
 	for (size_t i = 0; i < d->n; i++)
 		if (!strcmp(d->s[i].name, name))
 			return &d->s[i];
+	if (d->n == PMON_PLOT_MAX_SERIES) {
+		errno = E2BIG;
+		return NULL;
+	}
 	struct pmon_series *s = realloc(d->s, (d->n + 1) * sizeof(*s));
 	if (!s)
 		return NULL;
@@ -71,7 +78,7 @@ static bool number(const char *s, double *v)
 
 	if (!s || !*s)
 		return false;
-	*v = strtod(s, &end);
+	*v = pmon__strtod_c(s, &end);
 	return end != s && *end == '\0' && isfinite(*v);
 }
 
@@ -90,9 +97,9 @@ static int add_count(struct pmon_plot_data *d, const char *event, const char *un
 	pmon__fmt(u, sizeof(u), "%s%s/s", unit, *unit ? "" : "events");
 	struct pmon_series *s = series(d, event, u);
 	if (!s)
-		return -ENOMEM;
-	double dt = t - prev_t(s);
-	return point(s, t, number(value, &v) && dt > 0 ? v / dt : NAN);
+		return -errno;
+	double dt = t - prev_t(s), rate = number(value, &v) && dt > 0 ? v / dt : NAN;
+	return point(s, t, isfinite(rate) ? rate : NAN); /* an overflowing rate is a gap */
 }
 
 static int add_value(struct pmon_plot_data *d, const char *domain, const char *metric,
@@ -104,59 +111,185 @@ static int add_value(struct pmon_plot_data *d, const char *domain, const char *m
 	pmon__fmt(name, sizeof(name), "%s %s", domain, metric);
 	struct pmon_series *s = series(d, name, unit);
 	if (!s)
-		return -ENOMEM;
+		return -errno;
 	return point(s, t, number(value, &v) ? v : NAN);
 }
 
+/* A value already per second (pmon rdt's -e columns). */
+static int add_rate(struct pmon_plot_data *d, const char *event, const char *unit, double t,
+		    const char *value)
+{
+	double v;
+	struct pmon_series *s = series(d, event, unit);
+
+	if (!s)
+		return -errno;
+	return point(s, t, number(value, &v) ? v : NAN);
+}
+
+/* Split @line at @sep into at most @max fields, in place. A field that
+ * starts with '"' is quoted as RFC 4180 says (a doubled quote is a quote):
+ * pmon rdt quotes an event name holding the separator. Return: the number
+ * of fields; more than @max come back as @max + 1 (the rest unsplit). */
 static int split(char *line, char sep, char **f, int max)
 {
 	int n = 0;
+	char *p = line;
 
-	for (char *p = line; n < max;) {
+	for (;;) {
+		if (n == max)
+			return max + 1;
 		f[n++] = p;
-		p = strchr(p, sep);
-		if (!p)
-			break;
+		if (*p == '"') {
+			char *w = p;
+			for (p++; *p; p++) {
+				if (*p == '"' && p[1] != '"')
+					break;
+				*w++ = *p;
+				if (*p == '"')
+					p++;
+			}
+			if (*p == '"')
+				p++;
+			*w = '\0';
+			if (*p != sep)
+				return n; /* text after the closing quote: ends here */
+		} else {
+			p = strchr(p, sep);
+			if (!p)
+				return n;
+		}
 		*p++ = '\0';
 	}
-	return n;
+}
+
+/* pmon rdt's CSV header: time, domain, the three RDT columns, then one
+ * column per -e event, "NAME UNIT/s" (docs/rdt.md). */
+struct rdt_cols {
+	int n; /* fields per row: 5 + events */
+	char name[PMON_PLOT_MAX_SERIES][160];
+	char unit[PMON_PLOT_MAX_SERIES][48];
+};
+
+static int rdt_header(char *line, char sep, struct rdt_cols *c, const char *path, unsigned ln)
+{
+	char *fld[5 + PMON_PLOT_MAX_SERIES];
+	int nf = split(line, sep, fld, 5 + PMON_PLOT_MAX_SERIES);
+
+	if (nf < 5 || strcmp(fld[1], "domain"))
+		return pmon__err(-PMON_ERRNO__PARSE,
+				 "%s:%u: a header that is not pmon rdt's (time, domain, ...)", path,
+				 ln);
+	if (nf > 5 + PMON_PLOT_MAX_SERIES)
+		return -E2BIG;
+	c->n = nf;
+	for (int i = 5; i < nf; i++) {
+		char *col = fld[i], *sp = strrchr(col, ' ');
+		size_t len = strlen(col);
+		if (!*col || !sp || sp == col || len < 2 || strcmp(col + len - 2, "/s"))
+			return pmon__err(-PMON_ERRNO__PARSE,
+					 "%s:%u: column %d '%.40s' is not 'EVENT UNIT/s'", path, ln,
+					 i + 1, col);
+		*sp = '\0';
+		pmon__strlcpy(c->name[i - 5], col, sizeof(c->name[0]));
+		pmon__strlcpy(c->unit[i - 5], sp + 1, sizeof(c->unit[0]));
+	}
+	return 0;
+}
+
+/*
+ * A log is outside input (pmon plot reads files anyone may have written), so
+ * every field read from a JSON record is type-checked before use: jansson's
+ * accessors return NULL or 0 for a value of another type, and a NULL event
+ * name used to reach strcmp(). Fields pmon does not read are ignored.
+ */
+static int json_time(json_t *j, const char *key, double *t, const char *file, unsigned ln)
+{
+	json_t *x = json_object_get(j, key);
+
+	if (!json_is_number(x) || !isfinite(json_number_value(x)) || json_number_value(x) < 0)
+		return pmon__err(-PMON_ERRNO__PARSE,
+				 "%s:%u: \"%s\" must be a number of seconds (0 or more)", file, ln,
+				 key);
+	*t = json_number_value(x);
+	return 0;
+}
+
+static int json_name(json_t *j, const char *key, const char **s, const char *file, unsigned ln)
+{
+	json_t *x = json_object_get(j, key);
+
+	if (!json_is_string(x) || !*json_string_value(x))
+		return pmon__err(-PMON_ERRNO__PARSE, "%s:%u: \"%s\" must be a non-empty string",
+				 file, ln, key);
+	*s = json_string_value(x);
+	return 0;
+}
+
+/* An optional number: absent or null is a gap (val stays ""). */
+static int json_value(json_t *j, const char *key, char *val, size_t len, const char *file,
+		      unsigned ln)
+{
+	json_t *x = json_object_get(j, key);
+
+	val[0] = '\0';
+	if (!x || json_is_null(x))
+		return 0;
+	if (!json_is_number(x))
+		return pmon__err(-PMON_ERRNO__PARSE, "%s:%u: \"%s\" must be a number or absent",
+				 file, ln, key);
+	pmon__fmt(val, len, "%.17g", json_number_value(x));
+	return 0;
 }
 
 static int json_line(struct pmon_plot_data *d, const char *line, const char *file, unsigned ln)
 {
 	json_error_t e;
-	json_t *j = json_loads(line, 0, &e), *x;
+	json_t *j = json_loads(line, JSON_REJECT_DUPLICATES, &e);
 	int err = 0;
+	double t;
 
 	if (!j || !json_is_object(j)) {
 		json_decref(j);
-		return pmon__err(-PMON_ERRNO__PARSE, "%s:%u: not JSON: %s", file, ln, e.text);
+		return pmon__err(-PMON_ERRNO__PARSE, "%s:%u: not a JSON object: %s", file, ln,
+				 j ? "another JSON value" : e.text);
 	}
 	if (json_object_get(j, "type") || json_object_get(j, "schema")) {
 		json_decref(j); /* a summary or region record: not an interval */
 		return 0;
 	}
-	if ((x = json_object_get(j, "interval")) && json_object_get(j, "event")) {
-		char val[64] = "";
-		json_t *v = json_object_get(j, "value");
-		if (json_is_number(v))
-			pmon__fmt(val, sizeof(val), "%.17g", json_number_value(v));
-		const char *unit = json_string_value(json_object_get(j, "unit"));
-		err = add_count(d, json_string_value(json_object_get(j, "event")), unit ? unit : "",
-				json_number_value(x), val);
-	} else if ((x = json_object_get(j, "time")) && json_object_get(j, "domain")) {
+	if (json_object_get(j, "interval") && json_object_get(j, "event")) {
+		const char *event, *unit = "";
+		char val[64];
+		json_t *u = json_object_get(j, "unit");
+		if (u && !json_is_string(u))
+			err = pmon__err(-PMON_ERRNO__PARSE, "%s:%u: \"unit\" must be a string",
+					file, ln);
+		else if (u)
+			unit = json_string_value(u);
+		if (!err)
+			err = json_time(j, "interval", &t, file, ln);
+		if (!err)
+			err = json_name(j, "event", &event, file, ln);
+		if (!err)
+			err = json_value(j, "value", val, sizeof(val), file, ln);
+		if (!err)
+			err = add_count(d, event, unit, t, val);
+	} else if (json_object_get(j, "time") && json_object_get(j, "domain")) {
 		static const struct {
 			const char *key, *metric, *unit;
 		} keys[] = { { "llc_occupancy_bytes", "llc_occupancy", "bytes" },
 			     { "mbm_total_bytes_per_s", "mbm_total", "bytes/s" },
 			     { "mbm_local_bytes_per_s", "mbm_local", "bytes/s" } };
+		const char *domain;
+		err = json_time(j, "time", &t, file, ln);
+		if (!err)
+			err = json_name(j, "domain", &domain, file, ln);
 		for (size_t k = 0; k < PMON_ARRAY_SIZE(keys) && !err; k++) {
-			json_t *v = json_object_get(j, keys[k].key);
-			char val[64] = "";
-			if (json_is_number(v))
-				pmon__fmt(val, sizeof(val), "%.17g", json_number_value(v));
-			err = add_value(d, json_string_value(json_object_get(j, "domain")),
-					keys[k].metric, keys[k].unit, json_number_value(x), val);
+			char val[64];
+			err = json_value(j, keys[k].key, val, sizeof(val), file, ln);
+			if (!err)
+				err = add_value(d, domain, keys[k].metric, keys[k].unit, t, val);
 		}
 	} else {
 		err = pmon__err(-PMON_ERRNO__PARSE,
@@ -177,12 +310,20 @@ int pmon_plot_read_log(const char *path, struct pmon_plot_data *d)
 	unsigned ln = 0;
 	int err = 0;
 	bool rdt = false;
+	struct rdt_cols *rc = calloc(1, sizeof(*rc));
 
 	memset(d, 0, sizeof(*d));
-	if (!f)
+	if (!rc) {
+		if (f)
+			fclose(f);
+		return -ENOMEM;
+	}
+	if (!f) {
+		free(rc);
 		return pmon__err(-errno, "%s: %s", path, strerror(errno));
+	}
 	while (!err && (len = getline(&line, &cap, f)) >= 0) {
-		char *fld[10];
+		char *fld[5 + PMON_PLOT_MAX_SERIES];
 		char sep;
 		int nf;
 		double t;
@@ -196,36 +337,53 @@ int pmon_plot_read_log(const char *path, struct pmon_plot_data *d)
 			err = json_line(d, line, path, ln);
 			continue;
 		}
+		sep = strchr(line, ',') ? ',' : strchr(line, ';') ? ';' : '\t';
 		if (!strncmp(line, "time", 4)) { /* pmon rdt's CSV header */
 			rdt = true;
+			err = rdt_header(line, sep, rc, path, ln);
 			continue;
 		}
-		sep = strchr(line, ',') ? ',' : strchr(line, ';') ? ';' : '\t';
-		nf = split(line, sep, fld, 10);
-		if (!number(fld[0], &t)) {
+		nf = split(line, sep, fld, rdt ? rc->n : 8);
+		if (!number(fld[0], &t) || t < 0) {
 			err = pmon__err(
 				-PMON_ERRNO__PARSE,
 				"%s:%u: '%.40s' is not a time: not a pmon interval log (pmon stat "
 				"-I -x, or pmon rdt -x,)",
 				path, ln, fld[0]);
-		} else if (rdt && nf == 5) {
+		} else if ((rdt && nf == rc->n && !*fld[1]) || (!rdt && nf == 8 && !*fld[3])) {
+			err = pmon__err(-PMON_ERRNO__PARSE, "%s:%u: the %s name is empty", path, ln,
+					rdt ? "domain" : "event");
+		} else if (rdt && nf == rc->n) {
 			err = add_value(d, fld[1], "llc_occupancy", "bytes", t, fld[2]);
 			if (!err)
 				err = add_value(d, fld[1], "mbm_total", "bytes/s", t, fld[3]);
 			if (!err)
 				err = add_value(d, fld[1], "mbm_local", "bytes/s", t, fld[4]);
+			/* -e events, per second already: on an interval's first
+			 * row only, empty on the others (no point there). */
+			for (int i = 5; i < nf && !err; i++)
+				if (*fld[i])
+					err = add_rate(d, rc->name[i - 5], rc->unit[i - 5], t,
+						       fld[i]);
 		} else if (!rdt && nf == 8) {
 			/* time,value,unit,event,runtime,pct,metric,metric unit */
 			err = add_count(d, fld[3], fld[2], t, fld[1]);
 		} else {
-			err = pmon__err(-PMON_ERRNO__PARSE,
-					"%s:%u: %d fields: a pmon stat -I record has 8, a pmon rdt "
-					"record 5",
-					path, ln, nf);
+			err = pmon__err(
+				-PMON_ERRNO__PARSE,
+				"%s:%u: %s%d fields: a pmon stat -I record has 8, a pmon rdt "
+				"record %d (5, and one per event in its header)",
+				path, ln, nf > (rdt ? rc->n : 8) ? "more than " : "",
+				nf > (rdt ? rc->n : 8) ? nf - 1 : nf, rdt ? rc->n : 5);
 		}
 	}
+	free(rc);
 	free(line);
 	fclose(f);
+	if (err == -E2BIG)
+		err = pmon__err(-PMON_ERRNO__PARSE,
+				"%s:%u: more than %d series: one picture holds %d panels", path, ln,
+				PMON_PLOT_MAX_SERIES, PMON_PLOT_MAX_SERIES);
 	if (!err && !d->n)
 		err = pmon__err(-PMON_ERRNO__PARSE, "%s:%u: no interval records in the log", path,
 				ln ? ln : 1);
@@ -236,107 +394,422 @@ int pmon_plot_read_log(const char *path, struct pmon_plot_data *d)
 
 /* ---- drawing --------------------------------------------------------- */
 
-static void human(double v, char *buf, size_t len)
-{
-	const char *suffix = "";
-	double a = fabs(v);
+/*
+ * One drawing, two back ends: cairo for PNG, and SVG written directly so
+ * that points carry <title> tooltips and text stays text (cairo's SVG
+ * surface has neither). Colours are 0..1 RGB; text is anchored at its start,
+ * middle or end so that layout needs no measuring.
+ */
+enum anchor { A_START, A_MIDDLE, A_END };
 
-	if (a >= 1e12)
-		v /= 1e12, suffix = "T";
-	else if (a >= 1e9)
-		v /= 1e9, suffix = "G";
-	else if (a >= 1e6)
-		v /= 1e6, suffix = "M";
-	else if (a >= 1e3)
-		v /= 1e3, suffix = "k";
-	snprintf(buf, len, "%.3g%s", v, suffix);
+struct rgb {
+	double r, g, b;
+};
+
+static const struct rgb C_TEXT = { 0.10, 0.10, 0.10 }, C_MUTED = { 0.40, 0.40, 0.40 },
+			C_FRAME = { 0.55, 0.55, 0.55 }, C_GRID = { 0.90, 0.90, 0.90 },
+			C_TRACE = { 0.12, 0.38, 0.75 }, C_GAP = { 1.00, 0.90, 0.88 },
+			C_GAPTXT = { 0.70, 0.25, 0.20 }, C_WHITE = { 1, 1, 1 };
+
+struct canvas {
+	cairo_t *cr; /* PNG */
+	FILE *svg; /* SVG */
+};
+
+static void svg_escaped(FILE *f, const char *text)
+{
+	char t[1024];
+
+	pmon__plot_clean_text(text, t, sizeof(t));
+	pmon__xml_text(f, t);
 }
 
-static void draw(cairo_t *cr, const struct pmon_plot_data *d, double W, double H)
+static void svg_color(FILE *f, const char *attr, struct rgb c)
 {
-	const double top = 40, left = 70, right = 20, gap = 18;
-	double ph = (H - top - 10) / (double)d->n - gap;
+	fprintf(f, " %s=\"#%02x%02x%02x\"", attr, (unsigned)lround(c.r * 255),
+		(unsigned)lround(c.g * 255), (unsigned)lround(c.b * 255));
+}
+
+static void set_color(struct canvas *cv, struct rgb c)
+{
+	cairo_set_source_rgb(cv->cr, c.r, c.g, c.b);
+}
+
+static void c_rect(struct canvas *cv, double x, double y, double w, double h, struct rgb fill,
+		   const char *title)
+{
+	if (cv->svg) {
+		fprintf(cv->svg, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"", x, y,
+			w, h);
+		svg_color(cv->svg, "fill", fill);
+		if (title) {
+			fputs("><title>", cv->svg);
+			svg_escaped(cv->svg, title);
+			fputs("</title></rect>\n", cv->svg);
+		} else {
+			fputs("/>\n", cv->svg);
+		}
+		return;
+	}
+	set_color(cv, fill);
+	cairo_rectangle(cv->cr, x, y, w, h);
+	cairo_fill(cv->cr);
+}
+
+static void c_frame(struct canvas *cv, double x, double y, double w, double h, struct rgb c)
+{
+	if (cv->svg) {
+		fprintf(cv->svg,
+			"<rect class=\"frame\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+			"height=\"%.1f\" "
+			"fill=\"none\"",
+			x, y, w, h);
+		svg_color(cv->svg, "stroke", c);
+		fputs("/>\n", cv->svg);
+		return;
+	}
+	set_color(cv, c);
+	cairo_set_line_width(cv->cr, 1);
+	cairo_rectangle(cv->cr, x, y, w, h);
+	cairo_stroke(cv->cr);
+}
+
+static void c_line(struct canvas *cv, const char *cls, double x1, double y1, double x2, double y2,
+		   struct rgb c, double width)
+{
+	if (cv->svg) {
+		fprintf(cv->svg,
+			"<line class=\"%s\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+			"stroke-width=\"%.1f\"",
+			cls, x1, y1, x2, y2, width);
+		svg_color(cv->svg, "stroke", c);
+		fputs("/>\n", cv->svg);
+		return;
+	}
+	set_color(cv, c);
+	cairo_set_line_width(cv->cr, width);
+	cairo_move_to(cv->cr, x1, y1);
+	cairo_line_to(cv->cr, x2, y2);
+	cairo_stroke(cv->cr);
+}
+
+/* A polyline of @n points (the trace between two gaps). */
+static void c_path(struct canvas *cv, const double *x, const double *y, size_t n, struct rgb c,
+		   double width)
+{
+	if (!n)
+		return;
+	if (cv->svg) {
+		fputs("<polyline class=\"trace\" fill=\"none\" stroke-linejoin=\"round\" points=\"",
+		      cv->svg);
+		for (size_t i = 0; i < n; i++)
+			fprintf(cv->svg, "%s%.1f,%.1f", i ? " " : "", x[i], y[i]);
+		fprintf(cv->svg, "\" stroke-width=\"%.1f\"", width);
+		svg_color(cv->svg, "stroke", c);
+		fputs("/>\n", cv->svg);
+		return;
+	}
+	set_color(cv, c);
+	cairo_set_line_width(cv->cr, width);
+	cairo_set_line_join(cv->cr, CAIRO_LINE_JOIN_ROUND);
+	cairo_move_to(cv->cr, x[0], y[0]);
+	for (size_t i = 1; i < n; i++)
+		cairo_line_to(cv->cr, x[i], y[i]);
+	cairo_stroke(cv->cr);
+}
+
+static void c_dot(struct canvas *cv, double x, double y, double r, struct rgb c, const char *title)
+{
+	if (cv->svg) {
+		fprintf(cv->svg, "<circle class=\"point\" cx=\"%.1f\" cy=\"%.1f\" r=\"%.1f\"", x, y,
+			r);
+		svg_color(cv->svg, "fill", c);
+		fputs("><title>", cv->svg);
+		svg_escaped(cv->svg, title);
+		fputs("</title></circle>\n", cv->svg);
+		return;
+	}
+	set_color(cv, c);
+	cairo_arc(cv->cr, x, y, r, 0, 2 * M_PI);
+	cairo_fill(cv->cr);
+}
+
+static void c_text(struct canvas *cv, double x, double y, const char *text, double size, bool bold,
+		   enum anchor a, struct rgb c)
+{
+	char t[512];
+
+	pmon__plot_clean_text(text, t, sizeof(t));
+	if (cv->svg) {
+		static const char *const anchors[] = { "start", "middle", "end" };
+		fprintf(cv->svg,
+			"<text x=\"%.1f\" y=\"%.1f\" font-family=\"sans-serif\" font-size=\"%.0f\" "
+			"text-anchor=\"%s\"%s",
+			x, y, size, anchors[a], bold ? " font-weight=\"bold\"" : "");
+		svg_color(cv->svg, "fill", c);
+		fputc('>', cv->svg);
+		svg_escaped(cv->svg, t);
+		fputs("</text>\n", cv->svg);
+		return;
+	}
+	cairo_text_extents_t e;
+	cairo_select_font_face(cv->cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL,
+			       bold ? CAIRO_FONT_WEIGHT_BOLD : CAIRO_FONT_WEIGHT_NORMAL);
+	cairo_set_font_size(cv->cr, size);
+	cairo_text_extents(cv->cr, t, &e);
+	set_color(cv, c);
+	cairo_move_to(cv->cr,
+		      x -
+			      (a == A_START	       ? 0
+				       : a == A_MIDDLE ? e.x_advance / 2
+						       : e.x_advance),
+		      y);
+	cairo_show_text(cv->cr, t);
+}
+
+/* ---- axes -------------------------------------------------------------- */
+
+/* Heckbert's "nice numbers" (Graphics Gems, 1990): 1, 2, 5 x 10^k. */
+static double nice(double x, bool round_it)
+{
+	double e = floor(log10(x)), f = x / pow(10, e), nf;
+
+	if (round_it)
+		nf = f < 1.5 ? 1 : f < 3 ? 2 : f < 7 ? 5 : 10;
+	else
+		nf = f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10;
+	return nf * pow(10, e);
+}
+
+struct axis {
+	double lo, hi, step; /* ticks at lo, lo + step, ... hi */
+};
+
+/* An axis over [lo, hi] with about @want ticks, widened to whole steps. */
+static struct axis make_axis(double lo, double hi, int want)
+{
+	struct axis a;
+
+	if (!(hi > lo)) { /* one value, or none */
+		double m = fabs(hi) > 0 ? fabs(hi) : 1;
+		lo = lo < 0 ? lo - m * 0.25 : 0;
+		hi = hi > 0 ? hi + m * 0.25 : hi < 0 ? 0 : 1;
+	}
+	a.step = nice((hi - lo) / (want - 1), true);
+	/* 80 / 0.1 is 800.0000000000001: not a reason for another tick */
+	a.lo = floor(lo / a.step + 1e-9) * a.step;
+	a.hi = ceil(hi / a.step - 1e-9) * a.step;
+	/* At the ends of double's range (a log may say 1e308) the arithmetic
+	 * overflows: plain quarters of what is representable. */
+	if (!isfinite(a.step) || !isfinite(a.lo) || !isfinite(a.hi) || !(a.hi > a.lo) ||
+	    !isfinite(a.hi - a.lo)) {
+		a.lo = isfinite(lo) ? lo : -DBL_MAX / 2;
+		a.hi = isfinite(hi) ? hi : DBL_MAX / 2;
+		a.lo /= 2, a.hi /= 2; /* so that hi - lo stays finite */
+		a.step = (a.hi - a.lo) / 4;
+		a.lo *= 2, a.hi *= 2, a.step *= 2;
+		if (!isfinite(a.hi - a.lo) || !(a.step > 0))
+			a = (struct axis){ 0, 1, 0.25 };
+	}
+	return a;
+}
+
+/* How many steps the axis spans (at most 100). */
+static int ticks(const struct axis *a)
+{
+	double n = round(a->hi / a->step - a->lo / a->step);
+
+	return n >= 0 && n <= 100 ? (int)n : 0;
+}
+
+/* A tick label: SI suffix chosen by the axis's extent, decimals by the step. */
+static void tick_label(double v, const struct axis *a, const char *unit, char *buf, size_t len)
+{
+	static const struct {
+		double f;
+		const char *s;
+	} si[] = { { 1e12, "T" }, { 1e9, "G" }, { 1e6, "M" }, { 1e3, "k" }, { 1, "" } };
+	size_t i = 0;
+
+	/* by the step: 0, 200, 400 .. 1000, not 0.2k; 0, 2k, 4k .. 10k */
+	while (i + 1 < PMON_ARRAY_SIZE(si) && a->step < si[i].f)
+		i++;
+	double step = a->step / si[i].f;
+	int dec = step >= 1 ? 0 : (int)ceil(-log10(step) - 1e-9);
+	if (dec > 6)
+		dec = 6;
+	if (fabs(v) < a->step * 1e-9) { /* "0", never "-0" or "0.0k" */
+		pmon__fmt(buf, len, "0%s%s", unit && *unit ? " " : "", unit ? unit : "");
+		return;
+	}
+	pmon__fmt(buf, len, "%.*f%s%s%s", dec, v / si[i].f, si[i].s, unit && *unit ? " " : "",
+		  unit ? unit : "");
+}
+
+/* ---- the picture ------------------------------------------------------- */
+
+/* Margins: y tick labels left of the frame, the panel's name above it, the
+ * time axis's labels below the last one; nothing is drawn over the data. */
+#define M_LEFT 78.0
+#define M_RIGHT 28.0
+#define M_TOP 44.0
+#define M_BOTTOM 44.0
+#define PANEL_HEAD 22.0 /* the name and unit above each panel */
+#define PANEL_MIN 24.0 /* smallest drawable panel */
+
+static void point_title(char *buf, size_t len, const struct pmon_series *s, double t0, double t,
+			double v)
+{
+	char num[64];
+
+	if (fabs(v) >= 1e4 || (v != 0 && fabs(v) < 1e-2))
+		pmon__fmt(num, sizeof(num), "%.4g", v);
+	else
+		pmon__fmt(num, sizeof(num), "%.2f", v);
+	pmon__fmt(buf, len, "%s: %s %s over %.3f-%.3f s", s->name, num, s->unit, t0, t);
+}
+
+static void draw_panel(struct canvas *cv, const struct pmon_series *s, const struct axis *ax,
+		       double x0, double y0, double pw, double ph, bool last)
+{
+	char buf[512], label[64];
+	double vmin = INFINITY, vmax = -INFINITY;
+	size_t counted = 0, gaps = 0;
+
+	for (size_t k = 0; k < s->n; k++)
+		if (!isnan(s->v[k])) {
+			vmin = fmin(vmin, s->v[k]);
+			vmax = fmax(vmax, s->v[k]);
+			counted++;
+		} else {
+			gaps++;
+		}
+	/* rates and sizes read best from zero */
+	struct axis ay = counted ? make_axis(fmin(0, vmin), fmax(0, vmax), 5) : make_axis(0, 1, 5);
+	double sx = pw / (ax->hi - ax->lo), sy = ph / (ay.hi - ay.lo);
+#define X(t) (x0 + ((t)-ax->lo) * sx)
+#define Y(v) (y0 + ph - ((v)-ay.lo) * sy)
+
+	/* header: name at the frame's left, the y unit over the tick labels */
+	c_text(cv, x0, y0 - 7, s->name, 12, true, A_START, C_TEXT);
+	c_text(cv, x0 - 6, y0 - 7, s->unit, 10, false, A_END, C_MUTED);
+	if (gaps) {
+		pmon__fmt(buf, sizeof(buf), "shaded: %zu interval%s not counted", gaps,
+			  gaps == 1 ? "" : "s");
+		c_text(cv, x0 + pw, y0 - 7, buf, 10, false, A_END, C_GAPTXT);
+	}
+	/* intervals that were not counted: a band over (previous end, end] */
+	for (size_t k = 0; k < s->n; k++)
+		if (isnan(s->v[k])) {
+			double t0 = k ? s->t[k - 1] : 0;
+			pmon__fmt(buf, sizeof(buf), "%s: not counted over %.3f-%.3f s", s->name, t0,
+				  s->t[k]);
+			c_rect(cv, X(t0), y0, fmax(X(s->t[k]) - X(t0), 1.5), ph, C_GAP, buf);
+		}
+	/* grid and ticks: counted, not accumulated (a step below the values'
+	 * resolution would never advance a sum) */
+	int nyt = ticks(&ay), nxt = ticks(ax);
+	for (int i = 0; i <= nyt; i++) {
+		double v = ay.lo + i * ay.step;
+		c_line(cv, "grid", x0, Y(v), x0 + pw, Y(v), C_GRID, 1);
+		tick_label(v, &ay, NULL, label, sizeof(label));
+		c_text(cv, x0 - 6, Y(v) + 4, label, 10, false, A_END, C_TEXT);
+	}
+	for (int i = 0; i <= nxt; i++) {
+		double t = ax->lo + i * ax->step;
+		c_line(cv, "grid", X(t), y0, X(t), y0 + ph, C_GRID, 1);
+		c_line(cv, "tick", X(t), y0 + ph, X(t), y0 + ph + 4, C_FRAME, 1);
+		if (last) {
+			tick_label(t, ax, "s", label, sizeof(label));
+			c_text(cv, X(t), y0 + ph + 17, label, 10, false, A_MIDDLE, C_TEXT);
+		}
+	}
+	c_frame(cv, x0, y0, pw, ph, C_FRAME);
+	if (!counted)
+		c_text(cv, x0 + pw / 2, y0 + ph / 2 + 4, "no interval was counted", 11, false,
+		       A_MIDDLE, C_GAPTXT);
+
+	/* The trace: each interval's rate is flat over the interval it was
+	 * measured in (previous end .. end), so a step line, broken at gaps. A
+	 * single interval is a segment from its start, not a lone dot. */
+	double *px = malloc(2 * s->n * sizeof(*px) + 1), *py = malloc(2 * s->n * sizeof(*py) + 1);
+	size_t m = 0;
+	if (px && py) {
+		for (size_t k = 0; k <= s->n; k++) {
+			if (k == s->n || isnan(s->v[k])) {
+				c_path(cv, px, py, m, C_TRACE, 1.6);
+				m = 0;
+				continue;
+			}
+			double t0 = k ? s->t[k - 1] : 0;
+			px[m] = X(t0), py[m++] = Y(s->v[k]);
+			px[m] = X(s->t[k]), py[m++] = Y(s->v[k]);
+		}
+	}
+	free(px);
+	free(py);
+	/* a dot at each interval's end, with its value as the tooltip */
+	double r = s->n <= pw / 6 ? 2.4 : 1.2;
+	for (size_t k = 0; k < s->n; k++) {
+		if (isnan(s->v[k]))
+			continue;
+		point_title(buf, sizeof(buf), s, k ? s->t[k - 1] : 0, s->t[k], s->v[k]);
+		c_dot(cv, X(s->t[k]), Y(s->v[k]), r, C_TRACE, buf);
+	}
+	if (last)
+		c_text(cv, x0 + pw / 2, y0 + ph + 34, "time since start (s)", 11, false, A_MIDDLE,
+		       C_MUTED);
+#undef X
+#undef Y
+}
+
+static void draw(struct canvas *cv, const struct pmon_plot_data *d, double W, double H)
+{
 	double tmax = 0;
-	char buf[64];
+	double slot = (H - M_TOP - M_BOTTOM) / (double)d->n, ph = slot - PANEL_HEAD - 8;
+	double pw = W - M_LEFT - M_RIGHT;
 
 	for (size_t i = 0; i < d->n; i++)
 		for (size_t k = 0; k < d->s[i].n; k++)
 			tmax = fmax(tmax, d->s[i].t[k]);
-	if (tmax <= 0)
-		tmax = 1;
-	cairo_set_source_rgb(cr, 1, 1, 1);
-	cairo_paint(cr);
-	cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD);
-	cairo_set_font_size(cr, 14);
-	cairo_set_source_rgb(cr, 0, 0, 0);
-	cairo_move_to(cr, left, 24);
-	cairo_show_text(cr, d->title);
-	cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+	struct axis ax = make_axis(0, tmax, 8);
 
-	for (size_t i = 0; i < d->n; i++) {
-		const struct pmon_series *s = &d->s[i];
-		double y0 = top + (double)i * (ph + gap), vmax = 0, vmin = 0;
-		double pw = W - left - right;
+	c_rect(cv, 0, 0, W, H, C_WHITE, NULL);
+	c_text(cv, M_LEFT, 24, d->title, 14, true, A_START, C_TEXT);
+	for (size_t i = 0; i < d->n; i++)
+		draw_panel(cv, &d->s[i], &ax, M_LEFT, M_TOP + PANEL_HEAD + (double)i * slot, pw, ph,
+			   i + 1 == d->n);
+}
 
-		for (size_t k = 0; k < s->n; k++)
-			if (!isnan(s->v[k]))
-				vmax = fmax(vmax, s->v[k]), vmin = fmin(vmin, s->v[k]);
-		if (vmax <= vmin)
-			vmax = vmin + 1;
-		/* frame and labels */
-		cairo_set_line_width(cr, 1);
-		cairo_set_source_rgb(cr, 0.6, 0.6, 0.6);
-		cairo_rectangle(cr, left, y0, pw, ph);
-		cairo_stroke(cr);
-		cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
-		cairo_set_font_size(cr, 11);
-		cairo_move_to(cr, left + 6, y0 + 13);
-		snprintf(buf, sizeof(buf), "%s", s->unit);
-		cairo_show_text(cr, s->name);
-		cairo_show_text(cr, "  [");
-		cairo_show_text(cr, buf);
-		cairo_show_text(cr, "]");
-		human(vmax, buf, sizeof(buf));
-		cairo_move_to(cr, 6, y0 + 10);
-		cairo_show_text(cr, buf);
-		human(vmin, buf, sizeof(buf));
-		cairo_move_to(cr, 6, y0 + ph);
-		cairo_show_text(cr, buf);
-		if (i + 1 == d->n) {
-			cairo_move_to(cr, left, y0 + ph + 13);
-			cairo_show_text(cr, "0 s");
-			snprintf(buf, sizeof(buf), "%.3g s", tmax);
-			cairo_move_to(cr, left + pw - 40, y0 + ph + 13);
-			cairo_show_text(cr, buf);
-		}
-		/* the trace; NAN breaks it */
-		cairo_set_source_rgb(cr, 0.12, 0.38, 0.75);
-		cairo_set_line_width(cr, 1.6);
-		bool pen = false;
-		for (size_t k = 0; k < s->n; k++) {
-			if (isnan(s->v[k])) {
-				pen = false;
-				continue;
-			}
-			double x = left + pw * s->t[k] / tmax;
-			double y = y0 + ph - (ph - 4) * (s->v[k] - vmin) / (vmax - vmin);
-			if (pen)
-				cairo_line_to(cr, x, y);
-			else
-				cairo_move_to(cr, x, y);
-			pen = true;
-		}
-		cairo_stroke(cr);
-		/* dots, so that a single point shows */
-		for (size_t k = 0; k < s->n; k++) {
-			if (isnan(s->v[k]))
-				continue;
-			double x = left + pw * s->t[k] / tmax;
-			double y = y0 + ph - (ph - 4) * (s->v[k] - vmin) / (vmax - vmin);
-			cairo_arc(cr, x, y, 2, 0, 2 * M_PI);
-			cairo_fill(cr);
-		}
-	}
+static int render_svg(const struct pmon_plot_data *d, const char *path, unsigned width,
+		      unsigned height)
+{
+	FILE *f = fopen(path, "we");
+	struct canvas cv = { .svg = f };
+	int err = 0;
+
+	if (!f)
+		return pmon__err(-errno, "%s: %s", path, strerror(errno));
+	locale_t prev = pmon__c_locale_enter(); /* "1.5", never "1,5", in the XML */
+	fprintf(f,
+		"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%u\" height=\"%u\" "
+		"viewBox=\"0 0 %u %u\">\n<title>",
+		width, height, width, height);
+	char t[512];
+	pmon__plot_clean_text(d->title, t, sizeof(t));
+	svg_escaped(f, t);
+	fputs("</title>\n", f);
+	draw(&cv, d, width, height);
+	fputs("</svg>\n", f);
+	pmon__c_locale_leave(prev);
+	if (ferror(f))
+		err = -EIO;
+	if (fclose(f) && !err)
+		err = -errno;
+	if (err)
+		return pmon__err(err, "%s: %s", path, strerror(-err));
+	return 0;
 }
 
 int pmon_plot_render(const struct pmon_plot_data *d, const char *path, unsigned width,
@@ -345,7 +818,6 @@ int pmon_plot_render(const struct pmon_plot_data *d, const char *path, unsigned 
 	const char *ext = strrchr(path, '.');
 	cairo_surface_t *sf;
 	cairo_t *cr;
-	bool svg;
 
 	if (!d->n)
 		return pmon__err(-EINVAL, "nothing to plot");
@@ -354,9 +826,13 @@ int pmon_plot_render(const struct pmon_plot_data *d, const char *path, unsigned 
 				 path);
 	if (width < 200 || width > 20000 || height < 100 || height > 20000)
 		return pmon__err(-EINVAL, "size %ux%u: 200x100 .. 20000x20000", width, height);
-	svg = !strcasecmp(ext, ".svg");
-	sf = svg ? cairo_svg_surface_create(path, width, height)
-		 : cairo_image_surface_create(CAIRO_FORMAT_RGB24, (int)width, (int)height);
+	double need = M_TOP + M_BOTTOM + (double)d->n * (PANEL_HEAD + 8 + PANEL_MIN);
+	if (height < need)
+		return pmon__err(-EINVAL, "height %u is too small for %zu panels: at least %.0f",
+				 height, d->n, ceil(need));
+	if (!strcasecmp(ext, ".svg"))
+		return render_svg(d, path, width, height);
+	sf = cairo_image_surface_create(CAIRO_FORMAT_RGB24, (int)width, (int)height);
 	if (cairo_surface_status(sf)) {
 		int e = pmon__err(-EIO, "%s: %s", path,
 				  cairo_status_to_string(cairo_surface_status(sf)));
@@ -364,12 +840,11 @@ int pmon_plot_render(const struct pmon_plot_data *d, const char *path, unsigned 
 		return e;
 	}
 	cr = cairo_create(sf);
-	draw(cr, d, width, height);
+	draw(&(struct canvas){ .cr = cr }, d, width, height);
+	cairo_status_t st = cairo_status(cr);
 	cairo_destroy(cr);
-	cairo_status_t st = svg ? CAIRO_STATUS_SUCCESS : cairo_surface_write_to_png(sf, path);
-	cairo_surface_finish(sf);
 	if (st == CAIRO_STATUS_SUCCESS)
-		st = cairo_surface_status(sf);
+		st = cairo_surface_write_to_png(sf, path);
 	cairo_surface_destroy(sf);
 	if (st != CAIRO_STATUS_SUCCESS)
 		return pmon__err(-EIO, "%s: %s", path, cairo_status_to_string(st));

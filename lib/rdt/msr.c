@@ -5,12 +5,16 @@
  * (SDM 17.16.6); IA32_QM_EVTSEL selects event and RMID, IA32_QM_CTR returns
  * the data with an Error (63) and an Unavailable (62) bit (17.16.7); the
  * data times CPUID.(0FH,1):EBX is bytes; MBM counters are 24 + EAX[7:0]
- * bits wide and wrap.
+ * bits wide (44 on AMD parts that report 0) and wrap. IA32_QM_CTR answers
+ * for the L3 domain of the CPU that reads it, so each domain is read on one
+ * of its own CPUs and reported apart, as resctrl's mon_L3_NN files are.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "internal.h"
 #include <pmon/cpu.h>
@@ -22,21 +26,31 @@
 #define MSR_PQR_ASSOC 0xc8f
 #define QM_ERROR (1ULL << 63)
 #define QM_UNAVAILABLE (1ULL << 62)
-#define RMID_MASK 0x3ffULL /* IA32_PQR_ASSOC[9:0] */
 
 enum { EV_OCC = 1, EV_TOTAL = 2, EV_LOCAL = 3 }; /* IA32_QM_EVTSEL EvtID */
+
+struct dom {
+	int id; /* L3 id from sysfs (-1 unknown) */
+	int reader; /* the CPU IA32_QM_CTR is read on */
+	uint64_t saved_evtsel;
+	bool have_prev[4];
+	uint64_t prev[4], chunks[4]; /* raw last reading, units accumulated */
+};
 
 struct pmon_rdt_msr {
 	const char *device;
 	int *cpus;
 	size_t ncpus;
 	unsigned rmid, width;
+	uint64_t rmid_mask; /* IA32_PQR_ASSOC[rmid_bits-1:0] */
 	uint32_t upscale;
+	struct pmon_rdt rdt; /* for the errata */
 	bool ev[4];
-	uint64_t saved_pqr[256], saved_evtsel;
-	bool have_prev[4];
-	uint64_t prev[4], acc[4]; /* raw last reading, bytes accumulated */
+	uint64_t *saved_pqr;
+	struct dom dom[PMON_RDT_MAX_DOMAINS];
+	size_t ndom;
 	bool restored;
+	char *state_file; /* NULL: none kept */
 	struct pmon_msr_write_rec *log;
 	size_t nlog, caplog;
 };
@@ -67,16 +81,72 @@ void pmon_rdt_msr__free(struct pmon_rdt_msr *m)
 	if (!m)
 		return;
 	free(m->cpus);
+	free(m->saved_pqr);
+	free(m->state_file);
 	free(m->log);
 	free(m);
 }
 
-int pmon_rdt_msr__start(const char *device, const struct pmon_cpu_info *ci, const int *cpus,
-			size_t ncpus, unsigned rmid, bool resctrl_mounted,
-			struct pmon_rdt_msr **out)
+/* One domain per distinct L3 id, read on the first listed CPU of each. */
+static int group_domains(struct pmon_rdt_msr *m, const int *l3_ids)
 {
+	for (size_t i = 0; i < m->ncpus; i++) {
+		int id = l3_ids ? l3_ids[i] : -1;
+		size_t d;
+
+		if (id < 0 && m->ndom)
+			continue; /* unknown: counted in the first domain */
+		for (d = 0; d < m->ndom && m->dom[d].id != id; d++)
+			;
+		if (d < m->ndom)
+			continue;
+		if (m->ndom == PMON_RDT_MAX_DOMAINS)
+			return pmon__err(-E2BIG, "more than %d L3 domains", PMON_RDT_MAX_DOMAINS);
+		m->dom[m->ndom].id = id;
+		m->dom[m->ndom].reader = m->cpus[i];
+		m->ndom++;
+	}
+	return 0;
+}
+
+/* What puts the registers back, in order: every CPU's IA32_PQR_ASSOC,
+ * then each domain's IA32_QM_EVTSEL (the reverse of programming). */
+static int restore_seq(const void *obj, int (*emit)(void *ctx, int cpu, uint32_t addr, uint64_t v),
+		       void *ctx)
+{
+	const struct pmon_rdt_msr *m = obj;
+	int first = 0, err;
+
+	for (size_t i = m->ncpus; i-- > 0;)
+		if ((err = emit(ctx, m->cpus[i], MSR_PQR_ASSOC, m->saved_pqr[i])) && !first)
+			first = err;
+	for (size_t d = m->ndom; d-- > 0;)
+		if ((err = emit(ctx, m->dom[d].reader, MSR_QM_EVTSEL, m->dom[d].saved_evtsel)) &&
+		    !first)
+			first = err;
+	return first;
+}
+
+static int emit_write(void *ctx, int cpu, uint32_t addr, uint64_t v)
+{
+	return wr(ctx, cpu, addr, v, true);
+}
+
+/* The registers a state file names, for its messages. */
+#define STATE_WHAT "IA32_PQR_ASSOC and IA32_QM_EVTSEL (RDT monitoring)"
+
+static int rdt_msr_start(const char *device, const struct pmon_cpu_info *ci, const int *cpus,
+			 size_t ncpus, const int *l3_ids, unsigned rmid, bool resctrl_mounted,
+			 const struct pmon_rdt_msr_opts *opts, struct pmon_rdt_msr **out)
+{
+	const char *state = opts &&
+			opts->sz >= offsetof(struct pmon_rdt_msr_opts, state_file) +
+					sizeof(opts->state_file)
+		? opts->state_file
+		: NULL;
 	const struct pmon_rdt *r = &ci->rdt;
 	struct pmon_rdt_msr *m;
+	unsigned bits;
 	int err = 0;
 
 	if (!r->pqm || !r->l3)
@@ -84,40 +154,69 @@ int pmon_rdt_msr__start(const char *device, const struct pmon_cpu_info *ci, cons
 				 "this CPU exposes no L3 monitoring (CPUID.(07H,0):EBX[12] "
 				 "PQM = %d)",
 				 r->pqm);
+	if (r->mon_erratum_disabled)
+		return pmon__err(-EOPNOTSUPP,
+				 "Skylake-SP stepping %u: CMT and MBM have errata and Linux "
+				 "disables them (resctrl __check_quirks_intel); so does pmon",
+				 ci->id.stepping);
 	if (resctrl_mounted)
 		return pmon__err(-EBUSY,
 				 "resctrl is mounted: the kernel owns the RMIDs and rewrites "
-				 "IA32_PQR_ASSOC on every context switch; use pmon rdt without "
-				 "--msr (or unmount resctrl)");
+				 "IA32_PQR_ASSOC on every context switch; monitor through resctrl "
+				 "(or unmount it)");
 	if (!rmid || rmid > r->l3_max_rmid)
 		return pmon__err(-EINVAL,
 				 "RMID %u: choose 1..%" PRIu32 " (CPUID.(0FH,1):ECX; 0 is "
 				 "everyone's default)",
 				 rmid, r->l3_max_rmid);
-	if (!ncpus || ncpus > 256)
-		return pmon__err(-EINVAL, "1 to 256 CPUs");
+	if (!ncpus || ncpus > 4096)
+		return pmon__err(-EINVAL, "1 to 4096 CPUs");
+	/* Before anything is read: a leftover says more than the values would. */
+	if (state && (err = pmon__msr_state_check(state, STATE_WHAT)))
+		return err;
 	m = calloc(1, sizeof(*m));
-	if (!m || !(m->cpus = malloc(ncpus * sizeof(*cpus)))) {
-		free(m);
+	if (!m || !(m->cpus = malloc(ncpus * sizeof(*cpus))) ||
+	    !(m->saved_pqr = calloc(ncpus, sizeof(*m->saved_pqr))) ||
+	    (state && !(m->state_file = strdup(state)))) {
+		pmon_rdt_msr__free(m);
 		return -ENOMEM;
 	}
 	memcpy(m->cpus, cpus, ncpus * sizeof(*cpus));
 	m->device = device;
 	m->ncpus = ncpus;
 	m->rmid = rmid;
+	m->rdt = *r;
+	/* SDM 17.16.6: RMID field = ceil(log2(1 + CPUID.(0FH,0):EBX)) bits;
+	 * a snapshot without 0FH.0 keeps the 10 bits of the first parts. */
+	bits = r->rmid_bits ? r->rmid_bits : 10;
+	m->rmid_mask = bits >= 32 ? 0xffffffffULL : (1ULL << bits) - 1;
 	m->width = r->counter_width ? r->counter_width : 24;
 	m->upscale = r->upscale ? r->upscale : 1;
 	m->ev[EV_OCC] = r->occupancy;
 	m->ev[EV_TOTAL] = r->mbm_total;
 	m->ev[EV_LOCAL] = r->mbm_local;
-	err = pmon_msr_read(device, cpus[0], MSR_QM_EVTSEL, &m->saved_evtsel);
+	err = group_domains(m, l3_ids);
+	for (size_t d = 0; d < m->ndom && !err; d++)
+		err = pmon_msr_read(device, m->dom[d].reader, MSR_QM_EVTSEL,
+				    &m->dom[d].saved_evtsel);
 	for (size_t i = 0; i < ncpus && !err; i++)
 		err = pmon_msr_read(device, cpus[i], MSR_PQR_ASSOC, &m->saved_pqr[i]);
-	/* Tag each CPU's traffic with the RMID, keeping its CLOS (bits 63:32). */
+	/* Saved before the first write: a pmon killed from here on leaves the
+	 * writes that put the registers back (`pmon rdt --msr --cleanup`). */
+	if (!err && m->state_file && (err = pmon__msr_state_write(state, device, restore_seq, m))) {
+		pmon_rdt_msr__free(m);
+		return err;
+	}
+	/* Tag each CPU's traffic with the RMID: clear the old RMID field, keep
+	 * the CLOS (bits 63:32) and anything else there. */
 	for (size_t i = 0; i < ncpus && !err; i++)
-		err = wr(m, cpus[i], MSR_PQR_ASSOC, (m->saved_pqr[i] & ~RMID_MASK) | rmid, false);
+		err = wr(m, cpus[i], MSR_PQR_ASSOC, (m->saved_pqr[i] & ~m->rmid_mask) | rmid,
+			 false);
 	if (err) {
+		char detail[512];
+		pmon__strlcpy(detail, pmon_errdetail(), sizeof(detail));
 		pmon_rdt_msr__restore(m);
+		pmon__detail("%s", detail);
 		pmon_rdt_msr__free(m);
 		return err;
 	}
@@ -125,16 +224,37 @@ int pmon_rdt_msr__start(const char *device, const struct pmon_cpu_info *ci, cons
 	return 0;
 }
 
-static struct pmon_rdt_value read_event(struct pmon_rdt_msr *m, int ev, int *err)
+struct pmon_rdt_msr *pmon_rdt_msr__start(const char *device, const struct pmon_cpu_info *ci,
+					 const int *cpus, size_t ncpus, const int *l3_ids,
+					 unsigned rmid, bool resctrl_mounted)
+{
+	struct pmon_rdt_msr *m = NULL;
+	int err = rdt_msr_start(device, ci, cpus, ncpus, l3_ids, rmid, resctrl_mounted, NULL, &m);
+
+	return pmon__ret_ptr(err, m);
+}
+
+struct pmon_rdt_msr *pmon_rdt_msr__start_opts(const char *device, const struct pmon_cpu_info *ci,
+					      const int *cpus, size_t ncpus, const int *l3_ids,
+					      unsigned rmid, bool resctrl_mounted,
+					      const struct pmon_rdt_msr_opts *opts)
+{
+	struct pmon_rdt_msr *m = NULL;
+	int err = rdt_msr_start(device, ci, cpus, ncpus, l3_ids, rmid, resctrl_mounted, opts, &m);
+
+	return pmon__ret_ptr(err, m);
+}
+
+static struct pmon_rdt_value read_event(struct pmon_rdt_msr *m, struct dom *d, int ev, int *err)
 {
 	struct pmon_rdt_value v = { 0, PMON_RDT_ABSENT };
 	uint64_t raw;
 
 	if (!m->ev[ev])
 		return v;
-	*err = wr(m, m->cpus[0], MSR_QM_EVTSEL, (uint64_t)m->rmid << 32 | (uint64_t)ev, false);
+	*err = wr(m, d->reader, MSR_QM_EVTSEL, (uint64_t)m->rmid << 32 | (uint64_t)ev, false);
 	if (!*err)
-		*err = pmon_msr_read(m->device, m->cpus[0], MSR_QM_CTR, &raw);
+		*err = pmon_msr_read(m->device, d->reader, MSR_QM_CTR, &raw);
 	if (*err)
 		return v;
 	if (raw & QM_ERROR) {
@@ -151,41 +271,49 @@ static struct pmon_rdt_value read_event(struct pmon_rdt_msr *m, int ev, int *err
 		v.v = raw * m->upscale;
 		return v;
 	}
-	/* Bandwidth: accumulate wrap-safe deltas into a cumulative byte count. */
-	if (m->have_prev[ev])
-		m->acc[ev] += pmon_rdt_mbm_delta(m->prev[ev], raw, m->width, m->upscale);
-	m->prev[ev] = raw;
-	m->have_prev[ev] = true;
-	v.v = m->acc[ev];
+	/* Bandwidth: accumulate wrap-safe deltas of the enumerated width (AMD's
+	 * 44 bits included) into a cumulative count; Linux corrects the count
+	 * (get_corrected_mbm_count()) before scaling it to bytes. */
+	if (d->have_prev[ev])
+		d->chunks[ev] += pmon_rdt_mbm_delta(d->prev[ev], raw, m->width, 1);
+	d->prev[ev] = raw;
+	d->have_prev[ev] = true;
+	v.v = pmon_rdt_mbm_correct(&m->rdt, m->rmid, d->chunks[ev]) * m->upscale;
 	return v;
 }
 
-int pmon_rdt_msr__read(struct pmon_rdt_msr *m, struct pmon_rdt_domain *d)
+int pmon_rdt_msr__read(struct pmon_rdt_msr *m, struct pmon_rdt_reading *r)
 {
 	int err = 0;
 
-	memset(d, 0, sizeof(*d));
-	pmon__fmt(d->name, sizeof(d->name), "rmid%u@cpu%d", m->rmid, m->cpus[0]);
-	d->occupancy = read_event(m, EV_OCC, &err);
-	if (!err)
-		d->total = read_event(m, EV_TOTAL, &err);
-	if (!err)
-		d->local = read_event(m, EV_LOCAL, &err);
+	memset(r, 0, sizeof(*r));
+	for (size_t i = 0; i < m->ndom && !err; i++) {
+		struct pmon_rdt_domain *d = &r->d[r->n++];
+		struct dom *dm = &m->dom[i];
+
+		if (dm->id >= 0)
+			pmon__fmt(d->name, sizeof(d->name), "mon_L3_%02d", dm->id);
+		else
+			pmon__fmt(d->name, sizeof(d->name), "rmid%u@cpu%d", m->rmid, dm->reader);
+		d->occupancy = read_event(m, dm, EV_OCC, &err);
+		if (!err)
+			d->total = read_event(m, dm, EV_TOTAL, &err);
+		if (!err)
+			d->local = read_event(m, dm, EV_LOCAL, &err);
+	}
 	return err;
 }
 
 int pmon_rdt_msr__restore(struct pmon_rdt_msr *m)
 {
-	int first = 0, err;
+	int first;
 
 	if (!m || m->restored)
 		return 0;
 	m->restored = true;
-	for (size_t i = m->ncpus; i-- > 0;)
-		if ((err = wr(m, m->cpus[i], MSR_PQR_ASSOC, m->saved_pqr[i], true)) && !first)
-			first = err;
-	if ((err = wr(m, m->cpus[0], MSR_QM_EVTSEL, m->saved_evtsel, true)) && !first)
-		first = err;
+	first = restore_seq(m, emit_write, m);
+	if (!first && m->state_file)
+		unlink(m->state_file); /* put back: nothing left to clean up */
 	return first;
 }
 

@@ -180,7 +180,7 @@ static int emulate_group(const struct pmon_rdt_group *g)
 	return 0;
 }
 
-int pmon_rdt_group__new(const char *root, struct pmon_rdt_group **out)
+static int group_new(const char *root, struct pmon_rdt_group **out)
 {
 	static unsigned seq;
 	struct pmon_rdt_caps caps;
@@ -192,8 +192,8 @@ int pmon_rdt_group__new(const char *root, struct pmon_rdt_group **out)
 	/* The kernel answers ENOSPC; say first which RMIDs are taken. */
 	if (caps.groups >= caps.num_rmids)
 		return pmon__err(-ENOSPC,
-				 "no free RMID: %u groups hold all %u RMIDs of %s (remove a group, "
-				 "or 'pmon rdt --cleanup' for ones a crashed pmon left)",
+				 "no free RMID: %u groups hold all %u RMIDs of %s (remove a group; "
+				 "ones named pmon-PID-N were left by a pmon that crashed)",
 				 caps.groups, caps.num_rmids, caps.root);
 	g = calloc(1, sizeof(*g));
 	if (!g)
@@ -224,7 +224,16 @@ int pmon_rdt_group__new(const char *root, struct pmon_rdt_group **out)
 	return 0;
 }
 
-int pmon_rdt_group__root(const char *root, struct pmon_rdt_group **out)
+struct pmon_rdt_group *pmon_rdt_group__new(const char *root)
+{
+	struct pmon_rdt_group *g = NULL;
+
+	int err = group_new(root, &g);
+
+	return pmon__ret_ptr(err, g);
+}
+
+static int group_root(const char *root, struct pmon_rdt_group **out)
 {
 	struct pmon_rdt_caps caps;
 	struct pmon_rdt_group *g;
@@ -240,6 +249,15 @@ int pmon_rdt_group__root(const char *root, struct pmon_rdt_group **out)
 	g->emulated = caps.emulated;
 	*out = g;
 	return 0;
+}
+
+struct pmon_rdt_group *pmon_rdt_group__root(const char *root)
+{
+	struct pmon_rdt_group *g = NULL;
+
+	int err = group_root(root, &g);
+
+	return pmon__ret_ptr(err, g);
 }
 
 int pmon_rdt_group__set_cpus(struct pmon_rdt_group *g, const char *list)
@@ -369,33 +387,88 @@ int pmon_rdt_group__read(struct pmon_rdt_group *g, struct pmon_rdt_reading *r)
 	return 0;
 }
 
-/* Remove an emulated group's files (only under mon_groups/pmon-*). */
-static void rm_tree(const char *path)
-{
-	DIR *d = opendir(path);
-	struct dirent *de;
-	char p[1024];
+/* Deepest directory an emulated group holds: GROUP/mon_data/mon_L3_XX/
+ * (files below); anything deeper is not pmon's and is refused, not walked. */
+#define RM_MAX_DEPTH 8
 
-	while (d && (de = readdir(d))) {
+/*
+ * Remove an emulated group's files (only under mon_groups/pmon-*). The tree
+ * is in a folder other users may write, so the walk never builds a path and
+ * never follows a link: each directory is entered with openat(O_NOFOLLOW |
+ * O_DIRECTORY) relative to its parent's descriptor (a directory swapped for a
+ * symbolic link between readdir() and the open fails with ELOOP/ENOTDIR
+ * instead of being walked), entries go with unlinkat(), which removes a link
+ * itself (unlink(2) answers EISDIR for a directory: then it is entered), and
+ * the stack of open directories is a bounded array, not recursion.
+ * Return: 0 or the first -errno (-ELOOP for a tree deeper than pmon makes).
+ */
+static int rm_tree(const char *path)
+{
+	DIR *st[RM_MAX_DEPTH];
+	char names[RM_MAX_DEPTH][256];
+	int depth = 0, err = 0, fd;
+
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	st[0] = fdopendir(fd);
+	if (!st[0]) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	depth = 1;
+	while (depth) {
+		DIR *d = st[depth - 1];
+		struct dirent *de;
+
+		errno = 0;
+		de = readdir(d);
+		if (!de) {
+			if (errno && !err)
+				err = -errno;
+			closedir(d);
+			depth--;
+			if (depth && unlinkat(dirfd(st[depth - 1]), names[depth], AT_REMOVEDIR) &&
+			    !err)
+				err = -errno;
+			continue;
+		}
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
-		pmon__fmt(p, sizeof(p), "%s/%s", path, de->d_name);
-		if (de->d_type == DT_DIR)
-			rm_tree(p);
-		else
-			unlink(p);
+		if (!unlinkat(dirfd(d), de->d_name, 0))
+			continue;
+		if (errno != EISDIR) {
+			if (!err)
+				err = -errno;
+			continue;
+		}
+		if (depth == RM_MAX_DEPTH) {
+			if (!err)
+				err = -ELOOP;
+			continue;
+		}
+		fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		DIR *c = fd < 0 ? NULL : fdopendir(fd);
+		if (!c) {
+			if (!err)
+				err = -errno;
+			if (fd >= 0)
+				close(fd);
+			continue;
+		}
+		pmon__strlcpy(names[depth], de->d_name, sizeof(names[depth]));
+		st[depth++] = c;
 	}
-	if (d)
-		closedir(d);
-	rmdir(path);
+	if (rmdir(path) && !err)
+		err = -errno;
+	return err;
 }
 
 static int remove_dir(const char *path, bool emulated)
 {
-	if (emulated) {
-		rm_tree(path);
-		return access(path, F_OK) == 0 ? -EBUSY : 0;
-	}
+	if (emulated)
+		return rm_tree(path);
 	return rmdir(path) ? -errno : 0; /* resctrl removes the files itself */
 }
 
@@ -437,7 +510,8 @@ int pmon_rdt_cleanup(const char *root, unsigned *removed)
 			continue;
 		if (pid == getpid() || kill(pid, 0) == 0 || errno == EPERM)
 			continue; /* its pmon is still running */
-		pmon__fmt(grp, sizeof(grp), "%s/%s", path, de->d_name);
+		if (!pmon__fmt(grp, sizeof(grp), "%s/%s", path, de->d_name))
+			continue; /* a name cut short is another file: never removed */
 		if (!remove_dir(grp, caps.emulated))
 			(*removed)++;
 	}

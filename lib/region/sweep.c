@@ -5,7 +5,9 @@
  * counters is measured in counter-sized batches, the function run @reps
  * times per batch, and every event reported as if counted at once.
  */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <locale.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +20,8 @@
 #include <pmon/region.h>
 #include <pmon/stats.h>
 
+#define MAX_BATCH 16 /* events opened as one group */
+
 static unsigned default_batch(void)
 {
 	struct pmon_cpuid *c = pmon_cpuid__new_live();
@@ -27,7 +31,7 @@ static unsigned default_batch(void)
 	if (c && !pmon_cpu_decode(c, &ci) && ci.pm.gp_count)
 		n = ci.pm.gp_count;
 	pmon_cpuid__free(c);
-	return n > PMON_REGION_MAX_EVENTS ? PMON_REGION_MAX_EVENTS : n;
+	return n > MAX_BATCH ? MAX_BATCH : n;
 }
 
 static void row(FILE *f, enum pmon_report_format fmt, const char *name, unsigned batch,
@@ -59,10 +63,13 @@ static int run_batch(struct pmon_evlist *b, unsigned reps, void (*fn)(void *), v
 {
 	size_t n = pmon_evlist__count(b);
 	struct pmon_selfgroup *g;
-	uint64_t v0[PMON_REGION_MAX_EVENTS], v1[PMON_REGION_MAX_EVENTS];
+	uint64_t v0[MAX_BATCH], v1[MAX_BATCH];
 	double *d = malloc((size_t)reps * n * sizeof(*d)), *col = malloc(reps * sizeof(*col));
-	double over[PMON_REGION_MAX_EVENTS];
-	int err = pmon_selfgroup__open(b, &g);
+	double over[MAX_BATCH];
+	int err;
+
+	g = pmon_selfgroup__open(b);
+	err = g ? 0 : -errno;
 
 	if (err || !d || !col) {
 		free(d);
@@ -79,7 +86,7 @@ static int run_batch(struct pmon_evlist *b, unsigned reps, void (*fn)(void *), v
 			d[e * reps + r] = (double)(v1[e] - v0[e]);
 	}
 	for (size_t e = 0; e < n; e++) {
-		struct pmon_summary s;
+		struct pmon_summary s = { .sz = sizeof(s) };
 		pmon_summarize(&d[e * reps], reps, 0, &s);
 		over[e] = s.median;
 	}
@@ -91,7 +98,7 @@ static int run_batch(struct pmon_evlist *b, unsigned reps, void (*fn)(void *), v
 			d[e * reps + r] = (double)(v1[e] - v0[e]) - over[e];
 	}
 	for (size_t e = 0; e < n; e++) {
-		struct pmon_summary s;
+		struct pmon_summary s = { .sz = sizeof(s) };
 		const struct pmon_event_desc *ev = pmon_evlist__event(b, e);
 		memcpy(col, &d[e * reps], reps * sizeof(*col));
 		for (unsigned r = 0; r < reps; r++)
@@ -108,17 +115,26 @@ static int run_batch(struct pmon_evlist *b, unsigned reps, void (*fn)(void *), v
 int pmon_region_sweep(const struct pmon_sweep_opts *opts, void (*fn)(void *arg), void *arg, FILE *f,
 		      enum pmon_report_format fmt)
 {
+	struct pmon_sweep_opts o = { .sz = sizeof(o) };
 	struct pmon_evlist *all;
 	unsigned batch, reps;
 	double cull_k;
+	locale_t loc;
 	size_t n;
 	int err;
 
-	if (!opts || opts->sz < sizeof(size_t) || !opts->events || !fn)
+	/* Fields past the caller's size read as 0 (defaults); a larger struct
+	 * from a newer header is refused rather than half understood. */
+	if (opts && (opts->sz < sizeof(size_t) || opts->sz > sizeof(o)))
+		return pmon__err(-EINVAL, "pmon_sweep_opts: unknown size %zu", opts->sz);
+	if (opts)
+		memcpy(&o, opts, opts->sz);
+	opts = &o;
+	if (!opts->events || !fn)
 		return pmon__err(-EINVAL, "pmon_region_sweep: events and a function are required");
 	batch = opts->batch ? opts->batch : default_batch();
-	if (batch > PMON_REGION_MAX_EVENTS)
-		batch = PMON_REGION_MAX_EVENTS;
+	if (batch > MAX_BATCH)
+		batch = MAX_BATCH;
 	reps = opts->reps ? opts->reps : 100;
 	cull_k = opts->cull_k < 0 ? 0 : opts->cull_k > 0 ? opts->cull_k : 5.0;
 	all = pmon_evlist__new(NULL);
@@ -129,6 +145,8 @@ int pmon_region_sweep(const struct pmon_sweep_opts *opts, void (*fn)(void *arg),
 		pmon_evlist__free(all);
 		return err;
 	}
+	/* Numbers with '.' whatever locale the program chose. */
+	loc = pmon__c_locale_enter();
 	n = pmon_evlist__count(all);
 	if (fmt == PMON_REPORT_CSV)
 		fprintf(f,
@@ -154,5 +172,6 @@ int pmon_region_sweep(const struct pmon_sweep_opts *opts, void (*fn)(void *arg),
 		pmon_evlist__free(b);
 	}
 	pmon_evlist__free(all);
+	pmon__c_locale_leave(loc);
 	return err;
 }

@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * The instructions behind pmon_annotate(): the symbol's bytes from its ELF
+ * pmon_annotate(): the samples of one symbol per address (counted by
+ * report.c's reader), and its instructions: the symbol's bytes from its ELF
  * file (through libdwfl's section lookup), decoded by Capstone in Intel
  * syntax, each tied to its source line by the module's DWARF line table.
+ * Capstone is needed here only: a program that reads reports but never
+ * annotates (pmon-ui-report.so) links no object that names it, and so maps
+ * no Capstone (its relocated tables cost 3 MB of resident memory).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -14,13 +18,6 @@
 
 #include "internal.h"
 #include "report/report.h"
-
-uint64_t pmon__module_bias(Dwfl_Module *mod)
-{
-	GElf_Addr bias = 0;
-
-	return mod && dwfl_module_getelf(mod, &bias) ? bias : 0;
-}
 
 /* @path interned in @a->srcs; NULL without memory. */
 static const char *intern_src(struct pmon_annotation *a, const char *path)
@@ -56,7 +53,9 @@ int pmon__disassemble(Dwfl_Module *mod, uint64_t inside, struct pmon_annotation 
 	a->size = sym.st_size;
 	rel = start;
 	scn = dwfl_module_address_section(mod, &rel, &scnbias);
-	if (!scn || !(d = elf_getdata(scn, NULL)) || !d->d_buf || rel + a->size > d->d_size)
+	/* st_size comes from the file: rel + size could wrap (overflow-safe form). */
+	if (!scn || !(d = elf_getdata(scn, NULL)) || !d->d_buf || rel > d->d_size ||
+	    a->size > d->d_size - rel)
 		return pmon__err(
 			-ENOTSUP,
 			"%s: the bytes of '%s' are not on disk (its symbols came from "
@@ -88,4 +87,28 @@ int pmon__disassemble(Dwfl_Module *mod, uint64_t inside, struct pmon_annotation 
 	cs_free(insn, n);
 	cs_close(&cs);
 	return a->insn ? 0 : -ENOMEM;
+}
+
+int pmon_annotate(const char *path, const char *symbol, const struct pmon_report_opts *opts,
+		  struct pmon_annotation *a)
+{
+	struct pmon__hits h;
+	int err = pmon__annotate_hits(path, symbol, opts, a, &h);
+
+	if (!err)
+		err = pmon__disassemble(h.mod, h.n ? h.addr[0] : 0, a);
+	uint64_t bias = pmon__module_bias(h.mod);
+	for (size_t i = 0; !err && i < h.n; i++) {
+		a->samples += h.samples[i];
+		for (size_t k = 0; k < a->n; k++)
+			if (a->insn[k].addr + bias == h.addr[i]) {
+				a->insn[k].samples += h.samples[i];
+				a->insn[k].period += h.period[i];
+				break;
+			}
+	}
+	pmon__hits_release(&h);
+	if (err)
+		pmon_annotation_release(a);
+	return err;
 }

@@ -34,13 +34,28 @@ static bool period_is_ns(const struct pmon_report *r)
 		(r->header.attr_config == 0 || r->header.attr_config == 1);
 }
 
+/* A stack's weight: its samples, or in a simulated recording (pmon
+ * simulate: attr_type "sim", docs/simulate.md) the events they stand for,
+ * since each of its samples is one instruction with its count as period
+ * (perf report -g weighs by period too). */
+static uint64_t weight(const struct pmon_report *r, const struct pmon_report_stack *s)
+{
+	return r->header.attr_type == 0x6d6973 ? s->period : s->samples;
+}
+
+/* What weight() counts, for the headers. */
+static const char *weighs(const struct pmon_report *r)
+{
+	return r->header.attr_type == 0x6d6973 ? "simulated events" : "samples";
+}
+
 int pmon_report_write_folded(const struct pmon_report *r, FILE *out)
 {
 	for (size_t i = 0; i < r->nstacks; i++) {
 		const struct pmon_report_stack *s = &r->stacks[i];
 		for (uint32_t k = 0; k < s->depth; k++)
 			fprintf(out, "%s%s", k ? ";" : "", r->frames[s->frame[k]].symbol);
-		fprintf(out, " %llu\n", (unsigned long long)s->samples);
+		fprintf(out, " %llu\n", (unsigned long long)weight(r, s));
 	}
 	return ferror(out) ? -EIO : 0;
 }
@@ -49,6 +64,7 @@ int pmon_report_write_folded(const struct pmon_report *r, FILE *out)
 
 struct node {
 	uint32_t frame; /* UINT32_MAX: the root */
+	uint32_t run; /* flame graph: the longest run of [unknown] frames drawn as this one */
 	uint64_t value; /* samples through this path */
 	uint64_t self; /* samples that ended here */
 	struct node **child;
@@ -109,6 +125,8 @@ static void xml_text(FILE *out, const char *s, size_t max)
 	}
 }
 
+#define FG_MIN_WIDTH 0.1 /* px: flamegraph.pl's default --minwidth */
+
 struct fg {
 	const struct pmon_report *r;
 	FILE *out;
@@ -123,7 +141,7 @@ static void fg_draw(struct fg *g, struct node *n, double x, unsigned depth)
 	const char *name = "all", *dso = "";
 	uint32_t h;
 
-	if (w < 0.1)
+	if (w < FG_MIN_WIDTH)
 		return;
 	if (n->frame != UINT32_MAX) {
 		name = g->r->frames[n->frame].symbol;
@@ -139,16 +157,18 @@ static void fg_draw(struct fg *g, struct node *n, double x, unsigned depth)
 	double y = g->height - 20.0 - (depth + 1) * g->row;
 	fprintf(g->out, "<g><title>");
 	xml_text(g->out, name, 1000);
+	if (n->run > 1)
+		fprintf(g->out, " x%u (a run of %u unknown frames drawn as one)", n->run, n->run);
 	if (dso[0]) {
 		fputs(" (", g->out);
 		xml_text(g->out, dso, 1000);
 		fputc(')', g->out);
 	}
 	fprintf(g->out,
-		": %llu samples, %.2f%%</title><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+		": %llu %s, %.2f%%</title><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
 		"height=\"%u\" fill=\"rgb(%u,%u,%u)\" rx=\"2\"/>",
-		(unsigned long long)n->value, 100.0 * (double)n->value / (double)g->total, x, y, w,
-		g->row - 1, red, green, blue);
+		(unsigned long long)n->value, weighs(g->r),
+		100.0 * (double)n->value / (double)g->total, x, y, w, g->row - 1, red, green, blue);
 	size_t fit = w > 10 ? (size_t)((w - 6) / 7) : 0; /* 12px monospace: ~7px a glyph */
 	if (fit >= 3) {
 		fprintf(g->out, "<text x=\"%.1f\" y=\"%.1f\">", x + 3, y + g->row - 5);
@@ -169,16 +189,28 @@ static void fg_draw(struct fg *g, struct node *n, double x, unsigned depth)
 	}
 }
 
-static unsigned tree_depth(const struct node *n)
+/* The depth fg_draw() draws: frames narrower than its minimum width (as
+ * flamegraph.pl's --minwidth) are not drawn and do not make the picture
+ * taller (#14.15: one sample's garbage chain made it 2,100 px tall). */
+static unsigned drawn_depth(const struct node *n, double scale)
 {
 	unsigned d = 0;
 
+	if ((double)n->value * scale < FG_MIN_WIDTH)
+		return 0;
 	for (size_t i = 0; i < n->nchild; i++) {
-		unsigned c = tree_depth(n->child[i]);
+		unsigned c = drawn_depth(n->child[i], scale);
 		if (c > d)
 			d = c;
 	}
 	return d + 1;
+}
+
+/* A frame pmon could not name: a frame-pointer chain that ran into garbage
+ * yields runs of them. */
+static bool unknown_frame(const struct pmon_report *r, uint32_t f)
+{
+	return !strncmp(r->frames[f].symbol, "[unknown]", 9);
 }
 
 /*
@@ -186,7 +218,7 @@ static unsigned tree_depth(const struct node *n)
  * from the sampled functions up through their callers (@callee true).
  * NULL without memory.
  */
-static struct node *build_tree(const struct pmon_report *r, bool callee)
+static struct node *build_tree(const struct pmon_report *r, bool callee, bool collapse)
 {
 	struct node *root = calloc(1, sizeof(*root));
 
@@ -196,13 +228,27 @@ static struct node *build_tree(const struct pmon_report *r, bool callee)
 	for (size_t i = 0; i < r->nstacks; i++) {
 		const struct pmon_report_stack *st = &r->stacks[i];
 		struct node *n = root;
-		root->value += st->samples;
+		uint32_t run = 0;
+		uint64_t w = weight(r, st);
+		root->value += w;
 		for (uint32_t k = 0; n && k < st->depth; k++) {
 			uint32_t f = st->frame[callee ? st->depth - 1 - k : k];
+			/* A run of [unknown] frames is one box (flame graph). */
+			if (collapse && unknown_frame(r, f) && n != root &&
+			    unknown_frame(r, n->frame)) {
+				if (++run > n->run)
+					n->run = run;
+				if (k + 1 == st->depth)
+					n->self += w;
+				continue;
+			}
+			run = 1;
 			if ((n = node_child(n, f))) {
-				n->value += st->samples;
+				if (collapse && unknown_frame(r, f) && !n->run)
+					n->run = 1;
+				n->value += w;
 				if (callee ? k == 0 : k + 1 == st->depth)
-					n->self += st->samples;
+					n->self += w;
 			}
 		}
 		if (!n) {
@@ -271,10 +317,27 @@ static json_t *graph_json(struct graph *g, struct node *n)
 	return a;
 }
 
+/* Stacks that ran into frames pmon could not name, and stacks the kernel
+ * cut at its limit (kernel.perf_event_max_stack, 127 by default). */
+static void stack_damage(const struct pmon_report *r, uint64_t *unknown, uint64_t *cut)
+{
+	*unknown = *cut = 0;
+	for (size_t i = 0; i < r->nstacks; i++) {
+		const struct pmon_report_stack *st = &r->stacks[i];
+		for (uint32_t k = 0; k < st->depth; k++)
+			if (unknown_frame(r, st->frame[k])) {
+				*unknown += weight(r, st); /* in the totals' unit */
+				break;
+			}
+		if (st->depth >= 127)
+			*cut += weight(r, st);
+	}
+}
+
 int pmon_report_write_callgraph(const struct pmon_report *r, FILE *out, bool callee,
 				double min_percent, bool json)
 {
-	struct node *root = build_tree(r, callee);
+	struct node *root = build_tree(r, callee, false);
 	int err = 0;
 
 	if (!root)
@@ -283,26 +346,36 @@ int pmon_report_write_callgraph(const struct pmon_report *r, FILE *out, bool cal
 		.r = r, .out = out, .total = root->value ? root->value : 1, .callee = callee
 	};
 	g.min = min_percent / 100.0 * (double)g.total;
+	uint64_t unknown, cut;
+	stack_damage(r, &unknown, &cut);
 	if (json) {
-		json_t *j =
-			json_pack("{s:s, s:s, s:I, s:s, s:f, s:o}", "event", r->header.event,
-				  "command", r->header.command, "samples", (json_int_t)root->value,
-				  "graph", callee ? "callee" : "caller", "min_percent", min_percent,
-				  "roots", graph_json(&g, root));
+		json_t *j = json_pack(
+			"{s:s, s:s, s:I, s:s, s:f, s:I, s:I, s:o}", "event", r->header.event,
+			"command", r->header.command, "samples", (json_int_t)root->value, "graph",
+			callee ? "callee" : "caller", "min_percent", min_percent,
+			"samples_unknown_frames", (json_int_t)unknown, "samples_cut_short",
+			(json_int_t)cut, "roots", graph_json(&g, root));
 		if (!j || json_dumpf(j, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER) ||
 		    fputc('\n', out) == EOF)
 			err = j ? -EIO : -ENOMEM;
 		json_decref(j);
 	} else {
 		fprintf(out,
-			"# pmon report: %llu samples of %s%s%s%s, call graph %s (nodes under "
-			"%.1f%% left out)\n#\n# %8s %8s  %s\n",
-			(unsigned long long)root->value, r->header.event,
+			"# pmon report: %llu %s of %s%s%s%s, call graph %s (nodes under "
+			"%.1f%% left out)\n",
+			(unsigned long long)root->value, weighs(r), r->header.event,
 			r->header.command[0] ? " in '" : "", r->header.command,
 			r->header.command[0] ? "'" : "",
 			callee ? "from each sampled function up through its callers"
 			       : "from the outermost callers down",
-			min_percent, "total", "self",
+			min_percent);
+		if (unknown || cut)
+			fprintf(out,
+				"# %llu of %llu samples' stacks ran into frames pmon could not "
+				"name; %llu were cut short at the kernel's limit (127 frames)\n",
+				(unsigned long long)unknown, (unsigned long long)root->value,
+				(unsigned long long)cut);
+		fprintf(out, "#\n# %8s %8s  %s\n", "total", "self",
 			callee ? "function, then its callers" : "function");
 		graph_text(&g, root, 0);
 		err = ferror(out) ? -EIO : 0;
@@ -313,7 +386,7 @@ int pmon_report_write_callgraph(const struct pmon_report *r, FILE *out, bool cal
 
 int pmon_report_write_flamegraph(const struct pmon_report *r, FILE *out, unsigned width)
 {
-	struct node *root = build_tree(r, false);
+	struct node *root = build_tree(r, false, true);
 	int err = 0;
 
 	if (!root)
@@ -325,7 +398,11 @@ int pmon_report_write_flamegraph(const struct pmon_report *r, FILE *out, unsigne
 		if (width < 200)
 			width = 200;
 		g.scale = (double)(width - 20) / (double)g.total;
-		g.height = 60 + tree_depth(root) * g.row;
+		g.height = 60 + drawn_depth(root, g.scale) * g.row;
+		uint64_t unknown, cut;
+		stack_damage(r, &unknown, &cut);
+		if (unknown || cut)
+			g.height += g.row;
 		fprintf(out,
 			"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 			"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%u\" height=\"%u\" "
@@ -340,7 +417,15 @@ int pmon_report_write_flamegraph(const struct pmon_report *r, FILE *out, unsigne
 			xml_text(out, r->header.command, 200);
 			fputc('\'', out);
 		}
-		fprintf(out, ", %llu samples</text>\n", (unsigned long long)root->value);
+		fprintf(out, ", %llu %s</text>\n", (unsigned long long)root->value, weighs(r));
+		if (unknown || cut)
+			fprintf(out,
+				"<text class=\"damage\" x=\"%u\" y=\"42\" text-anchor=\"middle\">"
+				"%llu of %llu samples' stacks ran into frames pmon could not name "
+				"(runs of them drawn as one box); %llu were cut short at the "
+				"kernel's limit (127 frames)</text>\n",
+				width / 2, (unsigned long long)unknown,
+				(unsigned long long)root->value, (unsigned long long)cut);
 		fprintf(out, "<g transform=\"translate(10,0)\">\n");
 		fg_draw(&g, root, 0, 0);
 		fprintf(out, "</g>\n</svg>\n");

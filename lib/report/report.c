@@ -5,18 +5,23 @@
  * maps, symbolize each unique address once with elfutils (libdwfl, offline
  * modules; the file offset is turned into the ELF address through its
  * PT_LOAD segments), and aggregate by symbol, DSO or source line, most
- * samples first; call chains become stacks of interned frames (the exports
+ * period (then samples) first; call chains become stacks of interned frames (the exports
  * in export.c draw on them); pmon_annotate() counts the samples of one
  * symbol per instruction (disassembled in annotate.c).
  */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <errno.h>
 #include <gelf.h>
 #include <libgen.h>
 #include <linux/perf_event.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <fcntl.h>
+#include <sys/stat.h>
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -40,6 +45,7 @@ struct file {
 	char *path;
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
+	struct pmon__symindex syms; /* @mod's symbols by address, built on first use */
 	bool tried;
 	uint8_t bid[20]; /* the build id the kernel recorded, if it did */
 	uint8_t bidlen;
@@ -62,6 +68,13 @@ struct counter { /* string -> samples, period, order of first use */
 	size_t cap, n;
 };
 
+uint64_t pmon__module_bias(Dwfl_Module *mod)
+{
+	GElf_Addr bias = 0;
+
+	return mod && dwfl_module_getelf(mod, &bias) ? bias : 0;
+}
+
 /* Where an address resolved to. */
 struct loc {
 	const char *sym, *dso;
@@ -69,14 +82,9 @@ struct loc {
 	size_t slot; /* its sym_cache slot where file >= 0 */
 };
 
-struct jit_sym {
-	uint64_t start, end;
-	char *name;
-};
-
 struct jit_map { /* /tmp/perf-PID.map of one process, sorted by start */
 	uint32_t pid;
-	struct jit_sym *s;
+	struct pmon__jit_sym *s;
 	size_t n;
 };
 
@@ -88,12 +96,15 @@ struct ctx {
 	struct file *files;
 	size_t nfiles, capfiles;
 	struct sym_cache sc;
-	struct counter agg, frames, stacks;
+	struct counter agg, frames;
+	uint32_t *vis; /* vis[E]: the maps visible after E MMAP2/FORK records */
+	size_t nvis, capvis;
 	enum pmon_report_sort sort;
 	uint64_t sample_type, regs_user;
 	struct pmon_report *r;
 	const char *debug_dir;
 	bool inlines; /* expand inlined functions in the stacks */
+	bool no_stacks; /* opts->no_stacks */
 	char *dipath; /* elfutils' debuginfo path with debug_dir in it */
 	char *dipath_dir; /* debug_dir made absolute */
 	Dwfl_Callbacks cb;
@@ -130,9 +141,10 @@ static uint64_t fnv(const void *p, size_t n, uint64_t h)
 	return h;
 }
 
-/* Count one sample of @period under @key; *@index (if given) is the key's
+/* Count @samples samples of @period in all under @key; *@index (if given) is the key's
  * order of first use, which stays put as the table grows. */
-static int counter_add(struct counter *c, const char *key, uint64_t period, uint32_t *index)
+static int counter_add(struct counter *c, const char *key, uint64_t samples, uint64_t period,
+		       uint32_t *index)
 {
 	if (c->n * 2 >= c->cap) {
 		struct counter nc = { 0 };
@@ -168,7 +180,7 @@ static int counter_add(struct counter *c, const char *key, uint64_t period, uint
 			return -ENOMEM;
 		c->index[j] = (uint32_t)c->n++;
 	}
-	c->samples[j]++;
+	c->samples[j] += samples;
 	c->period[j] += period;
 	if (index)
 		*index = c->index[j];
@@ -203,16 +215,38 @@ static int file_index(struct ctx *x, const char *path, const uint8_t *bid, uint8
 	return x->files[x->nfiles].path ? (int)x->nfiles++ : -1;
 }
 
-/* Open @path as @f's module (offline); false if elfutils cannot. */
+int pmon__open_regular(const char *path, bool nofollow)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (nofollow ? O_NOFOLLOW : 0));
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	return fd;
+}
+
+/* Open @path as @f's module (offline); false if elfutils cannot. The path
+ * comes from the recording: only a regular file is handed to elfutils (a
+ * FIFO there would block the read of its ELF header forever). */
 static bool open_module(struct ctx *x, struct file *f, const char *path)
 {
-	if (access(path, R_OK))
+	int fd = pmon__open_regular(path, false);
+
+	if (fd < 0)
 		return false;
 	f->dwfl = dwfl_begin(&x->cb);
 	if (f->dwfl) {
-		f->mod = dwfl_report_offline(f->dwfl, path, path, -1);
+		/* On success elfutils owns @fd (libdwfl.h); on failure it leaves a
+		 * descriptor it did not open alone. */
+		f->mod = dwfl_report_offline(f->dwfl, path, path, fd);
 		dwfl_report_end(f->dwfl, NULL, NULL);
 	}
+	if (!f->mod)
+		close(fd);
 	if (!f->mod && f->dwfl) {
 		dwfl_end(f->dwfl);
 		f->dwfl = NULL;
@@ -232,6 +266,8 @@ static bool module_matches(const struct file *f)
 
 static void close_module(struct file *f)
 {
+	pmon__symindex_free(&f->syms);
+	f->syms = (struct pmon__symindex){ 0 };
 	if (f->dwfl)
 		dwfl_end(f->dwfl);
 	f->dwfl = NULL;
@@ -273,8 +309,6 @@ static const char *resolve(struct ctx *x, struct file *f, uint64_t off, uint64_t
 			   uint64_t *addr)
 {
 	GElf_Addr bias;
-	GElf_Sym sym;
-	GElf_Off symoff;
 	Elf *elf;
 	size_t nph;
 
@@ -294,10 +328,10 @@ static const char *resolve(struct ctx *x, struct file *f, uint64_t off, uint64_t
 			continue;
 		if (ph.p_flags & PF_X && !exec.p_memsz)
 			exec = ph;
-		if (off >= ph.p_offset && off < ph.p_offset + ph.p_filesz) {
+		if (off >= ph.p_offset && off - ph.p_offset < ph.p_filesz) { /* no wrap */
 			GElf_Addr a = off - ph.p_offset + ph.p_vaddr + bias;
 			*addr = a;
-			return dwfl_module_addrinfo(f->mod, a, &symoff, &sym, NULL, NULL, NULL);
+			return pmon__symindex_find(&f->syms, f->mod, a);
 		}
 	}
 	/*
@@ -310,7 +344,7 @@ static const char *resolve(struct ctx *x, struct file *f, uint64_t off, uint64_t
 		uint64_t align = exec.p_align > 1 ? exec.p_align : 4096;
 		GElf_Addr a = (exec.p_vaddr & ~(align - 1)) + (off - pgoff) + bias;
 		*addr = a;
-		return dwfl_module_addrinfo(f->mod, a, &symoff, &sym, NULL, NULL, NULL);
+		return pmon__symindex_find(&f->syms, f->mod, a);
 	}
 	return NULL;
 }
@@ -341,7 +375,8 @@ static int file_ksym_cmp(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-static const char *kernel_symbol(const struct ctx *x, uint64_t ip)
+/* The name of the kernel symbol holding @ip, and its start in *@start; NULL if none. */
+static const char *kernel_symbol_at(const struct ctx *x, uint64_t ip, uint64_t *start)
 {
 	if (x->nfk) { /* the recording names its own kernel addresses */
 		size_t lo = 0, hi = x->nfk;
@@ -352,18 +387,76 @@ static const char *kernel_symbol(const struct ctx *x, uint64_t ip)
 			else
 				hi = mid;
 		}
-		return lo && ip < x->fk[lo - 1].end ? x->fk[lo - 1].name : NULL;
+		if (!lo || ip >= x->fk[lo - 1].end)
+			return NULL;
+		*start = x->fk[lo - 1].start;
+		return x->fk[lo - 1].name;
 	}
 	pthread_once(&ksyms_once, ksyms_load);
 	const struct pmon__ksym *k = pmon__ksyms_find(&proc_ksyms, ip, NULL);
-	return k ? k->name : NULL;
+	if (!k)
+		return NULL;
+	*start = k->addr;
+	return k->name;
+}
+
+static const char *kernel_symbol(const struct ctx *x, uint64_t ip)
+{
+	uint64_t start;
+
+	return kernel_symbol_at(x, ip, &start);
+}
+
+/*
+ * A kernel address of a call chain as the start of its symbol: a kernel
+ * frame is named by its symbol alone (locate()), and the start names the
+ * same one (the last symbol starting at or below an address holds it), so
+ * chains that differ only in where inside a kernel function they were are
+ * one chain. Profiles taken at high rates are full of interrupt chains
+ * whose leaves land on every instruction of a few functions: keeping each
+ * raw chain cost the folded export 50-80 MB on 4.8 M samples (issue #16).
+ * An address in no symbol is kept as it is.
+ */
+static uint64_t kernel_canonical(const struct ctx *x, uint64_t ip)
+{
+	uint64_t start = ip;
+
+	return ip >= 0xffff800000000000ULL && kernel_symbol_at(x, ip, &start) ? start : ip;
 }
 
 static int jit_cmp(const void *a, const void *b)
 {
-	const struct jit_sym *x = a, *y = b;
+	const struct pmon__jit_sym *x = a, *y = b;
 
 	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* At most this many lines of a perf map are read: a file another program
+ * keeps writing (or /dev/zero behind a link) cannot hold the report. */
+#define JIT_MAX_LINES (4u << 20)
+
+/*
+ * Open a /tmp/perf-PID.map as perf does (tools/perf/util/symbol.c,
+ * dso__load_perf_map() through filename__read_...: a map file not owned by
+ * the user or root is ignored): in a world-writable /tmp anyone can create
+ * that name, and a report run as root must not print symbols a stranger
+ * wrote. No link is followed, and only a regular file is read (a FIFO
+ * would block).
+ */
+static FILE *jit_open(const char *path)
+{
+	struct stat st;
+	int fd = pmon__open_regular(path, true);
+	FILE *f;
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) || (st.st_uid != 0 && st.st_uid != geteuid()) ||
+	    !(f = fdopen(fd, "r"))) {
+		close(fd);
+		return NULL;
+	}
+	return f;
 }
 
 /*
@@ -384,44 +477,79 @@ static const char *jit_symbol(struct ctx *x, uint32_t pid, uint64_t ip)
 		x->jit = nj;
 		j = &x->jit[x->njit++];
 		*j = (struct jit_map){ .pid = pid };
-		char path[64], line[1024];
+		char path[64];
 		snprintf(path, sizeof(path), "/tmp/perf-%u.map", pid);
-		FILE *f = fopen(path, "re");
-		size_t cap = 0;
-		while (f && fgets(line, sizeof(line), f)) {
-			unsigned long long start, size;
-			int pos = 0;
-			if (sscanf(line, "%llx %llx %n", &start, &size, &pos) < 2 || !pos || !size)
-				continue;
-			if (j->n == cap) {
-				cap = cap ? cap * 2 : 64;
-				struct jit_sym *ns = realloc(j->s, cap * sizeof(*ns));
-				if (!ns)
-					break;
-				j->s = ns;
-			}
-			char *name = line + pos;
-			name[strcspn(name, "\n")] = '\0';
-			if (!(j->s[j->n].name = strdup(name)))
-				break;
-			j->s[j->n].start = start;
-			j->s[j->n++].end = start + size;
-		}
-		if (f)
+		FILE *f = jit_open(path);
+		if (f) {
+			j->n = pmon__perf_map_parse(f, &j->s);
 			fclose(f);
-		if (j->n)
-			qsort(j->s, j->n, sizeof(*j->s), jit_cmp);
+		}
 	}
+	return pmon__perf_map_find(j->s, j->n, ip);
+}
+
+/* A hex number at @s (no sign, an optional 0x, at most 64 bits) and the
+ * blanks after it: what follows, or NULL when there is no such number or no
+ * blank after it (a wider number is refused, not cut to 64 bits). */
+static const char *hex_field(const char *s, uint64_t *v)
+{
+	char *end;
+
+	if (!isxdigit((unsigned char)s[0]))
+		return NULL;
+	errno = 0;
+	*v = strtoull(s, &end, 16);
+	if (errno || (*end != ' ' && *end != '\t'))
+		return NULL;
+	while (*end == ' ' || *end == '\t')
+		end++;
+	return end;
+}
+
+size_t pmon__perf_map_parse(FILE *f, struct pmon__jit_sym **out)
+{
+	struct pmon__jit_sym *s = NULL;
+	size_t n = 0, cap = 0, nline = 0;
+	char line[1024];
+
+	while (nline++ < JIT_MAX_LINES && fgets(line, sizeof(line), f)) {
+		uint64_t start, size;
+		const char *p = hex_field(line, &start);
+		if (!p || !(p = hex_field(p, &size)) || !size || start == UINT64_MAX)
+			continue;
+		size_t pos = (size_t)(p - line);
+		if (n == cap) {
+			cap = cap ? cap * 2 : 64;
+			struct pmon__jit_sym *ns = realloc(s, cap * sizeof(*ns));
+			if (!ns)
+				break;
+			s = ns;
+		}
+		char *name = line + pos;
+		name[strcspn(name, "\n")] = '\0';
+		if (!(s[n].name = strdup(name)))
+			break;
+		s[n].start = start;
+		s[n++].end = size > UINT64_MAX - start ? UINT64_MAX : start + size;
+	}
+	if (n)
+		qsort(s, n, sizeof(*s), jit_cmp);
+	*out = s;
+	return n;
+}
+
+const char *pmon__perf_map_find(const struct pmon__jit_sym *s, size_t n, uint64_t ip)
+{
 	/* The entry with the greatest start at or below ip, if ip is inside it. */
-	size_t lo = 0, hi = j->n;
+	size_t lo = 0, hi = n;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (j->s[mid].start <= ip)
+		if (s[mid].start <= ip)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo && ip < j->s[lo - 1].end ? j->s[lo - 1].name : NULL;
+	return lo && ip < s[lo - 1].end ? s[lo - 1].name : NULL;
 }
 
 /* The sym_cache slot of (@file, @off), resolved on first use (@pgoff: the
@@ -472,9 +600,12 @@ static long cache_slot(struct ctx *x, int file, uint64_t off, uint64_t pgoff)
 }
 
 /* Where @ip of process @pid lands: symbol, DSO, and the file it came from. */
-static void locate(struct ctx *x, uint32_t pid, uint64_t ip, struct loc *l)
+static void locate(struct ctx *x, uint32_t pid, uint64_t ip, uint32_t epoch, struct loc *l)
 {
 	const char *js;
+	/* The maps this process had when the sample was taken: the latest
+	 * mapping of an address wins (exec, dlclose and dlopen reuse them). */
+	size_t nmaps = epoch < x->nvis ? x->vis[epoch] : x->nmaps;
 
 	*l = (struct loc){ .sym = "[unknown]", .dso = "[unknown]", .file = -1 };
 	if (ip >= 0xffff800000000000ULL) {
@@ -482,7 +613,7 @@ static void locate(struct ctx *x, uint32_t pid, uint64_t ip, struct loc *l)
 		l->sym = (js = kernel_symbol(x, ip)) ? js : "[kernel]";
 		return;
 	}
-	for (size_t i = x->nmaps; i-- > 0;) {
+	for (size_t i = nmaps; i-- > 0;) {
 		struct map *m = &x->maps[i];
 		if (m->pid != pid || ip < m->start || ip >= m->end)
 			continue;
@@ -586,19 +717,19 @@ static int frame_of(struct ctx *x, const struct loc *l, uint32_t *index)
 	char key[600];
 
 	pmon__fmt(key, sizeof(key), "%s\t%s", l->sym, base_name(l->dso));
-	return counter_add(&x->frames, key, 0, index);
+	return counter_add(&x->frames, key, 1, 0, index);
 }
 
-/* Append a located frame to a stack key ("3,17,5"), then the functions
- * inlined there, outermost first, when the report asked for them. */
-static int stack_push(struct ctx *x, const struct loc *l, char *stack, size_t size, size_t *off)
+/* The frames of a located address into @out (up to @max): its function,
+ * then the functions inlined there, outermost first, when the report asked
+ * for them. Return: how many, or -ENOMEM. */
+static int frames_of(struct ctx *x, const struct loc *l, uint32_t *out, int max)
 {
 	const char *inl = x->inlines ? inlines(x, l) : "";
 	const char *names[32];
 	size_t n = 0;
 	char buf[1024];
-	uint32_t fi;
-	int err;
+	int k = 0;
 
 	pmon__strlcpy(buf, inl, sizeof(buf));
 	for (char *p = buf; *p && n < 32;) {
@@ -607,18 +738,14 @@ static int stack_push(struct ctx *x, const struct loc *l, char *stack, size_t si
 			break;
 		*p++ = '\0';
 	}
-	for (size_t i = 0; i <= n; i++) {
+	for (size_t i = 0; i <= n && k < max; i++) {
 		struct loc li = *l;
 		if (i)
 			li.sym = names[n - i];
-		if ((err = frame_of(x, &li, &fi)))
-			return err;
-		int w = snprintf(stack + *off, size - *off, "%s%u", *off ? "," : "", fi);
-		if (w < 0 || (size_t)w >= size - *off)
-			return 0; /* deeper than the key holds: cut */
-		*off += (size_t)w;
+		if (frame_of(x, &li, &out[k++]))
+			return -ENOMEM;
 	}
-	return 0;
+	return k;
 }
 
 static int add_map(struct ctx *x, uint32_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
@@ -636,7 +763,9 @@ static int add_map(struct ctx *x, uint32_t pid, uint64_t start, uint64_t len, ui
 		x->maps = m;
 		x->capmaps = cap;
 	}
-	x->maps[x->nmaps++] = (struct map){ pid, start, start + len, pgoff, fi };
+	/* A crafted length must not wrap the end below the start. */
+	uint64_t end = len > UINT64_MAX - start ? UINT64_MAX : start + len;
+	x->maps[x->nmaps++] = (struct map){ pid, start, end, pgoff, fi };
 	for (size_t i = 0; i < x->nunw; i++)
 		if (x->unw[i].pid == pid)
 			x->unw[i].stale = true;
@@ -686,163 +815,805 @@ static int unwind(struct ctx *x, uint32_t pid, const uint64_t *regs, const uint8
 	return pmon__unw_frames(p->u, regs, stack, size, pcs, max);
 }
 
-static int on_record(struct ctx *x, const uint8_t *p, size_t len)
-{
-	const struct perf_event_header *h = (const void *)p;
-	const uint8_t *q = p + sizeof(*h);
+static int vis_push(struct ctx *x);
 
-	switch (h->type) {
-	case PERF_RECORD_MMAP2:
-		if (len > 72) {
-			uint32_t pid;
-			uint64_t addr, mlen, pgoff;
-			memcpy(&pid, q, 4);
-			memcpy(&addr, q + 8, 8);
-			memcpy(&mlen, q + 16, 8);
-			memcpy(&pgoff, q + 24, 8);
-			char name[4096];
-			uint8_t bidlen = 0;
-			pmon__fmt(name, sizeof(name), "%.*s", (int)(len - 72),
-				  (const char *)p + 72);
-			/* Linux 5.12+: the build id where device and inode were. */
-			if (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID)
-				bidlen = q[32] <= 20 ? q[32] : 20;
-			return add_map(x, pid, addr, mlen, pgoff, name, q + 36, bidlen);
+/*
+ * Apply a record that changes what the samples after it see (MMAP2, FORK:
+ * each is one "epoch"; PMON_RECORD_EVENT), in file order: inline when one
+ * thread reads, else after the parallel pass from the chunks' copies.
+ */
+static int apply_record(struct ctx *x, const uint8_t *p, size_t len)
+{
+	struct perf_event_header h;
+	const uint8_t *q = p + sizeof(h);
+	int err = 0;
+
+	memcpy(&h, p, sizeof(h));
+	if (h.type == PERF_RECORD_MMAP2 && len > 72) {
+		uint32_t pid;
+		uint64_t addr, mlen, pgoff;
+		memcpy(&pid, q, 4);
+		memcpy(&addr, q + 8, 8);
+		memcpy(&mlen, q + 16, 8);
+		memcpy(&pgoff, q + 24, 8);
+		char name[4096];
+		uint8_t bidlen = 0;
+		pmon__fmt(name, sizeof(name), "%.*s", (int)(len - 72), (const char *)p + 72);
+		/* Linux 5.12+: the build id where device and inode were. */
+		if (h.misc & PERF_RECORD_MISC_MMAP_BUILD_ID)
+			bidlen = q[32] <= 20 ? q[32] : 20;
+		err = add_map(x, pid, addr, mlen, pgoff, name, q + 36, bidlen);
+	} else if (h.type == PERF_RECORD_FORK && len >= 8 + 16) {
+		uint32_t pid, ppid;
+		memcpy(&pid, q, 4);
+		memcpy(&ppid, q + 4, 4);
+		if (pid != ppid) /* a new process: it starts with its parent's maps */
+			for (size_t i = 0, n = x->nmaps; i < n && !err; i++)
+				if (x->maps[i].pid == ppid) {
+					struct map m = x->maps[i];
+					const struct file *mf = &x->files[m.file];
+					err = add_map(x, pid, m.start, m.end - m.start, m.pgoff,
+						      mf->path, mf->bid, mf->bidlen);
+				}
+	} else if (h.type == PMON_RECORD_EVENT && len >= sizeof(struct pmon_record_event)) {
+		struct pmon_record_event re;
+		memcpy(&re, p, sizeof(re));
+		if (re.index >= PMON_ARRAY_SIZE(x->r->events))
+			return 0;
+		struct pmon_report_event *ev = &x->r->events[re.index];
+		pmon__fmt(ev->name, sizeof(ev->name), "%.*s", (int)sizeof(re.name), re.name);
+		ev->sample_period = re.period;
+		ev->freq = re.freq;
+		if (re.index >= x->r->nevents)
+			x->r->nevents = re.index + 1;
+		if (x->stack_event_name && !strcmp(ev->name, x->stack_event_name)) {
+			x->stack_ev = re.index;
+			x->stack_ev_found = true;
+		}
+		size_t n = (len - sizeof(re)) / 8;
+		if (re.nids < n)
+			n = re.nids;
+		struct ev_id *ni = realloc(x->evids, (x->nevids + n + 1) * sizeof(*ni));
+		if (!ni)
+			return -ENOMEM;
+		x->evids = ni;
+		for (size_t i = 0; i < n; i++) {
+			memcpy(&x->evids[x->nevids].id, p + sizeof(re) + 8 * i, 8);
+			x->evids[x->nevids++].ev = re.index;
 		}
 		return 0;
-	case PERF_RECORD_FORK:
-		if (len >= 8 + 16) {
-			uint32_t pid, ppid;
-			memcpy(&pid, q, 4);
-			memcpy(&ppid, q + 4, 4);
-			if (pid != ppid) /* a new process: it starts with its parent's maps */
-				for (size_t i = 0, n = x->nmaps; i < n; i++)
-					if (x->maps[i].pid == ppid) {
-						struct map m = x->maps[i];
-						const struct file *mf = &x->files[m.file];
-						if (add_map(x, pid, m.start, m.end - m.start,
-							    m.pgoff, mf->path, mf->bid, mf->bidlen))
-							return -ENOMEM;
-					}
-		}
+	} else if (h.type != PERF_RECORD_MMAP2 && h.type != PERF_RECORD_FORK) {
 		return 0;
-	case PERF_RECORD_LOST:
-		if (len >= 8 + 16) {
-			uint64_t lost;
-			memcpy(&lost, q + 8, 8);
-			x->r->lost += lost;
+	}
+	if (err)
+		return err;
+	return vis_push(x);
+}
+
+/* One more epoch: vis[E] is the number of maps the first E MMAP2/FORK
+ * records made (vis[0] = 0, pushed before the first). */
+static int vis_push(struct ctx *x)
+{
+	if (x->nvis == x->capvis) {
+		size_t cap = x->capvis ? x->capvis * 2 : 256;
+		uint32_t *v = realloc(x->vis, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		x->vis = v;
+		x->capvis = cap;
+	}
+	x->vis[x->nvis++] = (uint32_t)x->nmaps;
+	return 0;
+}
+
+/* ---- aggregation by numbers ----------------------------------------------
+ * A pass over millions of samples formats, allocates and compares no
+ * string: each sample is counted under (identifier, pid, epoch, ip) and
+ * its call chain under the same with the chain's addresses, in open
+ * addressing tables of plain numbers; names come once per distinct key
+ * after the pass. "epoch" counts the MMAP2/FORK records before the sample,
+ * so that a key resolves against the maps its process had then. */
+
+static uint64_t mix64(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ULL;
+	return h ^ (h >> 33);
+}
+
+struct leaf {
+	uint64_t sid, ip, samples, period; /* samples == 0: an empty slot */
+	uint32_t pid, epoch;
+};
+
+struct leaf_tab {
+	struct leaf *e;
+	size_t cap, n;
+};
+
+static uint64_t leaf_hash(uint64_t sid, uint32_t pid, uint32_t epoch, uint64_t ip)
+{
+	return mix64(ip ^ mix64(sid ^ ((uint64_t)pid << 32 | epoch)));
+}
+
+static int leaf_add(struct leaf_tab *t, uint64_t sid, uint32_t pid, uint32_t epoch, uint64_t ip,
+		    uint64_t samples, uint64_t period)
+{
+	if (t->n * 2 >= t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 1024;
+		struct leaf *e = calloc(cap, sizeof(*e));
+		if (!e)
+			return -ENOMEM;
+		for (size_t i = 0; i < t->cap; i++) {
+			const struct leaf *o = &t->e[i];
+			if (!o->samples)
+				continue;
+			size_t j = leaf_hash(o->sid, o->pid, o->epoch, o->ip) & (cap - 1);
+			while (e[j].samples)
+				j = (j + 1) & (cap - 1);
+			e[j] = *o;
 		}
+		free(t->e);
+		t->e = e;
+		t->cap = cap;
+	}
+	size_t j = leaf_hash(sid, pid, epoch, ip) & (t->cap - 1);
+	for (;; j = (j + 1) & (t->cap - 1)) {
+		struct leaf *l = &t->e[j];
+		if (!l->samples) {
+			*l = (struct leaf){ sid, ip, samples, period, pid, epoch };
+			t->n++;
+			return 0;
+		}
+		if (l->ip == ip && l->sid == sid && l->pid == pid && l->epoch == epoch) {
+			l->samples += samples;
+			l->period += period;
+			return 0;
+		}
+	}
+}
+
+/*
+ * The distinct raw call chains, as a tree: a node is (parent, address),
+ * stored once, so chains share their callers; the first two levels are the
+ * sample identifier and (pid, epoch), the rest the chain from its
+ * outermost caller to its leaf. A chain is the id of its last node, and
+ * the samples that had it are counted there. Chains differ mostly near the
+ * leaf (the interrupted instruction, an interrupt's kernel path): a flat
+ * copy of each distinct chain made the folded export's memory grow with
+ * them (issue #16).
+ */
+struct cnode {
+	uint64_t addr;
+	uint32_t parent; /* 0: a root (node 0 is not used) */
+	uint32_t depth; /* 0 for a root */
+};
+
+struct stk_tab {
+	struct cnode *n;
+	uint64_t *samples, *period; /* per node: the chains that end there */
+	uint32_t nn, capn; /* nodes used (with node 0), allocated */
+	uint32_t *idx; /* open addressing over nodes by (parent, address); 0: empty */
+	size_t capi;
+	size_t nstacks; /* nodes with samples */
+};
+
+static uint64_t cnode_hash(uint32_t parent, uint64_t addr)
+{
+	return mix64(addr ^ (uint64_t)parent * 0x9e3779b97f4a7c15ULL);
+}
+
+/* The id of node (@parent, @addr), made if new; 0 without memory. */
+static uint32_t cnode_get(struct stk_tab *t, uint32_t parent, uint64_t addr)
+{
+	if ((size_t)t->nn * 2 >= t->capi) {
+		size_t cap = t->capi ? t->capi * 2 : 4096;
+		uint32_t *idx = calloc(cap, sizeof(*idx));
+		if (!idx)
+			return 0;
+		for (uint32_t i = 1; i < t->nn; i++) {
+			size_t j = cnode_hash(t->n[i].parent, t->n[i].addr) & (cap - 1);
+			while (idx[j])
+				j = (j + 1) & (cap - 1);
+			idx[j] = i;
+		}
+		free(t->idx);
+		t->idx = idx;
+		t->capi = cap;
+	}
+	size_t j = cnode_hash(parent, addr) & (t->capi - 1);
+	for (; t->idx[j]; j = (j + 1) & (t->capi - 1)) {
+		const struct cnode *c = &t->n[t->idx[j]];
+		if (c->addr == addr && c->parent == parent)
+			return t->idx[j];
+	}
+	if (t->nn + 1 >= t->capn) {
+		if (t->capn >= UINT32_MAX / 2)
+			return 0;
+		uint32_t cap = t->capn ? t->capn * 2 : 4096;
+		struct cnode *n = realloc(t->n, cap * sizeof(*n));
+		if (n)
+			t->n = n;
+		uint64_t *sa = n ? realloc(t->samples, cap * sizeof(*sa)) : NULL;
+		if (sa)
+			t->samples = sa;
+		uint64_t *pe = sa ? realloc(t->period, cap * sizeof(*pe)) : NULL;
+		if (!pe)
+			return 0;
+		t->period = pe;
+		t->capn = cap;
+	}
+	if (!t->nn)
+		t->nn = 1; /* node 0: "no parent" */
+	uint32_t id = t->nn++;
+	t->n[id] = (struct cnode){ addr, parent, parent ? t->n[parent].depth + 1 : 0 };
+	t->samples[id] = t->period[id] = 0;
+	t->idx[j] = id;
+	return id;
+}
+
+/* Count @samples of @period under the chain @a (@n addresses, leaf first). */
+static int stk_add(struct stk_tab *t, uint64_t sid, uint32_t pid, uint32_t epoch, const uint64_t *a,
+		   uint32_t n, uint64_t samples, uint64_t period)
+{
+	uint32_t id = cnode_get(t, 0, sid);
+
+	if (id)
+		id = cnode_get(t, id, (uint64_t)pid << 32 | epoch);
+	for (uint32_t k = n; id && k-- > 0;)
+		id = cnode_get(t, id, a[k]);
+	if (!id)
+		return -ENOMEM;
+	t->nstacks += !t->samples[id];
+	t->samples[id] += samples;
+	t->period[id] += period;
+	return 0;
+}
+
+/* The addresses of chain @id into @a, leaf first; its sid, pid and epoch. */
+static uint32_t stk_chain(const struct stk_tab *t, uint32_t id, uint64_t *a, uint64_t *sid,
+			  uint32_t *pid, uint32_t *epoch)
+{
+	uint32_t n = 0;
+
+	for (; t->n[id].depth > 1; id = t->n[id].parent)
+		a[n++] = t->n[id].addr;
+	*pid = (uint32_t)(t->n[id].addr >> 32);
+	*epoch = (uint32_t)t->n[id].addr;
+	*sid = t->n[t->n[id].parent].addr;
+	return n;
+}
+
+static void stk_free(struct stk_tab *t)
+{
+	free(t->n);
+	free(t->samples);
+	free(t->period);
+	free(t->idx);
+}
+
+/* ---- the chunks: found, checked, read in parallel ------------------------ */
+
+struct chunk {
+	uint64_t off; /* of its header */
+	uint32_t len, crc; /* stored payload */
+	char kind; /* 'K' raw, 'Z' deflated, 'S' kernel symbols */
+	bool bad; /* failed its CRC or does not inflate */
+	uint32_t misaligned; /* a record whose size is not a multiple of 8, at byte - 1 */
+	uint16_t misaligned_size;
+	uint8_t *keep; /* its MMAP2/FORK/EVENT records, for the ordered merge */
+	size_t nkeep;
+};
+
+struct scan {
+	struct ctx *x;
+	int fd;
+	unsigned version;
+	struct chunk *c;
+	size_t n, cap;
+	bool inline_apply; /* one reader: records applied as met (DWARF unwinding) */
+	bool unwinding;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	size_t next, published; /* chunks claimed; chunks whose first epoch is known */
+	uint32_t epoch_next; /* the first epoch of chunk `published` */
+	/* what the pre-pass skipped */
+	uint64_t skip_places, skip_bytes, skip_sample_bytes;
+	bool tail_cut;
+};
+
+struct worker {
+	struct scan *s;
+	pthread_t th;
+	struct leaf_tab leaves;
+	struct stk_tab stacks;
+	uint8_t *buf, *zbuf;
+	z_stream zs; /* raw inflate, reset per chunk */
+	bool zs_ready;
+	uint64_t lost, samples, bad_samples, good_bytes;
+	bool callchains;
+	int err;
+	struct kcache { /* kernel address -> kernel_canonical(), direct-mapped */
+		uint64_t ip, start;
+	} * kc;
+};
+
+static bool read_at(int fd, void *b, size_t n, uint64_t off)
+{
+	for (size_t got = 0; got < n;) {
+		ssize_t r = pread(fd, (uint8_t *)b + got, n - got, (off_t)(off + got));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return false;
+		got += (size_t)r;
+	}
+	return true;
+}
+
+static char chunk_kind(const char m[4], unsigned version)
+{
+	if (!memcmp(m, PMON_CHUNK_MAGIC, 4))
+		return 'K';
+	if (version >= 2 && !memcmp(m, PMON_CHUNKZ_MAGIC, 4))
+		return 'Z';
+	if (version >= 2 && !memcmp(m, PMON_CHUNKS_MAGIC, 4))
+		return 'S';
+	return 0;
+}
+
+/* A chunk header at @off that fits in the file, or 0. */
+static char header_at(const struct scan *s, uint64_t off, uint64_t fsize, struct pmon_data_chunk *h)
+{
+	char k;
+
+	if (fsize - off < sizeof(*h) || !read_at(s->fd, h, sizeof(*h), off) ||
+	    !(k = chunk_kind(h->magic, s->version)) || h->len > PMON_CHUNK_RAW_MAX ||
+	    h->len > fsize - off - sizeof(*h))
 		return 0;
-	case PMON_RECORD_EVENT:
-		if (len >= sizeof(struct pmon_record_event)) {
-			struct pmon_record_event re;
-			memcpy(&re, p, sizeof(re));
-			if (re.index >= PMON_ARRAY_SIZE(x->r->events))
-				return 0;
-			struct pmon_report_event *ev = &x->r->events[re.index];
-			pmon__fmt(ev->name, sizeof(ev->name), "%.*s", (int)sizeof(re.name),
-				  re.name);
-			ev->sample_period = re.period;
-			ev->freq = re.freq;
-			if (re.index >= x->r->nevents)
-				x->r->nevents = re.index + 1;
-			if (x->stack_event_name && !strcmp(ev->name, x->stack_event_name)) {
-				x->stack_ev = re.index;
-				x->stack_ev_found = true;
+	return k;
+}
+
+static bool crc_ok(const struct scan *s, uint64_t off, const struct pmon_data_chunk *h,
+		   uint8_t *buf)
+{
+	return read_at(s->fd, buf, h->len, off + sizeof(*h)) && crc32(0L, buf, h->len) == h->crc;
+}
+
+/* The next offset after @from holding a whole chunk that passes its CRC, or @fsize. */
+static uint64_t resync(const struct scan *s, uint64_t from, uint64_t fsize, uint8_t *buf)
+{
+	static const size_t block = 64 * 1024;
+	uint8_t win[64 * 1024 + 3];
+
+	for (uint64_t at = from; at < fsize; at += block) {
+		size_t n = fsize - at < sizeof(win) ? (size_t)(fsize - at) : sizeof(win);
+		if (!read_at(s->fd, win, n, at))
+			return fsize;
+		for (size_t i = 0; i + 3 < n && i < block; i++) {
+			struct pmon_data_chunk h;
+			if (win[i] != 'C' || memcmp(win + i, "CHN", 3))
+				continue;
+			if (header_at(s, at + i, fsize, &h) && crc_ok(s, at + i, &h, buf))
+				return at + i;
+		}
+	}
+	return fsize;
+}
+
+/*
+ * Walk the chunk headers after the file header. A header that is not one,
+ * or whose length does not lead to the next header (and whose payload
+ * fails its CRC), starts a damaged stretch: the walk resumes at the next
+ * offset holding a whole chunk that passes its CRC, so one torn chunk
+ * does not hide the rest. The payloads' CRCs are checked by the readers.
+ */
+static int find_chunks(struct scan *s, uint64_t pos, uint64_t fsize, uint8_t *buf)
+{
+	while (pos < fsize) {
+		struct pmon_data_chunk h, h2;
+		char k = header_at(s, pos, fsize, &h);
+		if (k) {
+			uint64_t next = pos + sizeof(h) + h.len;
+			if (next == fsize || header_at(s, next, fsize, &h2) ||
+			    crc_ok(s, pos, &h, buf)) {
+				if (s->n == s->cap) {
+					size_t cap = s->cap ? s->cap * 2 : 256;
+					struct chunk *c = realloc(s->c, cap * sizeof(*c));
+					if (!c)
+						return -ENOMEM;
+					s->c = c;
+					s->cap = cap;
+				}
+				s->c[s->n++] = (struct chunk){
+					.off = pos, .len = h.len, .crc = h.crc, .kind = k
+				};
+				pos = next;
+				continue;
 			}
-			size_t n = (len - sizeof(re)) / 8;
-			if (re.nids < n)
-				n = re.nids;
-			struct ev_id *ni = realloc(x->evids, (x->nevids + n + 1) * sizeof(*ni));
-			if (!ni)
+		}
+		uint64_t to = resync(s, pos + 1, fsize, buf);
+		s->skip_places++;
+		s->skip_bytes += to - pos;
+		/* A torn kernel-symbol chunk (the last of a file) held no samples. */
+		if (!(fsize - pos >= sizeof(h) && read_at(s->fd, &h, sizeof(h), pos) &&
+		      chunk_kind(h.magic, s->version) == 'S'))
+			s->skip_sample_bytes += to - pos;
+		s->tail_cut = to == fsize;
+		pos = to;
+	}
+	return 0;
+}
+
+/* The records of chunk @c, CRC-checked and inflated; NULL if damaged. */
+static const uint8_t *load(struct worker *w, struct chunk *c, size_t *len)
+{
+	uint8_t *stored = c->kind == 'Z' ? w->zbuf : w->buf;
+
+	if (!read_at(w->s->fd, stored, c->len, c->off + sizeof(struct pmon_data_chunk)) ||
+	    crc32(0L, stored, c->len) != c->crc) {
+		c->bad = true;
+		return NULL;
+	}
+	*len = c->len;
+	if (c->kind == 'Z') {
+		/*
+		 * The chunk's CRC already vouches for the stored bytes, so the
+		 * deflate stream is inflated raw (RFC 1950's 2-byte header
+		 * checked and stepped over, its Adler-32 trailer not
+		 * recomputed): uncompress() spent a third of a report's time in
+		 * adler32 for nothing.
+		 */
+		const uint8_t *z = w->zbuf;
+		if (c->len < 6 || (z[0] & 0x0f) != 8 || (z[0] << 8 | z[1]) % 31 || z[1] & 0x20 ||
+		    (!w->zs_ready && inflateInit2(&w->zs, -15) != Z_OK)) {
+			c->bad = true;
+			return NULL;
+		}
+		w->zs_ready = true;
+		inflateReset(&w->zs);
+		w->zs.next_in = (Bytef *)z + 2;
+		w->zs.avail_in = c->len - 2;
+		w->zs.next_out = w->buf;
+		w->zs.avail_out = PMON_CHUNK_RAW_MAX;
+		if (inflate(&w->zs, Z_FINISH) != Z_STREAM_END) {
+			c->bad = true;
+			return NULL;
+		}
+		*len = PMON_CHUNK_RAW_MAX - w->zs.avail_out;
+	}
+	return w->buf;
+}
+
+/*
+ * The length of the well-formed records at the start of @p, and how many
+ * of them open an epoch. perf's records are 8-byte multiples (the kernel
+ * rounds every record up, perf_event_header__init_id and friends): one that
+ * is not would put the next header off alignment, so the chunk's rest is
+ * refused and named in the warning.
+ */
+static size_t walk(struct chunk *c, const uint8_t *p, size_t len, uint32_t *epochs)
+{
+	size_t off = 0;
+
+	*epochs = 0;
+	while (len - off >= sizeof(struct perf_event_header)) {
+		struct perf_event_header h;
+		memcpy(&h, p + off, sizeof(h));
+		if (h.size < sizeof(h) || h.size > len - off)
+			break;
+		if (h.size % 8) {
+			c->misaligned = (uint32_t)off + 1;
+			c->misaligned_size = h.size;
+			break;
+		}
+		*epochs += h.type == PERF_RECORD_MMAP2 || h.type == PERF_RECORD_FORK;
+		off += h.size;
+	}
+	return off;
+}
+
+static int keep_record(struct chunk *c, const uint8_t *p, size_t len)
+{
+	uint8_t *k = realloc(c->keep, c->nkeep + len);
+
+	if (!k)
+		return -ENOMEM;
+	memcpy(k + c->nkeep, p, len);
+	c->keep = k;
+	c->nkeep += len;
+	return 0;
+}
+
+/* kernel_canonical(), remembered: a chain's kernel return addresses repeat
+ * from sample to sample, and a symbol lookup is a binary search. */
+static uint64_t kernel_start(struct worker *w, uint64_t ip)
+{
+	enum { KCACHE = 4096 };
+
+	if (!w->kc && !(w->kc = calloc(KCACHE, sizeof(*w->kc))))
+		return ip; /* uncached is still right: chains merge a little less */
+	struct kcache *e = &w->kc[mix64(ip) & (KCACHE - 1)];
+	if (e->ip != ip) {
+		e->ip = ip;
+		e->start = kernel_canonical(w->s->x, ip);
+	}
+	return e->start;
+}
+
+/*
+ * Count the samples of one chunk, whose first epoch is @epoch. The
+ * addresses of a call chain are the ones to look up: a return address
+ * minus 1, inside its call (the first entry after a context marker is
+ * where the code ran, not a return address).
+ */
+static int aggregate(struct worker *w, struct chunk *c, const uint8_t *p, size_t len,
+		     uint32_t epoch)
+{
+	struct scan *s = w->s;
+	struct ctx *x = s->x;
+	uint64_t all[256];
+	int err = 0;
+
+	for (size_t off = 0; off < len && !err;) {
+		struct perf_event_header h;
+		const uint8_t *rec = p + off;
+		memcpy(&h, rec, sizeof(h));
+		off += h.size;
+		switch (h.type) {
+		case PERF_RECORD_MMAP2:
+		case PERF_RECORD_FORK:
+			epoch++;
+			/* fall through */
+		case PMON_RECORD_EVENT:
+			err = s->inline_apply ? apply_record(x, rec, h.size)
+					      : keep_record(c, rec, h.size);
+			continue;
+		case PERF_RECORD_LOST:
+			if (h.size >= 8 + 16) {
+				uint64_t lost;
+				memcpy(&lost, rec + 16, 8);
+				w->lost += lost;
+			}
+			continue;
+		case PERF_RECORD_SAMPLE:
+			break;
+		default:
+			continue;
+		}
+		struct pmon_sample sm;
+		if (pmon_sample__parse(rec, h.size, x->sample_type, x->regs_user, &sm)) {
+			w->bad_samples++;
+			continue;
+		}
+		w->samples++;
+		if ((err = leaf_add(&w->leaves, sm.id, sm.pid, epoch, sm.ip, 1, sm.period)))
+			break;
+		uint32_t nall = 0;
+		bool fresh = true;
+		for (uint64_t k = 0; k < sm.nr && nall < 128; k++) {
+			uint64_t v = pmon_sample__chain(&sm, k);
+			if (v >= (uint64_t)-4095) { /* PERF_CONTEXT_* */
+				fresh = true;
+				continue;
+			}
+			all[nall++] = !fresh && v ? v - 1 : v;
+			fresh = false;
+		}
+		/* DWARF mode: the user frames unwound from the registers and the
+		 * stack copy (one reader: the unwinder needs the maps of now). */
+		if (s->unwinding && sm.nregs == 17 && sm.stack_dyn) {
+			uint64_t regs[17], pcs[128];
+			memcpy(regs, sm.regs, sizeof(regs));
+			int n = unwind(x, sm.pid, regs, sm.stack, sm.stack_dyn, pcs, 128);
+			for (int k = 0; k < n; k++)
+				all[nall++] = k && pcs[k] ? pcs[k] - 1 : pcs[k];
+		}
+		if (nall)
+			w->callchains = true;
+		else
+			all[nall++] = sm.ip; /* no chain: the sampled address alone */
+		if (x->no_stacks)
+			continue;
+		for (uint32_t k = 0; k < nall; k++)
+			if (all[k] >= 0xffff800000000000ULL)
+				all[k] = kernel_start(w, all[k]);
+		err = stk_add(&w->stacks, sm.id, sm.pid, epoch, all, nall, 1, sm.period);
+	}
+	return err;
+}
+
+static void *work(void *arg)
+{
+	struct worker *w = arg;
+	struct scan *s = w->s;
+
+	for (;;) {
+		pthread_mutex_lock(&s->mu);
+		size_t k = s->next++;
+		pthread_mutex_unlock(&s->mu);
+		if (k >= s->n)
+			break;
+		struct chunk *c = &s->c[k];
+		const uint8_t *p = NULL;
+		size_t len = 0, used = 0;
+		uint32_t epochs = 0;
+		if (c->kind != 'S' && !w->err && (p = load(w, c, &len))) {
+			used = walk(c, p, len, &epochs);
+			w->good_bytes += c->len;
+		}
+		/* The epochs of the chunks before this one are known once they
+		 * are read: chunks are claimed in order, so this waits at most
+		 * for the other readers' current chunks to inflate. */
+		pthread_mutex_lock(&s->mu);
+		while (s->published != k)
+			pthread_cond_wait(&s->cv, &s->mu);
+		uint32_t epoch = s->epoch_next;
+		s->epoch_next += epochs;
+		s->published++;
+		pthread_cond_broadcast(&s->cv);
+		pthread_mutex_unlock(&s->mu);
+		if (p && !w->err)
+			w->err = aggregate(w, c, p, used, epoch);
+	}
+	return NULL;
+}
+
+/* How many readers: PMON_REPORT_THREADS, else one per online CPU (at most 8). */
+static unsigned reader_count(size_t nchunks)
+{
+	const char *env = getenv("PMON_REPORT_THREADS");
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	char *end;
+
+	if (env && *env) {
+		unsigned long v = strtoul(env, &end, 10);
+		if (!*end && v >= 1 && v <= 64)
+			n = (long)v;
+	} else if (n > 8) {
+		n = 8;
+	}
+	if (n < 1)
+		n = 1;
+	if ((size_t)n > nchunks)
+		n = nchunks ? (long)nchunks : 1;
+	return (unsigned)n;
+}
+
+/* The kernel symbols of a CHNS chunk. */
+static int read_ksyms(struct scan *s, struct chunk *c, uint8_t *buf, size_t *cap)
+{
+	struct ctx *x = s->x;
+
+	if (!read_at(s->fd, buf, c->len, c->off + sizeof(struct pmon_data_chunk)) ||
+	    crc32(0L, buf, c->len) != c->crc) {
+		c->bad = true; /* the readers pass these by */
+		return 0;
+	}
+	for (size_t off = 0; c->len - off > sizeof(struct pmon_record_ksym);) {
+		struct pmon_record_ksym k;
+		memcpy(&k, buf + off, sizeof(k));
+		if (k.size <= sizeof(k) || k.size > c->len - off)
+			break;
+		if (k.type == PMON_RECORD_KSYM && k.start < k.end) {
+			if (x->nfk == *cap) {
+				*cap = *cap ? *cap * 2 : 1024;
+				struct file_ksym *n = realloc(x->fk, *cap * sizeof(*n));
+				if (!n)
+					return -ENOMEM;
+				x->fk = n;
+			}
+			char *name =
+				strndup((const char *)buf + off + sizeof(k), k.size - sizeof(k));
+			if (!name)
 				return -ENOMEM;
-			x->evids = ni;
-			for (size_t i = 0; i < n; i++) {
-				memcpy(&x->evids[x->nevids].id, p + sizeof(re) + 8 * i, 8);
-				x->evids[x->nevids++].ev = re.index;
-			}
+			x->fk[x->nfk++] = (struct file_ksym){ k.start, k.end, name };
 		}
-		return 0;
-	case PERF_RECORD_SAMPLE: {
-		uint64_t ip = 0, period = 1, nr = 0, sid = 0;
-		uint32_t pid = 0;
-		unsigned ev = 0;
-		const uint8_t *e = p + len;
-		const uint64_t *chain = NULL;
-		if (x->sample_type & PERF_SAMPLE_IDENTIFIER && q + 8 <= e)
-			memcpy(&sid, q, 8), q += 8;
-		for (size_t i = 0; sid && i < x->nevids; i++)
-			if (x->evids[i].id == sid)
-				ev = x->evids[i].ev;
-		if (x->sample_type & PERF_SAMPLE_IP && q + 8 <= e)
-			memcpy(&ip, q, 8), q += 8;
-		if (x->sample_type & PERF_SAMPLE_TID && q + 8 <= e)
-			memcpy(&pid, q, 4), q += 8;
-		if (x->sample_type & PERF_SAMPLE_TIME)
-			q += 8;
-		if (x->sample_type & PERF_SAMPLE_CPU)
-			q += 8;
-		if (!(x->sample_type & PERF_SAMPLE_PERIOD) && x->r->events[ev].sample_period)
-			period = x->r->events[ev].sample_period; /* fixed: recorded once */
-		if (x->sample_type & PERF_SAMPLE_PERIOD && q + 8 <= e)
-			memcpy(&period, q, 8), q += 8;
-		if (x->sample_type & PERF_SAMPLE_CALLCHAIN && q + 8 <= e) {
-			memcpy(&nr, q, 8);
-			q += 8;
-			if (nr <= (uint64_t)(e - q) / 8) {
-				chain = (const uint64_t *)q;
-				q += nr * 8;
-			} else {
-				nr = 0;
-				q = e;
-			}
-		}
-		/* DWARF mode: the user registers and a copy of the user stack. */
-		uint64_t uregs[17], ustack_size = 0;
-		const uint8_t *ustack = NULL;
-		bool have_regs = false;
-		if (x->sample_type & PERF_SAMPLE_REGS_USER && q + 8 <= e) {
-			uint64_t abi, n = (uint64_t)__builtin_popcountll(x->regs_user);
-			memcpy(&abi, q, 8);
-			q += 8;
-			if (abi && n <= (uint64_t)(e - q) / 8) {
-				have_regs = x->regs_user == PMON_REGS_USER_X86;
-				if (have_regs)
-					memcpy(uregs, q, sizeof(uregs));
-				q += n * 8;
-			}
-		}
-		if (x->sample_type & PERF_SAMPLE_STACK_USER && q + 8 <= e) {
-			uint64_t size, dyn;
-			memcpy(&size, q, 8);
-			q += 8;
-			if (size && size <= (uint64_t)(e - q) && (uint64_t)(e - q) - size >= 8) {
-				memcpy(&dyn, q + size, 8);
-				ustack = q;
-				ustack_size = dyn < size ? dyn : size;
-			}
-		}
-		uint64_t unwound[128];
-		int nunwound = have_regs && ustack
-			? unwind(x, pid, uregs, ustack, ustack_size, unwound, 128)
-			: 0;
+		off += k.size;
+	}
+	return 0;
+}
+
+static int leaf_cmp(const void *a, const void *b)
+{
+	const struct leaf *x = a, *y = b;
+
+	if (x->sid != y->sid)
+		return x->sid < y->sid ? -1 : 1;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->epoch != y->epoch)
+		return x->epoch < y->epoch ? -1 : 1;
+	return (x->ip > y->ip) - (x->ip < y->ip);
+}
+
+/* Chains in the order of (sid, pid, epoch, length, addresses leaf first):
+ * the same for any number of readers, whose node ids differ. */
+static int stk_cmp(const void *a, const void *b, void *tab)
+{
+	const struct stk_tab *t = tab;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	const struct cnode *px = &t->n[x], *py = &t->n[y];
+
+	while (px->depth > 1) /* up to the (pid, epoch) nodes */
+		px = &t->n[px->parent];
+	while (py->depth > 1)
+		py = &t->n[py->parent];
+	uint64_t sx = t->n[px->parent].addr, sy = t->n[py->parent].addr;
+	if (sx != sy)
+		return sx < sy ? -1 : 1;
+	if (px->addr >> 32 != py->addr >> 32) /* pid */
+		return px->addr >> 32 < py->addr >> 32 ? -1 : 1;
+	if ((uint32_t)px->addr != (uint32_t)py->addr) /* epoch */
+		return (uint32_t)px->addr < (uint32_t)py->addr ? -1 : 1;
+	if (t->n[x].depth != t->n[y].depth)
+		return t->n[x].depth < t->n[y].depth ? -1 : 1;
+	for (; x != y && t->n[x].depth > 1; x = t->n[x].parent, y = t->n[y].parent)
+		if (t->n[x].addr != t->n[y].addr)
+			return t->n[x].addr < t->n[y].addr ? -1 : 1;
+	return 0;
+}
+
+/* The event of a sample identifier (the last EVENT record naming it). */
+static unsigned event_of(const struct ctx *x, uint64_t sid)
+{
+	unsigned ev = 0;
+
+	for (size_t i = 0; sid && i < x->nevids; i++)
+		if (x->evids[i].id == sid)
+			ev = x->evids[i].ev;
+	return ev;
+}
+
+/* The events a (samples, period sum) pair stands for: a fixed period is
+ * recorded once, not with each sample. */
+static uint64_t period_of(const struct ctx *x, unsigned ev, uint64_t samples, uint64_t period)
+{
+	if (x->sample_type & PERF_SAMPLE_PERIOD)
+		return period;
+	return samples * (x->r->events[ev].sample_period ? x->r->events[ev].sample_period : 1);
+}
+
+/* Name every distinct sampled address once and count the report's entries
+ * (or, for pmon_annotate(), the wanted symbol's addresses). */
+static int name_leaves(struct ctx *x, struct leaf_tab *t)
+{
+	struct pmon_report *r = x->r;
+	struct leaf *v = malloc((t->n ? t->n : 1) * sizeof(*v));
+	size_t n = 0;
+	int err = 0;
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->cap; i++)
+		if (t->e[i].samples)
+			v[n++] = t->e[i];
+	qsort(v, n, sizeof(*v), leaf_cmp); /* the same order for any number of readers */
+	for (size_t i = 0; i < n && !err; i++) {
+		unsigned ev = event_of(x, v[i].sid);
+		uint64_t samples = v[i].samples, period = period_of(x, ev, samples, v[i].period);
 		struct loc l;
 		char key[900];
-		x->r->events[ev].samples++;
-		x->r->events[ev].period += period;
+		r->events[ev].samples += samples;
+		r->events[ev].period += period;
 		if (x->want && ev != x->stack_ev)
-			return 0; /* pmon_annotate(): another event's sample */
-		locate(x, pid, ip, &l);
+			continue; /* pmon_annotate(): another event's sample */
+		r->samples += samples;
+		r->period += period;
+		locate(x, v[i].pid, v[i].ip, v[i].epoch, &l);
 		if (x->want) { /* pmon_annotate(): only the wanted symbol's addresses */
-			x->r->samples++;
-			x->r->period += period;
 			if (l.file < 0 && !strcmp(l.sym, x->want))
 				x->want_where = !strcmp(l.dso, "[kernel]") ? "kernel" : "JIT";
-			if (l.file < 0 || strcmp(l.sym, x->want))
-				return counter_add(&x->agg, l.sym, period, NULL);
+			if (l.file < 0 || strcmp(l.sym, x->want)) {
+				err = counter_add(&x->agg, l.sym, samples, period, NULL);
+				continue;
+			}
 			pmon__fmt(key, sizeof(key), "%d\t%llx", l.file,
 				  (unsigned long long)x->sc.addr[l.slot]);
-			return counter_add(&x->hits, key, period, NULL);
+			err = counter_add(&x->hits, key, samples, period, NULL);
+			continue;
 		}
 		if (x->sort == PMON_SORT_DSO) {
 			pmon__fmt(key, sizeof(key), "%u\t%s", ev, base_name(l.dso));
@@ -853,59 +1624,491 @@ static int on_record(struct ctx *x, const uint8_t *p, size_t len)
 		} else {
 			pmon__fmt(key, sizeof(key), "%u\t%s\t%s", ev, l.sym, base_name(l.dso));
 		}
-		x->r->samples++;
-		x->r->period += period;
-		int err = counter_add(&x->agg, key, period, NULL);
-		if (err || ev != x->stack_ev)
-			return err; /* the stacks are one event's */
-		/* The stack as frame indexes, outermost first; context markers dropped.
-		 * Leaf first the frames are the kernel's chain (all of it, or only its
-		 * kernel part in DWARF mode), then the unwound user frames. */
-		char stack[8192];
-		size_t off = 0;
-		uint64_t all[256];
-		bool ret[256]; /* a return address: resolved at addr - 1, inside its call */
-		size_t nall = 0;
-		bool fresh = true; /* the entry after a context marker is where it ran */
-		for (uint64_t k = 0; chain && k < nr && nall < 128; k++) {
-			memcpy(&all[nall], &chain[k], 8);
-			if (all[nall] >= (uint64_t)-4095) {
-				fresh = true;
-				continue;
-			}
-			ret[nall++] = !fresh;
-			fresh = false;
-		}
-		for (int k = 0; k < nunwound; k++) {
-			ret[nall] = k > 0;
-			all[nall++] = unwound[k];
-		}
-		if (nall)
-			x->r->callchains = true;
-		if (!nall) { /* no chain: the sampled address alone */
-			all[nall] = ip;
-			ret[nall++] = false;
-		}
-		for (size_t k = nall; !err && k-- > 0;) {
-			struct loc l2;
-			locate(x, pid, ret[k] && all[k] ? all[k] - 1 : all[k], &l2);
-			err = stack_push(x, &l2, stack, sizeof(stack), &off);
-		}
-		if (!err && off)
-			err = counter_add(&x->stacks, stack, period, NULL);
-		return err;
+		err = counter_add(&x->agg, key, samples, period, NULL);
 	}
-	default:
-		return 0;
-	}
+	free(v);
+	return err;
 }
 
-static int cmp_entry(const void *a, const void *b) /* by event, most samples first */
+/* A looked-up address of the stacks: (pid, epoch, address) -> its frames. */
+struct fslot {
+	uint64_t addr;
+	uint32_t pid, epoch, off, n;
+	bool used;
+};
+
+struct ftab {
+	struct fslot *e;
+	size_t cap, n;
+	uint32_t *arena;
+	size_t alen, acap;
+};
+
+static int ftab_grow(struct ftab *t)
+{
+	size_t cap = t->cap ? t->cap * 2 : 4096;
+	struct fslot *e = calloc(cap, sizeof(*e));
+
+	if (!e)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->cap; i++) {
+		if (!t->e[i].used)
+			continue;
+		const struct fslot *o = &t->e[i];
+		size_t j = leaf_hash(0, o->pid, o->epoch, o->addr) & (cap - 1);
+		while (e[j].used)
+			j = (j + 1) & (cap - 1);
+		e[j] = *o;
+	}
+	free(t->e);
+	t->e = e;
+	t->cap = cap;
+	return 0;
+}
+
+/* The frames of an address of a stack, looked up once: *@fr, @return count. */
+static int frames_at(struct ctx *x, struct ftab *t, uint32_t pid, uint32_t epoch, uint64_t addr,
+		     const uint32_t **fr)
+{
+	if (t->n * 2 >= t->cap && ftab_grow(t))
+		return -ENOMEM;
+	size_t j = leaf_hash(0, pid, epoch, addr) & (t->cap - 1);
+	while (t->e[j].used &&
+	       !(t->e[j].addr == addr && t->e[j].pid == pid && t->e[j].epoch == epoch))
+		j = (j + 1) & (t->cap - 1);
+	if (!t->e[j].used) {
+		struct loc l;
+		uint32_t tmp[33];
+		locate(x, pid, addr, epoch, &l);
+		int n = frames_of(x, &l, tmp, 33);
+		if (n < 0)
+			return n;
+		if (t->alen + (size_t)n > t->acap) {
+			size_t cap = t->acap ? t->acap * 2 : 4096;
+			uint32_t *a = realloc(t->arena, cap * sizeof(*a));
+			if (!a)
+				return -ENOMEM;
+			t->arena = a;
+			t->acap = cap;
+		}
+		memcpy(t->arena + t->alen, tmp, (size_t)n * sizeof(*tmp));
+		t->e[j] = (struct fslot){ addr, pid, epoch, (uint32_t)t->alen, (uint32_t)n, true };
+		t->alen += (size_t)n;
+		t->n++;
+	}
+	*fr = t->arena + t->e[j].off;
+	return (int)t->e[j].n;
+}
+
+/* Distinct stacks of frame indexes (several raw chains name the same). */
+struct fstk {
+	uint64_t hash, samples, period;
+	uint32_t len, off;
+	bool used;
+};
+
+struct fstk_tab {
+	struct fstk *e;
+	size_t cap, n;
+	uint32_t *arena;
+	size_t alen, acap;
+	uint32_t *order; /* slots in order of first use */
+};
+
+static int fstk_add(struct fstk_tab *t, const uint32_t *f, uint32_t n, uint64_t samples,
+		    uint64_t period)
+{
+	uint64_t h = 1469598103934665603ULL ^ n;
+
+	for (uint32_t i = 0; i < n; i++)
+		h = (h ^ f[i]) * 0x100000001b3ULL;
+	h = mix64(h);
+	if (t->n * 2 >= t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 1024;
+		struct fstk *e = calloc(cap, sizeof(*e));
+		uint32_t *o = malloc(cap * sizeof(*o));
+		if (!e || !o) {
+			free(e), free(o);
+			return -ENOMEM;
+		}
+		for (size_t i = 0; i < t->n; i++) { /* in order of first use */
+			const struct fstk *old = &t->e[t->order[i]];
+			size_t j = old->hash & (cap - 1);
+			while (e[j].used)
+				j = (j + 1) & (cap - 1);
+			e[j] = *old;
+			o[i] = (uint32_t)j;
+		}
+		free(t->e), free(t->order);
+		t->e = e, t->order = o, t->cap = cap;
+	}
+	size_t j = h & (t->cap - 1);
+	for (; t->e[j].used; j = (j + 1) & (t->cap - 1)) {
+		struct fstk *s = &t->e[j];
+		if (s->hash == h && s->len == n && !memcmp(t->arena + s->off, f, n * sizeof(*f))) {
+			s->samples += samples;
+			s->period += period;
+			return 0;
+		}
+	}
+	if (t->alen + n > t->acap) {
+		size_t cap = t->acap ? t->acap * 2 : 4096;
+		while (cap < t->alen + n)
+			cap *= 2;
+		uint32_t *a = realloc(t->arena, cap * sizeof(*a));
+		if (!a)
+			return -ENOMEM;
+		t->arena = a;
+		t->acap = cap;
+	}
+	memcpy(t->arena + t->alen, f, n * sizeof(*f));
+	t->e[j] = (struct fstk){ h, samples, period, n, (uint32_t)t->alen, true };
+	t->order[t->n++] = (uint32_t)j;
+	t->alen += n;
+	return 0;
+}
+
+#define STACK_MAX_FRAMES 1024
+
+/* The distinct stacks of the stack event, outermost caller first. */
+static int name_stacks(struct ctx *x, struct stk_tab *t, bool callchains)
+{
+	struct pmon_report *r = x->r;
+	uint32_t *v = malloc((t->nstacks ? t->nstacks : 1) * sizeof(*v));
+	uint32_t *frames = malloc(STACK_MAX_FRAMES * sizeof(*frames));
+	uint64_t chain[STACK_MAX_FRAMES];
+	struct ftab ft = { 0 };
+	struct fstk_tab st = { 0 };
+	size_t n = 0;
+	int err = 0;
+
+	if (!v || !frames) {
+		free(v), free(frames);
+		return -ENOMEM;
+	}
+	r->callchains = callchains;
+	for (uint32_t i = 1; i < t->nn; i++) {
+		if (!t->samples[i])
+			continue;
+		uint32_t root = i;
+		while (t->n[root].parent)
+			root = t->n[root].parent;
+		if (event_of(x, t->n[root].addr) == x->stack_ev)
+			v[n++] = i;
+	}
+	qsort_r(v, n, sizeof(*v), stk_cmp, t);
+	for (size_t i = 0; i < n && !err; i++) {
+		uint64_t sid;
+		uint32_t pid, epoch, depth = 0;
+		uint32_t len = stk_chain(t, v[i], chain, &sid, &pid, &epoch);
+		for (uint32_t k = len; k-- > 0 && depth < STACK_MAX_FRAMES;) {
+			const uint32_t *fr;
+			int nf = frames_at(x, &ft, pid, epoch, chain[k], &fr);
+			if (nf < 0) {
+				err = nf;
+				break;
+			}
+			for (int m = 0; m < nf && depth < STACK_MAX_FRAMES; m++)
+				frames[depth++] = fr[m];
+		}
+		if (!err && depth)
+			err = fstk_add(
+				&st, frames, depth, t->samples[v[i]],
+				period_of(x, x->stack_ev, t->samples[v[i]], t->period[v[i]]));
+	}
+	free(v);
+	free(frames);
+	free(ft.e);
+	free(ft.arena);
+	if (!err && x->frames.n) {
+		r->frames = calloc(x->frames.n, sizeof(*r->frames));
+		if (!r->frames)
+			err = -ENOMEM;
+		else
+			r->nframes = x->frames.n;
+		for (size_t i = 0; !err && i < x->frames.cap; i++) {
+			const char *k = x->frames.key[i];
+			const char *tab = k ? strchr(k, '\t') : NULL;
+			if (!tab)
+				continue;
+			struct pmon_report_frame *f = &r->frames[x->frames.index[i]];
+			f->symbol = strndup(k, (size_t)(tab - k));
+			f->dso = strdup(tab + 1);
+			if (!f->symbol || !f->dso)
+				err = -ENOMEM;
+		}
+	}
+	if (!err && st.n && !(r->stacks = calloc(st.n, sizeof(*r->stacks))))
+		err = -ENOMEM;
+	for (size_t i = 0; !err && i < st.n; i++) {
+		const struct fstk *s = &st.e[st.order[i]];
+		struct pmon_report_stack *rs = &r->stacks[r->nstacks++];
+		if (!(rs->frame = malloc(s->len * sizeof(uint32_t)))) {
+			err = -ENOMEM;
+			break;
+		}
+		memcpy(rs->frame, st.arena + s->off, s->len * sizeof(uint32_t));
+		rs->depth = s->len;
+		rs->samples = s->samples;
+		rs->period = s->period;
+	}
+	free(st.e), free(st.order), free(st.arena);
+	return err;
+}
+
+/* What a reader needs only while it reads chunks: freed before the naming,
+ * whose elfutils modules and DWARF then reuse the memory. */
+static void worker_done(struct worker *w)
+{
+	free(w->buf);
+	free(w->zbuf);
+	free(w->kc);
+	if (w->zs_ready)
+		inflateEnd(&w->zs);
+	w->buf = w->zbuf = NULL;
+	w->kc = NULL;
+	w->zs_ready = false;
+}
+
+static void worker_free(struct worker *w)
+{
+	worker_done(w);
+	free(w->leaves.e);
+	stk_free(&w->stacks);
+}
+
+/* Add @b's counts to @a. */
+static int worker_merge(struct worker *a, const struct worker *b)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < b->leaves.cap && !err; i++) {
+		const struct leaf *l = &b->leaves.e[i];
+		if (l->samples)
+			err = leaf_add(&a->leaves, l->sid, l->pid, l->epoch, l->ip, l->samples,
+				       l->period);
+	}
+	for (uint32_t i = 1; i < b->stacks.nn && !err; i++) {
+		uint64_t chain[STACK_MAX_FRAMES], sid;
+		uint32_t pid, epoch;
+		if (!b->stacks.samples[i])
+			continue;
+		uint32_t n = stk_chain(&b->stacks, i, chain, &sid, &pid, &epoch);
+		err = stk_add(&a->stacks, sid, pid, epoch, chain, n, b->stacks.samples[i],
+			      b->stacks.period[i]);
+	}
+	a->lost += b->lost, a->samples += b->samples, a->bad_samples += b->bad_samples;
+	a->good_bytes += b->good_bytes;
+	a->callchains |= b->callchains;
+	return err;
+}
+
+/* The one-line account of what a damaged file lost. */
+static void note_damage(struct scan *s, const char *path, uint64_t samples, uint64_t good_bytes)
+{
+	struct pmon_report *r = s->x->r;
+	uint64_t bad = 0, bad_bytes = s->skip_bytes, sample_bytes = s->skip_sample_bytes;
+	size_t good = 0;
+	char extra[160] = "";
+
+	for (size_t i = 0; i < s->n; i++) {
+		if (s->c[i].bad) {
+			bad++;
+			bad_bytes += sizeof(struct pmon_data_chunk) + s->c[i].len;
+			if (s->c[i].kind != 'S')
+				sample_bytes += sizeof(struct pmon_data_chunk) + s->c[i].len;
+		} else if (s->c[i].kind != 'S') {
+			good++;
+		}
+		if (s->c[i].misaligned && !extra[0])
+			pmon__fmt(extra, sizeof(extra),
+				  "; chunk %zu: a record of %u bytes (not a multiple of 8) at "
+				  "byte %u ends its records",
+				  i, s->c[i].misaligned_size, s->c[i].misaligned - 1);
+	}
+	r->damaged_chunks = bad + s->skip_places;
+	r->damaged_bytes = bad_bytes;
+	/* The samples a byte of the good chunks held, times the bytes lost. */
+	r->damaged_samples = good_bytes
+		? (uint64_t)((double)samples * (double)sample_bytes / (double)good_bytes + 0.5)
+		: 0;
+	if (!r->damaged_chunks && !extra[0])
+		return;
+	r->truncated = true;
+	if (r->damaged_chunks)
+		pmon__fmt(r->warning, sizeof(r->warning),
+			  "skipped %llu damaged chunk%s (%llu bytes, about %llu samples%s): "
+			  "reporting the %zu good chunk%s around them%s",
+			  (unsigned long long)r->damaged_chunks, r->damaged_chunks > 1 ? "s" : "",
+			  (unsigned long long)bad_bytes, (unsigned long long)r->damaged_samples,
+			  s->tail_cut ? "; the last is cut short: was the recording killed?" : "",
+			  good, good == 1 ? "" : "s", extra);
+	else
+		pmon__fmt(r->warning, sizeof(r->warning), "%s", extra + 2);
+	(void)path;
+}
+
+/* Read the recording at @path into @x (and x->r's header and totals). */
+static int scan(const char *path, struct ctx *x)
+{
+	struct pmon_report *r = x->r;
+	struct pmon_data_disk_header dh;
+	struct scan s = { .x = x, .fd = -1 };
+	struct worker *w = NULL;
+	unsigned nw = 0;
+	uint8_t *tmp = NULL;
+	struct stat st;
+	int err = 0;
+
+	s.fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (s.fd < 0)
+		return pmon__err(-errno, "%s: %s", path, strerror(errno));
+	/* A directory, perf.data, a trace...: say what it is (#14.11). */
+	if ((err = pmon__file_check(s.fd, path, PMON__FILE_RECORDING)) || fstat(s.fd, &st)) {
+		close(s.fd);
+		return err ? err : pmon__err(-errno, "%s: %s", path, strerror(errno));
+	}
+	uint64_t fsize = (uint64_t)st.st_size;
+	if (!read_at(s.fd, &dh, sizeof(dh), 0) || memcmp(dh.magic, PMON_DATA_MAGIC, 8)) {
+		close(s.fd);
+		return pmon__err(-PMON_ERRNO__PARSE, "%s: the header is cut short", path);
+	}
+	if (dh.version < 1 || dh.version > PMON_DATA_VERSION || dh.header_size < sizeof(dh)) {
+		close(s.fd);
+		return pmon__err(-PMON_ERRNO__PARSE,
+				 "%s: recording format version %u (this pmon reads 1 to %d)", path,
+				 dh.version, PMON_DATA_VERSION);
+	}
+	struct pmon_data_disk_header_ext ext = { 0 };
+	if (dh.header_size >= sizeof(dh) + sizeof(ext) &&
+	    !read_at(s.fd, &ext, sizeof(ext), sizeof(dh))) {
+		close(s.fd);
+		return pmon__err(-PMON_ERRNO__PARSE, "%s: the header is cut short", path);
+	}
+	s.version = dh.version;
+	r->header.regs_user = x->regs_user = ext.regs_user;
+	r->header.sample_type = x->sample_type = dh.sample_type;
+	r->header.attr_type = dh.attr_type;
+	r->header.attr_config = dh.attr_config;
+	r->header.period = dh.period;
+	r->header.freq = dh.freq;
+	pmon__strlcpy(r->header.event, dh.event, sizeof(r->header.event));
+	pmon__strlcpy(r->header.command, dh.command, sizeof(r->header.command));
+	/* One event unless PMON_RECORD_EVENT records say more. */
+	pmon__strlcpy(r->events[0].name, dh.event, sizeof(r->events[0].name));
+	r->events[0].sample_period = dh.period;
+	r->events[0].freq = dh.freq;
+	r->nevents = 1;
+	if (!(tmp = malloc(PMON_CHUNK_RAW_MAX))) {
+		err = -ENOMEM;
+		goto out;
+	}
+	if ((err = vis_push(x)) ||
+	    (fsize > dh.header_size && (err = find_chunks(&s, dh.header_size, fsize, tmp))))
+		goto out;
+	/* The kernel symbols first: the readers name chains' kernel frames by them. */
+	size_t kcap = 0;
+	for (size_t k = 0; k < s.n && !err; k++)
+		if (s.c[k].kind == 'S')
+			err = read_ksyms(&s, &s.c[k], tmp, &kcap);
+	free(tmp); /* the last use: the readers have their own buffers */
+	tmp = NULL;
+	if (err)
+		goto out;
+	if (x->nfk > 1)
+		qsort(x->fk, x->nfk, sizeof(*x->fk), file_ksym_cmp);
+	/* DWARF unwinding needs each process's maps at the sample: one reader
+	 * that applies the records as it meets them. */
+	s.unwinding = x->sample_type & PERF_SAMPLE_REGS_USER &&
+		x->sample_type & PERF_SAMPLE_STACK_USER && x->regs_user == PMON_REGS_USER_X86;
+	nw = s.unwinding ? 1 : reader_count(s.n);
+	s.inline_apply = nw == 1;
+	if (!(w = calloc(nw, sizeof(*w)))) {
+		err = -ENOMEM;
+		goto out;
+	}
+	pthread_mutex_init(&s.mu, NULL);
+	pthread_cond_init(&s.cv, NULL);
+	unsigned started = 0;
+	for (unsigned i = 0; i < nw; i++) {
+		w[i].s = &s;
+		w[i].buf = malloc(PMON_CHUNK_RAW_MAX);
+		w[i].zbuf = malloc(PMON_CHUNK_RAW_MAX);
+		if (!w[i].buf || !w[i].zbuf)
+			err = -ENOMEM;
+	}
+	if (!err && nw == 1) {
+		work(&w[0]);
+	} else if (!err) {
+		for (; started < nw; started++)
+			if (pthread_create(&w[started].th, NULL, work, &w[started]))
+				break;
+		if (!started)
+			work(&w[0]); /* no thread to be had: read alone */
+		for (unsigned i = 0; i < started; i++)
+			pthread_join(w[i].th, NULL);
+	}
+	pthread_mutex_destroy(&s.mu);
+	pthread_cond_destroy(&s.cv);
+	for (unsigned i = 0; i < nw; i++) {
+		worker_done(&w[i]);
+		if (!err)
+			err = w[i].err;
+	}
+	/* The records that change what a sample sees, in file order. */
+	for (size_t k = 0; k < s.n && !err; k++) {
+		for (size_t off = 0; !s.inline_apply && off < s.c[k].nkeep && !err;) {
+			struct perf_event_header h;
+			memcpy(&h, s.c[k].keep + off, sizeof(h));
+			err = apply_record(x, s.c[k].keep + off, h.size);
+			off += h.size;
+		}
+	}
+	for (unsigned i = 1; i < nw && !err; i++) {
+		err = worker_merge(&w[0], &w[i]);
+		worker_free(&w[i]);
+		memset(&w[i], 0, sizeof(w[i]));
+	}
+	if (err)
+		goto out;
+	r->lost = w[0].lost;
+	note_damage(&s, path, w[0].samples, w[0].good_bytes);
+	if (!w[0].good_bytes && r->damaged_chunks) {
+		err = pmon__err(-PMON_ERRNO__PARSE,
+				"%s: every chunk is damaged (%llu bytes after the header): nothing "
+				"to report",
+				path, (unsigned long long)r->damaged_bytes);
+		goto out;
+	}
+	err = name_leaves(x, &w[0].leaves);
+	r->callchains = w[0].callchains;
+	if (!err && !x->want && !x->no_stacks)
+		err = name_stacks(x, &w[0].stacks, w[0].callchains);
+out:
+	for (unsigned i = 0; w && i < nw; i++)
+		worker_free(&w[i]);
+	free(w);
+	for (size_t k = 0; k < s.n; k++)
+		free(s.c[k].keep);
+	free(s.c);
+	free(tmp);
+	close(s.fd);
+	return err;
+}
+
+/* By event, then the most events represented first (perf report's
+ * default: by period, hist_entry__cmp on the period), then the most
+ * samples: a simulated profile's samples carry counts, and one sample of
+ * a loop's jump stands for millions of executions. With a fixed period
+ * the two orders are the same. */
+static int cmp_entry(const void *a, const void *b)
 {
 	const struct pmon_report_entry *x = a, *y = b;
 
 	if (x->event != y->event)
 		return x->event < y->event ? -1 : 1;
+	if (x->period != y->period)
+		return x->period < y->period ? 1 : -1;
 	return (x->samples < y->samples) - (x->samples > y->samples);
 }
 
@@ -922,11 +2125,10 @@ static void ctx_free(struct ctx *x)
 	free(x->fk);
 	counter_free(&x->agg);
 	counter_free(&x->frames);
-	counter_free(&x->stacks);
+	free(x->vis);
 	counter_free(&x->hits);
 	for (size_t i = 0; i < x->nfiles; i++) {
-		if (x->files[i].dwfl)
-			dwfl_end(x->files[i].dwfl);
+		close_module(&x->files[i]);
 		free(x->files[i].path);
 	}
 	free(x->files);
@@ -943,169 +2145,13 @@ static void ctx_free(struct ctx *x)
 	free(x->sc.inl);
 }
 
-/*
- * Collect the kernel symbols a recording carries: walk the chunk headers
- * (seeking over the payloads) and parse the CHNS chunks, which come last.
- * A damaged chunk ends the walk quietly; the main pass reports it.
- */
-static int read_ksym_chunks(FILE *f, long from, struct ctx *x, uint8_t *buf)
-{
-	struct pmon_data_chunk c;
-	size_t cap = 0;
-
-	fseek(f, from, SEEK_SET);
-	while (fread(&c, 1, sizeof(c), f) == sizeof(c) && c.len <= PMON_CHUNK_RAW_MAX) {
-		if (memcmp(c.magic, PMON_CHUNKS_MAGIC, 4)) {
-			if (fseek(f, (long)c.len, SEEK_CUR))
-				break;
-			continue;
-		}
-		if (fread(buf, 1, c.len, f) != c.len || crc32(0L, buf, c.len) != c.crc)
-			break;
-		for (size_t off = 0; off + sizeof(struct pmon_record_ksym) < c.len;) {
-			struct pmon_record_ksym k;
-			memcpy(&k, buf + off, sizeof(k));
-			if (k.size <= sizeof(k) || off + k.size > c.len)
-				break;
-			if (k.type == PMON_RECORD_KSYM && k.start < k.end) {
-				if (x->nfk == cap) {
-					cap = cap ? cap * 2 : 1024;
-					struct file_ksym *n = realloc(x->fk, cap * sizeof(*n));
-					if (!n)
-						return -ENOMEM;
-					x->fk = n;
-				}
-				char *name = strndup((const char *)buf + off + sizeof(k),
-						     k.size - sizeof(k));
-				if (!name)
-					return -ENOMEM;
-				x->fk[x->nfk++] = (struct file_ksym){ k.start, k.end, name };
-			}
-			off += k.size;
-		}
-	}
-	if (x->nfk > 1)
-		qsort(x->fk, x->nfk, sizeof(*x->fk), file_ksym_cmp);
-	fseek(f, from, SEEK_SET);
-	return 0;
-}
-
-/* Read the recording at @path into @x (and x->r's header and totals). */
-static int scan(const char *path, struct ctx *x)
-{
-	struct pmon_report *r = x->r;
-	struct pmon_data_disk_header dh;
-	struct pmon_data_chunk c;
-	FILE *f = fopen(path, "re");
-	uint8_t *buf = NULL, *zbuf = NULL;
-	unsigned chunk = 0;
-	int err = 0;
-
-	if (!f)
-		return pmon__err(-errno, "%s: %s", path, strerror(errno));
-	if (fread(&dh, 1, sizeof(dh), f) != sizeof(dh) || memcmp(dh.magic, PMON_DATA_MAGIC, 8)) {
-		fclose(f);
-		return pmon__err(-PMON_ERRNO__PARSE,
-				 "%s: not a pmon recording (no PMONDATA header)", path);
-	}
-	if (dh.version < 1 || dh.version > PMON_DATA_VERSION || dh.header_size < sizeof(dh)) {
-		fclose(f);
-		return pmon__err(-PMON_ERRNO__PARSE,
-				 "%s: recording format version %u (this pmon reads 1 to %d)", path,
-				 dh.version, PMON_DATA_VERSION);
-	}
-	struct pmon_data_disk_header_ext ext = { 0 };
-	if (dh.header_size >= sizeof(dh) + sizeof(ext) &&
-	    fread(&ext, 1, sizeof(ext), f) != sizeof(ext)) {
-		fclose(f);
-		return pmon__err(-PMON_ERRNO__PARSE, "%s: the header is cut short", path);
-	}
-	fseek(f, (long)dh.header_size, SEEK_SET);
-	r->header.regs_user = x->regs_user = ext.regs_user;
-	r->header.sample_type = x->sample_type = dh.sample_type;
-	r->header.attr_type = dh.attr_type;
-	r->header.attr_config = dh.attr_config;
-	r->header.period = dh.period;
-	r->header.freq = dh.freq;
-	pmon__strlcpy(r->header.event, dh.event, sizeof(r->header.event));
-	pmon__strlcpy(r->header.command, dh.command, sizeof(r->header.command));
-	/* One event unless PMON_RECORD_EVENT records say more. */
-	pmon__strlcpy(r->events[0].name, dh.event, sizeof(r->events[0].name));
-	r->events[0].sample_period = dh.period;
-	r->events[0].freq = dh.freq;
-	r->nevents = 1;
-	buf = malloc(PMON_CHUNK_RAW_MAX);
-	zbuf = malloc(PMON_CHUNK_RAW_MAX);
-	if (!buf || !zbuf ||
-	    (dh.version >= 2 && read_ksym_chunks(f, (long)dh.header_size, x, buf))) {
-		fclose(f);
-		free(buf);
-		free(zbuf);
-		return -ENOMEM;
-	}
-	for (;; chunk++) {
-		size_t got = fread(&c, 1, sizeof(c), f);
-		if (got == 0)
-			break;
-		bool z = got == sizeof(c) && dh.version >= 2 &&
-			!memcmp(c.magic, PMON_CHUNKZ_MAGIC, 4);
-		bool syms = got == sizeof(c) && dh.version >= 2 &&
-			!memcmp(c.magic, PMON_CHUNKS_MAGIC, 4);
-		if (got != sizeof(c) || (!z && !syms && memcmp(c.magic, PMON_CHUNK_MAGIC, 4)) ||
-		    c.len > PMON_CHUNK_RAW_MAX) {
-			r->truncated = true;
-			snprintf(r->warning, sizeof(r->warning),
-				 "chunk %u is damaged or cut short: reporting the %u chunks before "
-				 "it",
-				 chunk, chunk);
-			break;
-		}
-		uint8_t *stored = z ? zbuf : buf;
-		if (fread(stored, 1, c.len, f) != c.len || crc32(0L, stored, c.len) != c.crc) {
-			r->truncated = true;
-			snprintf(r->warning, sizeof(r->warning),
-				 "chunk %u is cut short or fails its CRC (the recording was "
-				 "killed?): "
-				 "reporting the %u chunks before it",
-				 chunk, chunk);
-			break;
-		}
-		if (syms)
-			continue; /* kernel symbols: read before this pass */
-		if (z) {
-			uLongf raw = PMON_CHUNK_RAW_MAX;
-			if (uncompress(buf, &raw, zbuf, c.len) != Z_OK) {
-				r->truncated = true;
-				snprintf(r->warning, sizeof(r->warning),
-					 "chunk %u does not inflate: reporting the %u chunks "
-					 "before it",
-					 chunk, chunk);
-				break;
-			}
-			c.len = (uint32_t)raw;
-		}
-		for (size_t off = 0; off + sizeof(struct perf_event_header) <= c.len && !err;) {
-			const struct perf_event_header *h = (const void *)(buf + off);
-			if (h->size < sizeof(*h) || off + h->size > c.len)
-				break;
-			err = on_record(x, buf + off, h->size);
-			off += h->size;
-		}
-		if (err)
-			break;
-	}
-	fclose(f);
-	free(buf);
-	free(zbuf);
-	return err;
-}
-
 static void ctx_init(struct ctx *x, struct pmon_report *r, const struct pmon_report_opts *o)
 {
 	memset(x, 0, sizeof(*x));
 	x->r = r;
 	x->sort = o ? o->sort : PMON_SORT_SYMBOL;
 	x->inlines = o && o->inlines;
+	x->no_stacks = o && o->sz > offsetof(struct pmon_report_opts, no_stacks) && o->no_stacks;
 	x->stack_event_name = o && o->event && o->event[0] ? o->event : NULL;
 	/* elfutils' default path with the user's directory (absolute: elfutils
 	 * reads a relative one as relative to the binary) before /usr/lib/debug:
@@ -1216,51 +2262,6 @@ static int build_entries(struct ctx *x, struct pmon_report *r)
 	return 0;
 }
 
-static int build_stacks(struct ctx *x, struct pmon_report *r)
-{
-	if (x->frames.n) {
-		r->frames = calloc(x->frames.n, sizeof(*r->frames));
-		if (!r->frames)
-			return -ENOMEM;
-		r->nframes = x->frames.n;
-		for (size_t i = 0; i < x->frames.cap; i++) {
-			char *fld[4];
-			if (!x->frames.key[i] || split(x->frames.key[i], fld) < 2)
-				continue;
-			struct pmon_report_frame *f = &r->frames[x->frames.index[i]];
-			f->symbol = strdup(fld[0]);
-			f->dso = strdup(fld[1]);
-			if (!f->symbol || !f->dso)
-				return -ENOMEM;
-		}
-	}
-	if (!x->stacks.n)
-		return 0;
-	r->stacks = calloc(x->stacks.n, sizeof(*r->stacks));
-	if (!r->stacks)
-		return -ENOMEM;
-	for (size_t i = 0; i < x->stacks.cap; i++) {
-		const char *k = x->stacks.key[i];
-		if (!k)
-			continue;
-		struct pmon_report_stack *st = &r->stacks[r->nstacks++];
-		uint32_t depth = 1;
-		for (const char *p = k; *p; p++)
-			depth += *p == ',';
-		st->frame = calloc(depth, sizeof(uint32_t));
-		if (!st->frame)
-			return -ENOMEM;
-		for (char *end; *k && st->depth < depth; k = *end ? end + 1 : end) {
-			unsigned long v = strtoul(k, &end, 10);
-			if (v < r->nframes)
-				st->frame[st->depth++] = (uint32_t)v;
-		}
-		st->samples = x->stacks.samples[i];
-		st->period = x->stacks.period[i];
-	}
-	return 0;
-}
-
 int pmon_report_read(const char *path, const struct pmon_report_opts *opts, struct pmon_report *r)
 {
 	struct ctx x;
@@ -1274,8 +2275,6 @@ int pmon_report_read(const char *path, const struct pmon_report_opts *opts, stru
 	note_stale(&x);
 	if (!err)
 		err = build_entries(&x, r);
-	if (!err)
-		err = build_stacks(&x, r);
 	ctx_free(&x);
 	if (err)
 		pmon_report_release(r);
@@ -1313,19 +2312,21 @@ static void hottest(const struct counter *c, char *buf, size_t len)
 	}
 }
 
-int pmon_annotate(const char *path, const char *symbol, const struct pmon_report_opts *opts,
-		  struct pmon_annotation *a)
+int pmon__annotate_hits(const char *path, const char *symbol, const struct pmon_report_opts *opts,
+			struct pmon_annotation *a, struct pmon__hits *h)
 {
 	struct pmon_report r = { 0 };
 	struct pmon_report_opts o = { .sz = sizeof(o),
 				      .sort = PMON_SORT_SYMBOL,
 				      .debug_dir = opts ? opts->debug_dir : NULL,
-				      .event = opts ? opts->event : NULL };
-	struct ctx x;
+				      .event = opts ? opts->event : NULL,
+				      .no_stacks = true };
+	struct ctx *x;
 	char hot[512];
 	int err;
 
 	memset(a, 0, sizeof(*a));
+	memset(h, 0, sizeof(*h));
 	if (!symbol) { /* the hottest symbol of the recording */
 		err = pmon_report_read(path, &o, &r);
 		if (err)
@@ -1345,61 +2346,69 @@ int pmon_annotate(const char *path, const char *symbol, const struct pmon_report
 	} else {
 		pmon__strlcpy(a->symbol, symbol, sizeof(a->symbol));
 	}
-	ctx_init(&x, &r, &o);
-	x.want = a->symbol;
-	err = scan(path, &x);
+	if (!(h->x = x = malloc(sizeof(*x))))
+		return -ENOMEM;
+	ctx_init(x, &r, &o);
+	x->want = a->symbol;
+	x->no_stacks = true;
+	err = scan(path, x);
 	if (!err)
-		err = check_event(&x, path);
+		err = check_event(x, path);
 	a->total = r.samples;
 	/* The file holding most of the symbol's samples. */
 	int best = -1;
-	uint64_t *per_file = err ? NULL : calloc(x.nfiles + 1, sizeof(uint64_t));
-	for (size_t i = 0; per_file && i < x.hits.cap; i++)
-		if (x.hits.key[i]) {
-			int fi = atoi(x.hits.key[i]);
-			per_file[fi] += x.hits.samples[i];
+	uint64_t *per_file = err ? NULL : calloc(x->nfiles + 1, sizeof(uint64_t));
+	for (size_t i = 0; per_file && i < x->hits.cap; i++)
+		if (x->hits.key[i]) {
+			int fi = atoi(x->hits.key[i]);
+			per_file[fi] += x->hits.samples[i];
 			if (best < 0 || per_file[fi] > per_file[best])
 				best = fi;
 		}
 	if (!err && !per_file)
 		err = -ENOMEM;
 	if (!err && best < 0) {
-		if (x.want_where)
+		if (x->want_where)
 			err = pmon__err(-ENOTSUP,
 					"'%s' is %s code: its instructions are in no file on disk",
-					a->symbol, x.want_where);
+					a->symbol, x->want_where);
 		else {
-			hottest(&x.agg, hot, sizeof(hot));
+			hottest(&x->agg, hot, sizeof(hot));
 			err = pmon__err(-ENOENT, "no samples in '%s'%s%s%s", a->symbol,
 					hot[0] ? " (most samples: " : "", hot, hot[0] ? ")" : "");
 		}
 	}
-	if (!err) {
-		struct file *f = &x.files[best];
-		uint64_t some = 0;
-		pmon__strlcpy(a->dso, f->path, sizeof(a->dso));
-		for (size_t i = 0; i < x.hits.cap; i++)
-			if (x.hits.key[i] && atoi(x.hits.key[i]) == best) {
-				some = strtoull(strchr(x.hits.key[i], '\t') + 1, NULL, 16);
-				break;
-			}
-		err = pmon__disassemble(f->mod, some, a);
-		for (size_t i = 0; !err && i < x.hits.cap; i++) {
-			if (!x.hits.key[i] || atoi(x.hits.key[i]) != best)
-				continue;
-			uint64_t addr = strtoull(strchr(x.hits.key[i], '\t') + 1, NULL, 16);
-			a->samples += x.hits.samples[i];
-			for (size_t k = 0; k < a->n; k++)
-				if (a->insn[k].addr + pmon__module_bias(f->mod) == addr) {
-					a->insn[k].samples += x.hits.samples[i];
-					a->insn[k].period += x.hits.period[i];
-					break;
-				}
-		}
-	}
 	free(per_file);
-	ctx_free(&x);
+	x->r = NULL; /* @r was this call's: the hits and modules outlive it */
+	if (!err) {
+		h->mod = x->files[best].mod;
+		pmon__strlcpy(a->dso, x->files[best].path, sizeof(a->dso));
+		h->addr = malloc((x->hits.n ? x->hits.n : 1) * sizeof(*h->addr));
+		h->samples = malloc((x->hits.n ? x->hits.n : 1) * sizeof(*h->samples));
+		h->period = malloc((x->hits.n ? x->hits.n : 1) * sizeof(*h->period));
+		if (!h->addr || !h->samples || !h->period)
+			err = -ENOMEM;
+	}
+	for (size_t i = 0; !err && i < x->hits.cap; i++) {
+		if (!x->hits.key[i] || atoi(x->hits.key[i]) != best)
+			continue;
+		h->addr[h->n] = strtoull(strchr(x->hits.key[i], '\t') + 1, NULL, 16);
+		h->samples[h->n] = x->hits.samples[i];
+		h->period[h->n++] = x->hits.period[i];
+	}
 	if (err)
-		pmon_annotation_release(a);
+		pmon__hits_release(h);
 	return err;
+}
+
+void pmon__hits_release(struct pmon__hits *h)
+{
+	if (h->x) {
+		ctx_free(h->x);
+		free(h->x);
+	}
+	free(h->addr);
+	free(h->samples);
+	free(h->period);
+	memset(h, 0, sizeof(*h));
 }

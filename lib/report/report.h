@@ -1,13 +1,73 @@
 /* SPDX-License-Identifier: MIT */
-/* Shared inside lib/report: the disassembler behind pmon_annotate(). */
+/* Shared inside lib/report: the reader and the disassembler behind pmon_annotate(). */
 #ifndef PMON_REPORT_REPORT_H
 #define PMON_REPORT_REPORT_H
 
+#include <stdio.h>
 #include <elfutils/libdwfl.h>
 #include <pmon/sample.h>
 
+/*
+ * Open @path, a name taken from a recording, for reading: non-blocking,
+ * without following a final symlink when @nofollow, and only if it is a
+ * regular file. Return: the descriptor, or -errno (-EINVAL: not a
+ * regular file).
+ */
+int pmon__open_regular(const char *path, bool nofollow);
+
+/* One line of a JIT's /tmp/perf-PID.map ("START SIZE name", hex). */
+struct pmon__jit_sym {
+	uint64_t start, end;
+	char *name;
+};
+/* Parse a perf map from @f (at most 4 Mi lines; malformed lines skipped),
+ * sorted by start. Return: the number of entries in *@out (the caller
+ * frees each name and the array). */
+size_t pmon__perf_map_parse(FILE *f, struct pmon__jit_sym **out);
+/* The name of the entry holding @ip, or NULL. */
+const char *pmon__perf_map_find(const struct pmon__jit_sym *s, size_t n, uint64_t ip);
+
+/* A module's sized symbols sorted by address (symindex.c); zero it to start. */
+struct pmon__symindex {
+	struct pmon__sym *sym;
+	GElf_Addr *maxend; /* the highest end of sym[0..i] */
+	GElf_Addr *labels; /* sizeless global symbols, sorted */
+	GElf_Addr *edge; /* where elfutils' answer may change, sorted */
+	struct pmon__symgap {
+		const char *name;
+		bool asked;
+	} * gap; /* elfutils' answer below edge[0], between edges, above the last */
+	size_t n, nlabels, nedge;
+	unsigned asked; /* answers taken from elfutils before the index was built */
+	bool built;
+	unsigned long fallbacks; /* times elfutils was asked (for the tests) */
+};
+/* The name of @mod's symbol holding Dwfl address @a, as dwfl_module_addrinfo()
+ * names it, or NULL; builds @ix on first use. */
+const char *pmon__symindex_find(struct pmon__symindex *ix, Dwfl_Module *mod, GElf_Addr a);
+/* Release @ix (it stays usable: lookups then ask elfutils). */
+void pmon__symindex_free(struct pmon__symindex *ix);
+
 /* The Dwfl address of ELF address 0 in @mod (0 for an executable). */
 uint64_t pmon__module_bias(Dwfl_Module *mod);
+
+/* The samples of one symbol per address, for pmon_annotate() (annotate.c). */
+struct pmon__hits {
+	struct ctx *x; /* the reader's state: owns @mod */
+	Dwfl_Module *mod; /* the file holding most of the symbol's samples */
+	uint64_t *addr, *samples, *period; /* per Dwfl address in @mod */
+	size_t n;
+};
+
+/*
+ * Read the recording at @path counting the samples of @symbol (NULL: the
+ * hottest symbol); fill @a's symbol, dso and total and @h.
+ * Return: 0 (release @h with pmon__hits_release()) or pmon_annotate()'s
+ * errors, with @h released.
+ */
+int pmon__annotate_hits(const char *path, const char *symbol, const struct pmon_report_opts *opts,
+			struct pmon_annotation *a, struct pmon__hits *h);
+void pmon__hits_release(struct pmon__hits *h);
 
 /*
  * Fill @a->insn with the instructions of the symbol of @mod that holds Dwfl

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "internal.h"
 #include "report/report.h"
@@ -51,7 +52,16 @@ struct pmon__unw *pmon__unw_new(pid_t pid)
 
 int pmon__unw_report(struct pmon__unw *u, const char *path, uint64_t base)
 {
-	return dwfl_report_elf(u->dwfl, path, path, -1, base, false) ? 0 : -ENOENT;
+	int fd = pmon__open_regular(path, false); /* not a FIFO: see open_module() */
+
+	if (fd < 0)
+		return fd;
+	/* On success elfutils owns @fd (libdwfl.h); on failure it leaves a
+	 * descriptor it did not open alone. */
+	if (dwfl_report_elf(u->dwfl, path, path, fd, base, false))
+		return 0;
+	close(fd);
+	return -ENOENT;
 }
 
 static pid_t next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
@@ -72,7 +82,10 @@ static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *a
 	struct pmon__unw *u = arg;
 
 	(void)dwfl;
-	if (addr < u->sp || addr + sizeof(*result) > u->sp + u->size)
+	/* Written so that nothing wraps: @addr comes from the CFI applied to a
+	 * recorded stack, and a crafted recording makes it anything
+	 * (addr + 8 > sp + size wrapped near 2^64 and read far off the copy). */
+	if (u->size < sizeof(*result) || addr < u->sp || addr - u->sp > u->size - sizeof(*result))
 		return false;
 	memcpy(result, u->stack + (addr - u->sp), sizeof(*result));
 	return true;

@@ -15,10 +15,11 @@
 #include <string.h>
 #include <unistd.h>
 #include <fcntl.h>
-#include <gelf.h>
+#include <sys/stat.h>
 #include <zlib.h>
 
 #include "internal.h"
+#include "util/procmaps.h"
 #include "sample/datafile.h"
 #include <pmon/sample.h>
 
@@ -35,6 +36,8 @@ struct pmon_data_writer {
 	uint64_t sample_type;
 	uint64_t *kaddr; /* kernel addresses sampled: a set, 0 is empty */
 	size_t nk, capk;
+	char old[520]; /* where an existing recording was kept */
+	bool kept_old;
 	struct bid { /* build ids of the files /proc maps named, read once */
 		char *path;
 		uint8_t id[20], len;
@@ -44,15 +47,19 @@ struct pmon_data_writer {
 
 static int write_all(struct pmon_data_writer *w, const void *p, size_t n)
 {
-	if (fwrite(p, 1, n, w->f) != n)
-		return pmon__err(-EIO, "%s: write error", w->path);
+	errno = 0;
+	if (fwrite(p, 1, n, w->f) != n) {
+		int e = errno ? errno : EIO; /* ENOSPC, EDQUOT, EFBIG: say which */
+		return pmon__err(-e, "cannot write '%s': %s", w->path, strerror(e));
+	}
 	return 0;
 }
 
-int pmon_data_writer__open(const char *path, const struct pmon_data_header *h,
-			   struct pmon_data_writer **out)
+static int writer_open(const char *path, const struct pmon_data_header *h,
+		       struct pmon_data_writer **out)
 {
 	struct pmon_data_writer *w = calloc(1, sizeof(*w));
+	int fd;
 	struct pmon_data_disk_header dh;
 
 	if (!w || !(w->buf = malloc(CHUNK_MAX + 65536)) ||
@@ -62,10 +69,39 @@ int pmon_data_writer__open(const char *path, const struct pmon_data_header *h,
 		free(w);
 		return -ENOMEM;
 	}
-	pmon__strlcpy(w->path, path, sizeof(w->path));
-	w->f = fopen(path, "we");
+	if (!pmon__fmt(w->path, sizeof(w->path), "%s", path) ||
+	    !pmon__fmt(w->old, sizeof(w->old), "%s.old", path)) {
+		free(w->buf);
+		free(w->z);
+		free(w);
+		return pmon__err(-ENAMETOOLONG, "cannot write '%.64s...': the name is too long",
+				 path);
+	}
+	/* perf's rule (perf-record(1), --output): an existing recording is kept
+	 * as FILE.old, so a failed run never destroys a good one; a regular
+	 * file only, and never through a symbolic link we did not expect. */
+	struct stat st;
+	if (!lstat(path, &st) && S_ISREG(st.st_mode)) {
+		if (rename(path, w->old)) {
+			int e = -errno;
+			free(w->buf);
+			free(w->z);
+			free(w);
+			return pmon__err(e, "cannot keep '%s' as '%s': %s", path, w->old,
+					 strerror(-e));
+		}
+		w->kept_old = true;
+	}
+	/* Recordings hold kernel addresses and, with --call-graph dwarf, raw
+	 * stack bytes: owner-only, as perf creates perf.data (0600). */
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0600);
+	w->f = fd >= 0 ? fdopen(fd, "w") : NULL;
 	if (!w->f) {
 		int e = -errno;
+		if (fd >= 0)
+			close(fd);
+		if (w->kept_old)
+			(void)rename(w->old, path);
 		free(w->buf);
 		free(w->z);
 		free(w);
@@ -87,7 +123,7 @@ int pmon_data_writer__open(const char *path, const struct pmon_data_header *h,
 	if (!err)
 		err = write_all(w, &ext, sizeof(ext));
 	if (!err && fflush(w->f))
-		err = pmon__err(-errno, "%s: %s", path, strerror(errno));
+		err = pmon__err(-errno, "cannot write '%s': %s", path, strerror(errno));
 	if (err) {
 		fclose(w->f);
 		free(w->buf);
@@ -97,6 +133,15 @@ int pmon_data_writer__open(const char *path, const struct pmon_data_header *h,
 	}
 	*out = w;
 	return 0;
+}
+
+struct pmon_data_writer *pmon_data_writer__open(const char *path, const struct pmon_data_header *h)
+{
+	struct pmon_data_writer *w = NULL;
+
+	int err = writer_open(path, h, &w);
+
+	return pmon__ret_ptr(err, w);
 }
 
 /* Write the buffered records as one chunk; deflated where @may_deflate and smaller. */
@@ -123,7 +168,7 @@ static int write_chunk(struct pmon_data_writer *w, const char *magic, bool may_d
 	if (!err)
 		err = write_all(w, payload, c.len);
 	if (!err && fflush(w->f))
-		err = pmon__err(-errno, "%s: %s", w->path, strerror(errno));
+		err = pmon__err(-errno, "cannot write '%s': %s", w->path, strerror(errno));
 	w->len = 0;
 	w->nrec = 0;
 	return err;
@@ -276,6 +321,17 @@ int pmon_data_writer__add(struct pmon_data_writer *w, const void *rec, size_t le
 	return w->len >= CHUNK_MAX ? pmon_data_writer__flush(w) : 0;
 }
 
+static void writer_free(struct pmon_data_writer *w)
+{
+	free(w->buf);
+	free(w->z);
+	free(w->kaddr);
+	for (size_t i = 0; i < w->nbids; i++)
+		free(w->bids[i].path);
+	free(w->bids);
+	free(w);
+}
+
 int pmon_data_writer__close(struct pmon_data_writer *w)
 {
 	int err;
@@ -287,14 +343,19 @@ int pmon_data_writer__close(struct pmon_data_writer *w)
 		err = write_ksyms(w);
 	if (fclose(w->f) && !err)
 		err = pmon__err(-errno, "%s: %s", w->path, strerror(errno));
-	free(w->buf);
-	free(w->z);
-	free(w->kaddr);
-	for (size_t i = 0; i < w->nbids; i++)
-		free(w->bids[i].path);
-	free(w->bids);
-	free(w);
+	writer_free(w);
 	return err;
+}
+
+void pmon_data_writer__abandon(struct pmon_data_writer *w)
+{
+	if (!w)
+		return;
+	fclose(w->f);
+	unlink(w->path);
+	if (w->kept_old)
+		(void)rename(w->old, w->path);
+	writer_free(w);
 }
 
 /* The GNU build id of the ELF file at @path (its PT_NOTE segments), read
@@ -315,35 +376,7 @@ static uint8_t build_id_of(struct pmon_data_writer *w, const char *path, const u
 	if (!b->path)
 		return 0;
 	w->nbids++;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	Elf *e = NULL;
-	size_t nph = 0;
-	if (fd >= 0 && elf_version(EV_CURRENT) != EV_NONE)
-		e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (e && !elf_getphdrnum(e, &nph))
-		for (size_t i = 0; i < nph && !b->len; i++) {
-			GElf_Phdr ph;
-			if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_NOTE)
-				continue;
-			Elf_Data *d = elf_getdata_rawchunk(e, (int64_t)ph.p_offset, ph.p_filesz,
-							   ELF_T_NHDR);
-			GElf_Nhdr nh;
-			size_t off = 0, name_off, desc_off;
-			while (d && (off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
-				if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-				    !memcmp((const char *)d->d_buf + name_off, "GNU", 4) &&
-				    nh.n_descsz && nh.n_descsz <= 20) {
-					memcpy(b->id, (const char *)d->d_buf + desc_off,
-					       nh.n_descsz);
-					b->len = (uint8_t)nh.n_descsz;
-					break;
-				}
-			}
-		}
-	if (e)
-		elf_end(e);
-	if (fd >= 0)
-		close(fd);
+	b->len = (uint8_t)pmon__elf_build_id(path, b->id);
 	*id = b->id;
 	return b->len;
 }
@@ -361,16 +394,12 @@ static long add_maps_of(struct pmon_data_writer *w, pid_t pid)
 		return errno == ENOENT ? pmon__err(-ESRCH, "process %d does not exist", (int)pid)
 				       : pmon__err(-errno, "%s: %s", path, strerror(errno));
 	while (fgets(line, sizeof(line), f)) {
-		unsigned long long start, end, pgoff, ino;
-		unsigned maj, min;
-		char perms[8];
-		int pos = 0;
-		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &pgoff,
-			   &maj, &min, &ino, &pos) < 7 ||
-		    !pos || perms[2] != 'x' || line[pos] != '/')
+		struct pmon__maps_line ml;
+		if (pmon__maps_parse_line(line, &ml) || ml.perms[2] != 'x' || ml.name[0] != '/')
 			continue;
-		char *name = line + pos;
-		name[strcspn(name, "\n")] = '\0';
+		uint64_t start = ml.start, end = ml.end, pgoff = ml.pgoff, ino = ml.ino;
+		unsigned maj = ml.maj, min = ml.min;
+		char *name = ml.name;
 		size_t nlen = strlen(name) + 1, size = 72 + ((nlen + 7) & ~(size_t)7);
 		uint8_t rec[72 + 4352] = { 0 };
 		const uint8_t *bid;

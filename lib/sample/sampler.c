@@ -10,7 +10,9 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -34,11 +36,12 @@ struct pmon_sampler {
 	size_t n;
 	int *extra; /* the other events' fds, writing into their CPU's ring */
 	size_t nextra;
-	uint64_t *ids; /* [event * ncpu + cpu] */
-	size_t nev, ncpu;
+	uint64_t *ids; /* [event * nunit + thread * ncpu + cpu] */
+	size_t nev, ncpu, nunit;
 	size_t maplen;
 	uint64_t sample_type;
 	bool build_id; /* asked for build ids in MMAP2 (until the kernel refuses) */
+	bool cgroup; /* the pid is a cgroup directory's fd (PERF_FLAG_PID_CGROUP) */
 	uint64_t regs_user;
 	uint8_t *buf; /* one record, contiguous */
 	size_t buflen;
@@ -96,8 +99,13 @@ static int open_one(struct pmon_sampler *s, const struct pmon_event_desc *d,
 	a.enable_on_exec = t->enable_on_exec;
 	a.inherit = t->inherit;
 	/* Side-band records (mmaps, comms, tasks) once, from the first event. */
-	a.mmap = a.mmap2 = a.comm = a.task = ev == 0;
-	a.build_id = ev == 0 && s->build_id; /* MMAP2 with the file's build id (5.12+) */
+	a.mmap = a.mmap2 = a.comm = a.task = ev == 0 && !(o && o->no_side_band);
+	a.build_id = a.mmap2 && s->build_id; /* MMAP2 with the file's build id (5.12+) */
+	a.context_switch = ev == 0 && o && o->context_switch;
+	if (o && o->use_clockid) {
+		a.use_clockid = 1;
+		a.clockid = o->clockid;
+	}
 	a.sample_id_all = 1;
 	if (s->regs_user) {
 		a.sample_regs_user = s->regs_user;
@@ -106,16 +114,13 @@ static int open_one(struct pmon_sampler *s, const struct pmon_event_desc *d,
 	}
 	a.wakeup_watermark = (uint32_t)(s->maplen / 4);
 	a.watermark = 1;
-	fd = (int)syscall(SYS_perf_event_open, &a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	bool user_fallback = !(d->mods & (PMON_MOD_U | PMON_MOD_K | PMON_MOD_H));
+	unsigned long flags = s->cgroup ? PERF_FLAG_PID_CGROUP : 0;
+	fd = pmon_perf_event_open(&a, pid, cpu, -1, flags, user_fallback);
 	if (fd < 0 && errno == EINVAL && a.build_id) {
 		a.build_id = 0; /* an older kernel: device and inode */
 		s->build_id = false;
-		fd = (int)syscall(SYS_perf_event_open, &a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-	}
-	if (fd < 0 && (errno == EACCES || errno == EPERM) && !a.exclude_kernel &&
-	    !(d->mods & (PMON_MOD_U | PMON_MOD_K | PMON_MOD_H))) {
-		a.exclude_kernel = a.exclude_hv = 1; /* paranoid 2: user space only */
-		fd = (int)syscall(SYS_perf_event_open, &a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		fd = pmon_perf_event_open(&a, pid, cpu, -1, flags, user_fallback);
 	}
 	if (fd < 0) {
 		int e = -errno;
@@ -131,14 +136,16 @@ static int open_one(struct pmon_sampler *s, const struct pmon_event_desc *d,
 	return 0;
 }
 
-int pmon_sampler__open(const struct pmon_evlist *events, const struct pmon_target *t,
-		       const struct pmon_sample_opts *o, struct pmon_sampler **out)
+static int sampler_open(const struct pmon_evlist *events, const struct pmon_target *t,
+			const struct pmon_sample_opts *o, struct pmon_sampler **out)
 {
 	const struct pmon_event_desc *d = pmon_evlist__event(events, 0);
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	unsigned pages = o && o->pages ? o->pages : 64;
 	struct pmon_sampler *s;
-	pid_t pid = t->system_wide ? -1 : t->pid > 0 ? t->pid : 0;
+	pid_t *tids = NULL;
+	size_t ntids = 0;
+	int terr;
 
 	if (!d)
 		return pmon__err(-EINVAL, "no event to sample");
@@ -159,7 +166,7 @@ int pmon_sampler__open(const struct pmon_evlist *events, const struct pmon_targe
 	s->build_id = true;
 	s->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
 		PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
-		(o && o->callchain ? PERF_SAMPLE_CALLCHAIN : 0);
+		(o && o->callchain ? PERF_SAMPLE_CALLCHAIN : 0) | (o ? o->sample_type_extra : 0);
 	/*
 	 * The period goes into each sample only in frequency mode, where the
 	 * kernel changes it. With a fixed one (-c, --calibrate) the recording
@@ -183,56 +190,117 @@ int pmon_sampler__open(const struct pmon_evlist *events, const struct pmon_targe
 		s->sample_type |=
 			PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
 	}
+	/* A process is all its threads: the kernel follows only the threads
+	 * created after the open (inherit), so each existing one is opened
+	 * too, and writes into its CPU's ring (perf record -p does the same). */
+	int cgfd = -1;
+	if (t->sz >= offsetof(struct pmon_target, cgroup) + sizeof(t->cgroup) && t->cgroup) {
+		/* perf record -G: the cgroup's tasks on every CPU; each event
+		 * holds the cgroup (perf_cgroup_connect()), so its fd closes after */
+		cgfd = open(t->cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		tids = malloc(sizeof(*tids));
+		terr = cgfd < 0 ? pmon__err(-errno, "cannot open cgroup '%s'", t->cgroup)
+			: !tids ? -ENOMEM
+				: 0;
+		if (!terr) {
+			tids[0] = cgfd;
+			ntids = 1;
+			s->cgroup = true;
+		}
+	} else {
+		terr = pmon_target__threads(t, &tids, &ntids);
+	}
+	if (terr) {
+		if (cgfd >= 0)
+			close(cgfd);
+		free(tids);
+		pmon_sampler__close(s);
+		return terr;
+	}
 	s->nev = pmon_evlist__count(events);
 	s->ncpu = (size_t)ncpu;
-	s->ids = calloc(s->nev * s->ncpu, sizeof(*s->ids));
-	s->extra = calloc(s->nev * s->ncpu, sizeof(int));
+	s->nunit = ntids * s->ncpu;
+	s->ids = calloc(s->nev * s->nunit, sizeof(*s->ids));
+	s->extra = calloc(s->nev * s->nunit, sizeof(int));
 	if (!s->ids || !s->extra) {
+		free(tids);
+		if (cgfd >= 0)
+			close(cgfd);
 		pmon_sampler__close(s);
 		return -ENOMEM;
 	}
 	for (size_t ev = 0; ev < s->nev; ev++)
-		for (long cpu = 0; cpu < ncpu; cpu++) {
-			int fd = -1,
-			    err = open_one(s, pmon_evlist__event(events, ev), t, o, ev, pid,
-					   (int)cpu, &fd);
-			if (err) {
-				pmon_sampler__close(s);
-				return err;
-			}
-			if (ioctl(fd, PERF_EVENT_IOC_ID, &s->ids[ev * s->ncpu + (size_t)cpu]))
-				s->ids[ev * s->ncpu + (size_t)cpu] = 0;
-			if (ev) { /* into the ring of this CPU's first event */
-				s->extra[s->nextra++] = fd;
-				if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, s->r[cpu].fd)) {
-					int e = -errno;
+		for (size_t th = 0; th < ntids; th++)
+			for (long cpu = 0; cpu < ncpu; cpu++) {
+				size_t slot = ev * s->nunit + th * s->ncpu + (size_t)cpu;
+				int fd = -1,
+				    err = open_one(s, pmon_evlist__event(events, ev), t, o, ev,
+						   tids[th], (int)cpu, &fd);
+				if (err == -ESRCH && th > 0)
+					continue; /* that thread ended meanwhile */
+				if (err) {
+					free(tids);
+					if (cgfd >= 0)
+						close(cgfd);
 					pmon_sampler__close(s);
-					return pmon__err(
-						e, "cannot share CPU %ld's ring with '%s': %s", cpu,
-						pmon_evlist__event(events, ev)->name, strerror(-e));
+					return err;
 				}
-				continue;
-			}
-			struct ring *r = &s->r[s->n];
-			r->fd = fd;
-			r->pc = mmap(NULL, s->maplen, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
-			if (r->pc == MAP_FAILED) {
-				int e = -errno;
-				r->pc = NULL;
+				if (ioctl(fd, PERF_EVENT_IOC_ID, &s->ids[slot]))
+					s->ids[slot] = 0;
+				if (ev || th) { /* into the ring of this CPU's first event */
+					s->extra[s->nextra++] = fd;
+					if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, s->r[cpu].fd)) {
+						int e = -errno;
+						free(tids);
+						if (cgfd >= 0)
+							close(cgfd);
+						pmon_sampler__close(s);
+						return pmon__err(
+							e,
+							"cannot share CPU %ld's ring with '%s': %s",
+							cpu, pmon_evlist__event(events, ev)->name,
+							strerror(-e));
+					}
+					continue;
+				}
+				struct ring *r = &s->r[s->n];
+				r->fd = fd;
+				r->pc = mmap(NULL, s->maplen, PROT_READ | PROT_WRITE, MAP_SHARED,
+					     r->fd, 0);
+				if (r->pc == MAP_FAILED) {
+					int e = -errno;
+					r->pc = NULL;
+					s->n++;
+					free(tids);
+					if (cgfd >= 0)
+						close(cgfd);
+					pmon_sampler__close(s);
+					return pmon__err(e,
+							 "cannot map the ring buffer: %s (raise "
+							 "/proc/sys/kernel/perf_event_mlock_kb?)",
+							 strerror(-e));
+				}
+				r->data = (uint8_t *)r->pc + sysconf(_SC_PAGESIZE);
+				r->size = s->maplen - (size_t)sysconf(_SC_PAGESIZE);
+				s->pfd[s->n] = (struct pollfd){ .fd = r->fd, .events = POLLIN };
 				s->n++;
-				pmon_sampler__close(s);
-				return pmon__err(e,
-						 "cannot map the ring buffer: %s (raise "
-						 "/proc/sys/kernel/perf_event_mlock_kb?)",
-						 strerror(-e));
 			}
-			r->data = (uint8_t *)r->pc + sysconf(_SC_PAGESIZE);
-			r->size = s->maplen - (size_t)sysconf(_SC_PAGESIZE);
-			s->pfd[s->n] = (struct pollfd){ .fd = r->fd, .events = POLLIN };
-			s->n++;
-		}
+	free(tids);
+	if (cgfd >= 0)
+		close(cgfd);
 	*out = s;
 	return 0;
+}
+
+struct pmon_sampler *pmon_sampler__open(const struct pmon_evlist *events,
+					const struct pmon_target *t,
+					const struct pmon_sample_opts *o)
+{
+	struct pmon_sampler *s = NULL;
+
+	int err = sampler_open(events, t, o, &s);
+
+	return pmon__ret_ptr(err, s);
 }
 
 static int ioctl_all(struct pmon_sampler *s, unsigned long req)
@@ -250,8 +318,8 @@ size_t pmon_sampler__ids(const struct pmon_sampler *s, size_t i, const uint64_t 
 {
 	if (i >= s->nev)
 		return 0;
-	*ids = s->ids + i * s->ncpu;
-	return s->ncpu;
+	*ids = s->ids + i * s->nunit;
+	return s->nunit;
 }
 
 int pmon_sampler__enable(struct pmon_sampler *s)
@@ -289,25 +357,24 @@ uint64_t pmon_sampler__regs_user(const struct pmon_sampler *s)
 static uint64_t rec_time(const struct pmon_sampler *s, const uint8_t *rec, size_t len)
 {
 	const struct perf_event_header *h = (const void *)rec;
-	size_t at, trailer = 0;
 	uint64_t t = 0;
 
 	if (!(s->sample_type & PERF_SAMPLE_TIME))
 		return 0;
 	if (h->type == PERF_RECORD_SAMPLE) {
-		at = sizeof(*h) + (s->sample_type & PERF_SAMPLE_IDENTIFIER ? 8 : 0) +
-			(s->sample_type & PERF_SAMPLE_IP ? 8 : 0) +
-			(s->sample_type & PERF_SAMPLE_TID ? 8 : 0);
-	} else {
-		trailer = (s->sample_type & PERF_SAMPLE_TID ? 8 : 0) + 8 +
-			(s->sample_type & PERF_SAMPLE_CPU ? 8 : 0) +
-			(s->sample_type & PERF_SAMPLE_IDENTIFIER ? 8 : 0);
-		if (len < sizeof(*h) + trailer)
-			return 0;
-		at = len - trailer + (s->sample_type & PERF_SAMPLE_TID ? 8 : 0);
+		/* The library's one sample parser (lib/sample/parse.c). */
+		struct pmon_sample smp;
+		return pmon_sample__parse(rec, len, s->sample_type, s->regs_user, &smp) ? 0
+											: smp.time;
 	}
-	if (at + 8 <= len)
-		memcpy(&t, rec + at, 8);
+	/* The sample_id trailer (sample_id_all): TID, TIME, CPU, IDENTIFIER as
+	 * our sample_type has them, 8 bytes each, at the end of the record. */
+	size_t trailer = (s->sample_type & PERF_SAMPLE_TID ? 8 : 0) + 8 +
+		(s->sample_type & PERF_SAMPLE_CPU ? 8 : 0) +
+		(s->sample_type & PERF_SAMPLE_IDENTIFIER ? 8 : 0);
+	if (len < sizeof(*h) + trailer)
+		return 0;
+	memcpy(&t, rec + len - trailer + (s->sample_type & PERF_SAMPLE_TID ? 8 : 0), 8);
 	return t;
 }
 

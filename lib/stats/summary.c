@@ -6,6 +6,7 @@
  * the standard deviation.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,12 +31,36 @@ static double quantile(const double *s, size_t n, double q)
 	return i + 1 < n ? s[i] + (s[i + 1] - s[i]) * frac : s[n - 1];
 }
 
+/* The size of the first version of struct pmon_summary (through cull_scale). */
+#define SUMMARY_SZ_V1 (offsetof(struct pmon_summary, cull_scale) + sizeof(double))
+
+static int summarize(const double *v, size_t n, double cull_k, struct pmon_summary *out);
+
 int pmon_summarize(const double *v, size_t n, double cull_k, struct pmon_summary *out)
+{
+	struct pmon_summary full = { .sz = sizeof(full) };
+	size_t sz = out->sz;
+	int err;
+
+	if (sz < SUMMARY_SZ_V1)
+		return pmon__err(-EINVAL, "struct pmon_summary: size %zu unknown (set ->sz)", sz);
+	err = summarize(v, n, cull_k, &full);
+	/* A caller built with a larger struct gets zeros in what it knows and
+	 * this library does not; one built with a smaller one gets its part. */
+	if (sz > sizeof(full)) {
+		memset((char *)out + sizeof(full), 0, sz - sizeof(full));
+		sz = sizeof(full);
+	}
+	memcpy((char *)out + sizeof(out->sz), (char *)&full + sizeof(full.sz),
+	       sz - sizeof(out->sz));
+	return err;
+}
+
+static int summarize(const double *v, size_t n, double cull_k, struct pmon_summary *out)
 {
 	double *s, *dev, sum = 0, sumsq = 0;
 	size_t kept = 0, run = 1, best = 0;
 
-	memset(out, 0, sizeof(*out));
 	if (!n)
 		return pmon__err(-EINVAL, "no samples to summarize");
 	s = malloc(n * sizeof(*s));

@@ -74,7 +74,8 @@ int pmon__ksyms_load(const char *path, struct pmon__ksyms *k)
 		    line[2] != ' ')
 			continue;
 		char *name = line + 3, *ne = name;
-		while (ne < nl && *ne != '\t' && *ne != ' ')
+		/* a NUL ends the name too: the file may hold any bytes */
+		while (ne < nl && *ne && *ne != '\t' && *ne != ' ')
 			ne++;
 		if (ne == name)
 			continue;

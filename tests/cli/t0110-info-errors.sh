@@ -42,6 +42,6 @@ one_line_error "no CPUID rows"
 if [ -w /dev/full ]; then
 	"$PMON" info --cpuid-file "$PMON_CPUID_DIR/intel-pentium-pro.txt" >/dev/full 2>"$TMP/err"
 	check "write to /dev/full exits 1" [ $? -eq 1 ]
-	one_line_error "write error"
+	one_line_error "cannot write 'standard output': No space left on device"
 fi
 finish

@@ -23,13 +23,33 @@ expect() { # FILE EXPR VALUE
 }
 expect intel-core-ultra9-288v-lunarlake-ecore 'd["perfmon"]["fixed"]["mask"]' 119
 expect intel-core-ultra9-288v-lunarlake-pcore 'd["perfmon"]["gp"]["count"]' 10
-expect intel-core2-x6800-conroe 'd["perfmon"]["fixed"]["count"]' 0
+expect intel-core2-x6800-conroe 'd["perfmon"]["fixed"]["count"]' 3
+expect intel-core2-x6800-conroe 'd["perfmon"]["fixed_assumed"]' True
+expect intel-core-i9-12900k-alderlake-pcore 'd["perfmon"]["gp"]["count"]' 8
+expect intel-core-i9-12900k-alderlake-pcore 'd["perfmon"]["core_type"]' P-core
+expect intel-core-i9-12900k-alderlake-ecore 'd["perfmon"]["gp"]["count"]' 6
 expect amd-epyc-9654-zen4-genoa 'd["perfmon"]["gp"]["count"]' 6
 expect amd-epyc-9654-zen4-genoa 'd["rdt"]["counter_width"]' 44
 expect intel-xeon-8160-skylake-sp 'd["rdt"]["upscale"]' 98304
 expect intel-xeon-8160-skylake-sp 'd["tsc"]["hz"]' 2100000000
 expect intel-pentium-pro 'd["perfmon"]["model"]' intel-p6
 expect intel-pentium-pro 'd["kernel"]' None
+# Issue 13: AMD 0 in 0FH.1:EAX[7:0] is 44 bits (#1); RMID field width (#6);
+# max_ext_leaf is unsigned (#10); Skylake-SP stepping 4 CMT/MBM erratum (#8).
+expect amd-epyc-7742-zen2-rome 'd["rdt"]["counter_width"]' 44
+expect amd-epyc-7763-zen3-milan 'd["rdt"]["counter_width"]' 44
+expect amd-epyc-9655-zen5-turin 'd["rdt"]["rmid_bits"]' 12
+expect amd-epyc-7742-zen2-rome 'd["cpu"]["max_ext_leaf"]' 2147483680
+expect intel-xeon-8160-skylake-sp 'd["cpu"]["max_ext_leaf"]' 2147483656
+expect intel-xeon-8160-skylake-sp 'd["rdt"]["erratum_mon_disabled"]' True
+expect intel-xeon-8160-skylake-sp 'd["rdt"]["mbm_total"]' False
+expect intel-xeon-8160-skylake-sp 'd["rdt"]["mbm_correction"]["rmid_threshold"]' 127
+run_pmon 0 info --cpuid-file "$PMON_CPUID_DIR/intel-xeon-8160-skylake-sp.txt"
+check "SKX stepping 4: erratum named" grep -q "Linux disables CMT and MBM" "$TMP/out"
+check "SKX stepping 4: verdict says why" grep -q "RDT (CMT/MBM) *no .*errata" "$TMP/out"
+run_pmon 0 info --cpuid-file "$PMON_CPUID_DIR/intel-core-i9-12900k-alderlake-pcore.txt"
+check "ADL: absent leaf 10H.2 is not '0-bit masks'" grep -q "L2 allocation *not enumerated (leaf 10H.2" "$TMP/out"
+check "ADL: no 0-bit masks anywhere" sh -c "! grep -q '0-bit masks' '$TMP/out'"
 
 # Text mode says "hybrid" caveats and fixed-counter notes where they apply.
 run_pmon 0 info --cpuid-file "$PMON_CPUID_DIR/intel-core-i9-12900k-alderlake-pcore.txt"

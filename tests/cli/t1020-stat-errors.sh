@@ -24,7 +24,7 @@ done <<'ROWS'
 2|-r 0: the repeat count must be at least 1|-r 0 -- true
 2|-r 'x' is not a non-negative integer|-r x -- true
 2|cannot write '/nonexistent/dir/out.txt'|-o /nonexistent/dir/out.txt -- true
-2|-p: 'abc' is not a valid list|-p abc
+2|processes: 'abc' is not a valid list|-p abc
 2|--per-cpu needs -a or -C|--per-cpu -- true
 2|-r needs a command and excludes -I|-r 2 -I 100 -- true
 2|--interval-count needs -I|--interval-count 3 -- true

@@ -30,6 +30,21 @@ assert reg["events"] == [{"name": "page-faults", "read": "read"}] or reg["events
 run_pmon 0 stat --regions -x, -e page-faults -- "$W" 10
 check "CSV: region rows" grep -q '^faults,[0-9]*,10,1,page-faults,160,16.00' "$TMP/err"
 
+# A program in a German locale (the workload calls setlocale(LC_ALL, "")):
+# '.' decimals, and every region row has the header's number of fields.
+if locale -a 2>/dev/null | grep -qi '^de_DE\.utf-\?8$'; then
+	export LC_ALL=de_DE.UTF-8
+	run_pmon 0 stat --regions -x, -e page-faults,task-clock -- "$W" 10
+	unset LC_ALL
+	check "German locale: region rows have the header's field count" awk -F, '
+		/^region,id,/ { n = NF; next }
+		n && /^(faults|inner|outer),/ { if (NF != n) exit 1; c++ }
+		END { exit !(n == 21 && c == 9) }' "$TMP/err"
+	check "German locale: '.' decimals" grep -q '^faults,[0-9]*,10,1,page-faults,160,16.00,' "$TMP/err"
+else
+	echo "ok # skip German locale: no de_DE.UTF-8 (make deps generates it as root)"
+fi
+
 run_pmon 0 stat --regions -e page-faults -- true
 check "a command without regions: says so" grep -q "No regions were recorded" "$TMP/err"
 run_pmon 2 stat --regions -p 1

@@ -49,6 +49,31 @@ check "its group is removed at exit" [ ! -e "$g" ]
 check "the foreign group is untouched" [ "$(cat "$T/mon_groups/other/tasks")" = 4242 ]
 check "a live pmon's group is kept" [ -d "$T/mon_groups/pmon-1-1" ]
 
+# -e with -x: the events' columns, as the text and JSON rows show them
+# (#14.11); a name holding the separator is quoted; pmon plot reads it.
+for f in llc_occupancy mbm_total_bytes mbm_local_bytes; do mk "$T/mon_data/mon_L3_01/$f" 0; done
+"$PMON" rdt --resctrl-root "$T" -I 100 -n 3 -x, -e 'task-clock,software/config=2,period=1/' \
+	-- sh -c 'while :; do :; done' >"$TMP/ev.csv" 2>"$TMP/err"
+check "-x -e: a column per event, quoted where it holds the separator" \
+	grep -q '^time,domain,llc_occupancy_bytes,mbm_total_bytes_per_s,mbm_local_bytes_per_s,task-clock msec/s,"software/config=2,period=1/ events/s"$' "$TMP/ev.csv"
+check "-x -e: every row has 7 fields, the first of each interval the rates" python3 -c '
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1])))
+assert len(rows) >= 7, rows
+first = {}
+for r in rows[1:]:
+    assert len(r) == 7, r
+    if r[1] == "mon_L3_00":
+        assert float(r[5]) > 0 and r[6] != "", r
+    else:
+        assert r[5] == r[6] == "", r
+' "$TMP/ev.csv"
+run_pmon 0 plot "$TMP/ev.csv" -o "$TMP/ev.svg"
+check "pmon plot reads rdt -x -e" grep -q '<title>task-clock: ' "$TMP/ev.svg"
+"$PMON" rdt --resctrl-root "$T" -I 100 -n 2 --json -e task-clock -- sh -c 'while :; do :; done' >"$TMP/ev.json" 2>/dev/null
+check "--json -e: the event's rate on the first row" sh -c "head -1 '$TMP/ev.json' | grep -q '\"task-clock\": *[0-9]'"
+rm -rf "$T/mon_data/mon_L3_01"
+
 # SIGINT: the group goes, the exit status says so.
 "$PMON" rdt --resctrl-root "$T" -I 100 -- sleep 10 >/dev/null 2>&1 &
 pid=$!
@@ -86,7 +111,7 @@ run_pmon 3 rdt --resctrl-root "$TMP/nowhere" -- true
 one_line_error "no L3 monitoring"
 "$PMON" info --json >"$TMP/info.json"
 if [ "$(jfield "$TMP/info.json" 'd["rdt"]["pqm"]')" = False ]; then
-	run_pmon 2 rdt -- true
+	run_pmon 3 rdt -- true
 	one_line_error "this CPU exposes no RDT monitoring (CPUID.(07H,0):EBX[12] PQM = 0)"
 fi
 run_pmon 0 rdt info --cpuid-file "$PMON_CPUID_DIR/intel-xeon-8160-skylake-sp.txt"
@@ -141,7 +166,8 @@ if [ "$(id -u)" = 0 ]; then
 fi
 
 # The MSR interface against a file laid out like /dev/cpu/N/msr.
-XEON=$PMON_CPUID_DIR/intel-xeon-8160-skylake-sp.txt
+XEON=$PMON_CPUID_DIR/intel-xeon-4214-cascadelake-sp.txt
+SKX4=$PMON_CPUID_DIR/intel-xeon-8160-skylake-sp.txt
 truncate -s 8192 "$TMP/msr.bin"
 cp "$TMP/msr.bin" "$TMP/msr0.bin"
 run_pmon 0 rdt --msr --msr-device "$TMP/msr.bin" --cpuid-file "$XEON" --cpu 0 --rmid 3 -I 50 -n 2 -x, -- sleep 5
@@ -155,7 +181,10 @@ if [ "$(jfield "$TMP/info.json" 'd["rdt"]["pqm"]')" = False ]; then
 	one_line_error "--msr: this CPU exposes no L3 monitoring"
 fi
 run_pmon 2 rdt --msr --msr-device "$TMP/msr.bin" --cpuid-file "$XEON" --rmid 999 -- true
-one_line_error "RMID 999: choose 1..191"
+one_line_error "RMID 999: choose 1..95"
+# Skylake-SP stepping 4: Linux disables CMT/MBM for errata; so does --msr.
+run_pmon 3 rdt --msr --msr-device "$TMP/msr.bin" --cpuid-file "$SKX4" --rmid 3 -- true
+one_line_error "Skylake-SP stepping 4: CMT and MBM have errata"
 run_pmon 2 rdt --msr-device "$TMP/msr.bin" -- true
 one_line_error "go with --msr"
 finish

@@ -56,8 +56,8 @@ assert d["samples"] > 5 and all(e["period"] == n * e["samples"] for e in d["entr
 ' "$TMP/out" "$TMP/n"
 
 # Code generated at run time, named by the JIT in /tmp/perf-PID.map.
-run_pmon 0 record -o "$TMP/j.data" -- "$PMON_WORKLOADS/wl-jit" 300000000
-jmap=$(ls -t /tmp/perf-*.map 2>/dev/null | head -1)
+run_pmon 0 record -o "$TMP/j.data" -- "$PMON_WORKLOADS/wl-jit" 300000000 "$TMP/jmap"
+jmap=$(cat "$TMP/jmap")
 run_pmon 0 report -i "$TMP/j.data" --format json
 check "JIT: the generated loop resolves through /tmp/perf-PID.map" python3 -c '
 import json, sys
@@ -78,7 +78,13 @@ check "truncated: a warning" grep -q "cut short" "$TMP/err"
 # Killed mid-run: every chunk written so far is readable.
 "$PMON" record -e cpu-clock -F 1000 -o "$TMP/k.data" -- "$W" 400000000 2>/dev/null &
 pid=$!
-sleep 1
+# Killed once the file holds more than 100 samples (a state, not a time:
+# on a loaded machine one second held 90 to 130).
+for _ in $(seq 1 600); do
+	n=$("$PMON" report -i "$TMP/k.data" --format json 2>/dev/null | grep -m1 '"samples"' | tr -dc 0-9)
+	[ "${n:-0}" -gt 100 ] && break
+	sleep 0.1
+done
 kill -KILL $pid
 wait $pid 2>/dev/null
 pkill -f "wl-hotcold 400000000" 2>/dev/null

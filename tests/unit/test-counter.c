@@ -185,6 +185,36 @@ static void test_counter__self_group(void **state)
 	pmon_evlist__free(l);
 }
 
+/* A self group's reads carry the group's time enabled and running: both
+ * grow, and running never passes enabled (software events: equal). */
+static void test_counter__selfgroup_times(void **state)
+{
+	struct pmon_evlist *l;
+	struct pmon_selfgroup *g = NULL;
+	uint64_t v0[2], v1[2], e0, r0, e1, r1;
+	volatile char *mem;
+
+	(void)state;
+	if (!perf_allowed())
+		skip();
+	l = events("task-clock,page-faults");
+	assert_non_null(g = pmon_selfgroup__open(l));
+	assert_int_equal(pmon_selfgroup__read_times(g, v0, &e0, &r0), 0);
+	mem = mmap(NULL, 32 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	madvise((void *)mem, 32 * 4096, MADV_NOHUGEPAGE);
+	for (int i = 0; i < 32; i++)
+		mem[i * 4096] = 1;
+	assert_int_equal(pmon_selfgroup__read_times(g, v1, &e1, &r1), 0);
+	assert_true(e1 > e0 && r1 > r0);
+	assert_true(r1 <= e1);
+	assert_true(v1[1] - v0[1] >= 32);
+	assert_int_equal(e1 - e0, r1 - r0); /* never time-shared here */
+	assert_false(pmon_selfgroup__multiplexed(g));
+	munmap((void *)mem, 32 * 4096);
+	pmon_selfgroup__close(g);
+	pmon_evlist__free(l);
+}
+
 /* A forked child enabled on exec: the counts are the child's from exec on. */
 static void test_counter__child_on_exec(void **state)
 {
@@ -277,7 +307,7 @@ static void test_counter__self_read(void **state)
 	if (!perf_allowed())
 		skip();
 	l = events("task-clock");
-	assert_int_equal(pmon_self__open(pmon_evlist__event(l, 0), &s), 0);
+	assert_non_null(s = pmon_self__open(pmon_evlist__event(l, 0)));
 	assert_int_equal(pmon_self__read(s, &a), 0);
 	for (volatile int i = 0; i < 1000000; i++)
 		;
@@ -296,6 +326,7 @@ int main(void)
 		cmocka_unit_test(test_counter__mmap_refuses_without_rdpmc),
 		cmocka_unit_test(test_counter__mmap_time_conversion),
 		cmocka_unit_test(test_counter__self_group),
+		cmocka_unit_test(test_counter__selfgroup_times),
 		cmocka_unit_test(test_counter__child_on_exec),
 		cmocka_unit_test(test_counter__refused_event_reason),
 		cmocka_unit_test(test_counter__self_read),

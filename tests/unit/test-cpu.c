@@ -44,33 +44,41 @@ static const struct expect rows[] = {
 	/* v1: Yonah, 0AH EAX=07280201 -> 2 GP x 40, 7 events, no fixed. */
 	ROW("intel-celeron-215-yonah", I, 6, 0x0e, 8, PMON_PERFMON_INTEL_ARCH, 1, 2, 40, 0, 0, 0,
 	    0x7f, 0, 0, 0, 0, 0, 0, 0, 0, 0),
-	/* v2 with no fixed counters in EDX (EDX=0): decoded as reported. */
-	ROW("intel-core2-x6800-conroe", I, 6, 0x0f, 6, PMON_PERFMON_INTEL_ARCH, 2, 2, 40, 0, 0, 0,
-	    0x7f, 0, 0, 0, 0, 0, 0, 0, 0, 0),
+	/* v2 with no fixed counters in EDX (EDX=0): the part has 3 and Linux
+	 * assumes 3 outside a VM; so does pmon (issue 13's disputed point). */
+	ROW("intel-core2-x6800-conroe", I, 6, 0x0f, 6, PMON_PERFMON_INTEL_ARCH, 2, 2, 40, 3, 40,
+	    0x7, 0x7f, 0, 0, 0, 0, 0, 0, 0, 0, 0),
 	/* v2, EDX=0503: 3 fixed x 40. */
 	ROW("intel-core2-qx9650-yorkfield", I, 6, 0x17, 6, PMON_PERFMON_INTEL_ARCH, 2, 2, 40, 3, 40,
 	    0x7, 0x7f, 0, 0, 0, 0, 0, 0, 0, 0, 0),
-	/* v3, EDX=2501: 1 fixed x 40; bit 13 is reserved (set on this chip). */
-	ROW("intel-atom-330-diamondville", I, 6, 0x1c, 2, PMON_PERFMON_INTEL_ARCH, 3, 2, 40, 1, 40,
-	    0x1, 0x7f, 0, 0, 0, 0, 0, 0, 0, 0, 0),
+	/* v3, EDX=2501: 1 fixed x 40 reported (bit 13 reserved, set on this
+	 * chip); Bonnell has 3: assumed as Linux does. */
+	ROW("intel-atom-330-diamondville", I, 6, 0x1c, 2, PMON_PERFMON_INTEL_ARCH, 3, 2, 40, 3, 40,
+	    0x7, 0x7f, 0, 0, 0, 0, 0, 0, 0, 0, 0),
 	/* v3, EBX=44: reference cycles and branch mispredicts unavailable. */
 	ROW("intel-core-i7-860-lynnfield", I, 6, 0x1e, 5, PMON_PERFMON_INTEL_ARCH, 3, 4, 48, 3, 48,
 	    0x7, 0x3b, 0, 0, 0, 0, 0, 0, 0, 0, 0),
 	/* v4; TSC from 15H ratio 334/2 and the SDM's nominal 24 MHz crystal. */
 	ROW("intel-core-i7-6700k-skylake", I, 6, 0x5e, 3, PMON_PERFMON_INTEL_ARCH, 4, 4, 48, 3, 48,
 	    0x7, 0x7f, 0, 0, 0, 0, 0, 0, 0, 4008000000ULL, 0),
-	/* v4 Xeon with CMT/MBM: 0FH.0 EBX=bf, 0FH.1 EBX=18000, width 24. */
+	/* v4 Xeon, 0FH.0 EBX=bf, 0FH.1 EBX=18000, width 24. CPUID says CMT/MBM,
+	 * but stepping 4 <= 4: Linux's __check_quirks_intel() disables them. */
 	ROW("intel-xeon-8160-skylake-sp", I, 6, 0x55, 4, PMON_PERFMON_INTEL_ARCH, 4, 4, 48, 3, 48,
-	    0x7, 0x7f, 1, 1, 1, 1, 191, 98304, 24, 2100000000ULL, 0),
+	    0x7, 0x7f, 1, 0, 0, 0, 191, 98304, 24, 2100000000ULL, 0),
 	/* Haswell-EP: occupancy only (0FH.1 EDX=1). No leaf 15H (max leaf 0FH). */
 	ROW("intel-xeon-e5-2696v3-haswell-ep", I, 6, 0x3f, 2, PMON_PERFMON_INTEL_ARCH, 3, 4, 48, 3,
 	    48, 0x7, 0x7f, 1, 1, 0, 0, 71, 73728, 24, 0, 0),
 	/* v5 Ice Lake-SP: 4 fixed (ECX=f), RMID width 24+8; TSC from 16H base. */
 	ROW("intel-xeon-8351n-icelake-sp", I, 6, 0x6a, 6, PMON_PERFMON_INTEL_ARCH, 5, 8, 48, 4, 48,
 	    0xf, 0xff, 1, 1, 1, 1, 287, 73728, 32, 2400000000ULL, 0),
-	/* Hybrid, E-cores on: 0AH gives only what both core types share. */
-	ROW("intel-core-i9-12900k-alderlake-pcore", I, 6, 0x97, 2, PMON_PERFMON_INTEL_ARCH, 5, 6,
-	    48, 3, 48, 0x7, 0x7f, 0, 0, 0, 0, 0, 0, 0, 3187200000ULL, 0x40),
+	/* Hybrid, E-cores on: 0AH gives only what both core types share (6 GP,
+	 * 3 fixed); on this P-core Linux's cpu_core PMU has 0AH + 2 GP and + 1
+	 * fixed (intel_pmu_init), which the E-cores-off dump confirms. */
+	ROW("intel-core-i9-12900k-alderlake-pcore", I, 6, 0x97, 2, PMON_PERFMON_INTEL_ARCH, 5, 8,
+	    48, 4, 48, 0xf, 0x7f, 0, 0, 0, 0, 0, 0, 0, 3187200000ULL, 0x40),
+	/* ... and on the E-core, 0AH's subset is all there is. */
+	ROW("intel-core-i9-12900k-alderlake-ecore", I, 6, 0x97, 2, PMON_PERFMON_INTEL_ARCH, 5, 6,
+	    48, 3, 48, 0x7, 0x7f, 0, 0, 0, 0, 0, 0, 0, 3187200000ULL, 0x20),
 	/* Same chip, E-cores off in the BIOS: the P-core's full 8 GP + 4 fixed. */
 	ROW("intel-core-i9-12900k-alderlake-ecores-off", I, 6, 0x97, 2, PMON_PERFMON_INTEL_ARCH, 5,
 	    8, 48, 4, 48, 0xf, 0xff, 0, 0, 0, 0, 0, 0, 0, 3187200000ULL, 0x40),
@@ -97,12 +105,13 @@ static const struct expect rows[] = {
 	/* PerfCtrExtCore (80000001H:ECX[23]) -> 6 counters. */
 	ROW("amd-fx-8150-bulldozer", A, 0x15, 0x01, 2, PMON_PERFMON_AMD_EXT, 0, 6, 48, 0, 0, 0, 0,
 	    0, 0, 0, 0, 0, 0, 0, 0, 0),
-	/* Zen 2: AMD's leaf 0FH in Intel's layout, width 24 + 0. */
+	/* Zen 2: AMD's leaf 0FH in Intel's layout; EAX[7:0] = 0 on AMD means
+	 * 44-bit counters: Linux adds MBM_CNTR_WIDTH_OFFSET_AMD (20). */
 	ROW("amd-epyc-7742-zen2-rome", A, 0x17, 0x31, 0, PMON_PERFMON_AMD_EXT, 0, 6, 48, 0, 0, 0, 0,
-	    1, 1, 1, 1, 255, 64, 24, 0, 0),
-	/* Zen 3: 80000022H present but zero -> still PerfCtrExtCore. */
+	    1, 1, 1, 1, 255, 64, 44, 0, 0),
+	/* Zen 3: 80000022H present but zero -> still PerfCtrExtCore; width 44. */
 	ROW("amd-epyc-7763-zen3-milan", A, 0x19, 0x01, 1, PMON_PERFMON_AMD_EXT, 0, 6, 48, 0, 0, 0,
-	    0, 1, 1, 1, 1, 255, 64, 24, 0, 0),
+	    0, 1, 1, 1, 1, 255, 64, 44, 0, 0),
 	/* Zen 4: PerfMonV2, 80000022H:EBX[3:0] = 6; 0FH.1 EAX=14 -> 44-bit counters. */
 	ROW("amd-epyc-9654-zen4-genoa", A, 0x19, 0x11, 1, PMON_PERFMON_AMD_V2, 0, 6, 48, 0, 0, 0, 0,
 	    1, 1, 1, 1, 255, 64, 44, 0, 0),
@@ -268,6 +277,230 @@ static void test_cpu__hypervisor_tsc_leaf(void **state)
 	pmon_cpuid__free(c);
 }
 
+/* #13.1: AMD reports 0 in 0FH.1:EAX[7:0] for its 44-bit counters
+ * (resctrl_cpu_detect()); Intel's 0 means 24. Zen 4 reports 20 itself. */
+static void test_cpu__mbm_width_vendor_offset(void **state)
+{
+	static const struct {
+		int line;
+		const char *file;
+		unsigned width, offset;
+		bool vendor_default;
+	} t[] = {
+		{ __LINE__, "amd-epyc-7742-zen2-rome", 44, 0, true },
+		{ __LINE__, "amd-epyc-7763-zen3-milan", 44, 0, true },
+		{ __LINE__, "amd-epyc-9654-zen4-genoa", 44, 20, false },
+		{ __LINE__, "intel-xeon-e5-2620v4-broadwell-ep", 24, 0, false },
+		{ __LINE__, "intel-xeon-8351n-icelake-sp", 32, 8, false },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct pmon_cpuid *c = load(t[i].file);
+		struct pmon_cpu_info ci;
+
+		print_message("row at line %d: %s\n", t[i].line, t[i].file);
+		assert_int_equal(pmon_cpu_decode(c, &ci), 0);
+		assert_int_equal(ci.rdt.counter_width, t[i].width);
+		assert_int_equal(ci.rdt.width_offset, t[i].offset);
+		assert_int_equal(ci.rdt.width_vendor_default, t[i].vendor_default);
+		pmon_cpuid__free(c);
+	}
+}
+
+/* #13.6: the RMID field of IA32_PQR_ASSOC is ceil(log2(1 + max RMID)) bits
+ * (SDM 17.16.6), not a fixed 10: Zen 5 needs 12. */
+static void test_cpu__rmid_field_width(void **state)
+{
+	static const struct {
+		int line;
+		const char *file;
+		unsigned bits;
+	} t[] = {
+		{ __LINE__, "amd-epyc-9655-zen5-turin", 12 }, /* 4095 */
+		{ __LINE__, "amd-ryzen9-9950x-zen5-graniteridge", 12 }, /* 4095 */
+		{ __LINE__, "amd-epyc-7742-zen2-rome", 8 }, /* 255 */
+		{ __LINE__, "intel-xeon-8160-skylake-sp", 8 }, /* 191 */
+		{ __LINE__, "intel-xeon-4214-cascadelake-sp", 7 }, /* 95 */
+		{ __LINE__, "intel-xeon-658x-graniterapids", 9 }, /* 287 */
+		{ __LINE__, "intel-xeon-e5-2620v4-broadwell-ep", 6 }, /* 63 */
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct pmon_cpuid *c = load(t[i].file);
+		struct pmon_cpu_info ci;
+
+		print_message("row at line %d: %s\n", t[i].line, t[i].file);
+		assert_int_equal(pmon_cpu_decode(c, &ci), 0);
+		assert_int_equal(ci.rdt.rmid_bits, t[i].bits);
+		pmon_cpuid__free(c);
+	}
+}
+
+/* #13.7: only family 0FH is NetBurst. An Intel family 13H part (extended
+ * family 4) in a VM that zeroes leaf 0AH has no architectural perfmon; it
+ * must not decode as 18 ESCR counters. */
+static void test_cpu__family_above_0f_is_not_netburst(void **state)
+{
+	static const char dump[] = "00000000 00: 00000023 756e6547 6c65746e 49656e69\n"
+				   "00000001 00: 00400f01 00800800 fffefbff bfebfbff\n"
+				   "0000000a 00: 00000000 00000000 00000000 00000000\n";
+	static const char nb[] = "00000000 00: 00000002 756e6547 6c65746e 49656e69\n"
+				 "00000001 00: 00000f29 00020800 00004400 bfebfbff\n";
+	struct pmon_cpuid *c = pmon_cpuid__new_buf(dump, sizeof(dump) - 1, "fam13");
+	struct pmon_cpu_info ci;
+
+	(void)state;
+	assert_non_null(c);
+	assert_int_equal(pmon_cpu_decode(c, &ci), 0);
+	assert_int_equal(ci.id.family, 0x13);
+	assert_int_equal(ci.pm.model, PMON_PERFMON_NONE);
+	assert_int_equal(ci.pm.nranges, 0);
+	assert_int_equal(ci.pm.gp_count, 0);
+	assert_false(ci.pm.rdpmc_instruction);
+	pmon_cpuid__free(c);
+	/* A real family 0FH (Pentium 4 Northwood signature) still is. */
+	c = pmon_cpuid__new_buf(nb, sizeof(nb) - 1, "p4");
+	assert_non_null(c);
+	assert_int_equal(pmon_cpu_decode(c, &ci), 0);
+	assert_int_equal(ci.id.family, 0xf);
+	assert_int_equal(ci.pm.model, PMON_PERFMON_INTEL_NETBURST);
+	assert_int_equal(ci.pm.gp_count, 18);
+	pmon_cpuid__free(c);
+}
+
+/* #13.8: Linux's RDT errata by model (resctrl __check_quirks_intel and
+ * monitor.c mbm_cf_table), on the real Skylake-SP (stepping 4, 192 RMIDs),
+ * Cascade Lake (55H stepping 7, 96 RMIDs: threshold = last RMID, nothing
+ * corrected) and Broadwell-EP (64 RMIDs: factor 1) dumps. */
+static void test_cpu__rdt_errata(void **state)
+{
+	struct pmon_cpuid *c = load("intel-xeon-8160-skylake-sp");
+	struct pmon_cpu_info ci;
+	uint64_t cf = (uint64_t)(1048576 * 0.969744 + 0.5);
+
+	(void)state;
+	assert_int_equal(pmon_cpu_decode(c, &ci), 0);
+	assert_true(ci.rdt.mon_erratum_disabled);
+	assert_true(ci.rdt.cpuid_occupancy && ci.rdt.cpuid_mbm_total && ci.rdt.cpuid_mbm_local);
+	assert_false(ci.rdt.occupancy || ci.rdt.mbm_total || ci.rdt.mbm_local);
+	/* (191 + 1) / 8 - 1 = 23: {127, CF(0.969744)} */
+	assert_true(ci.rdt.mbm_cf_quirk);
+	assert_int_equal(ci.rdt.mbm_cf_rmid_threshold, 127);
+	assert_int_equal(ci.rdt.mbm_cf, cf);
+	assert_int_equal(pmon_rdt_mbm_correct(&ci.rdt, 127, 1ULL << 40), 1ULL << 40);
+	assert_int_equal(pmon_rdt_mbm_correct(&ci.rdt, 128, 1ULL << 40),
+			 (1ULL << 40) / 1048576 * cf);
+	pmon_cpuid__free(c);
+
+	c = load("intel-xeon-4214-cascadelake-sp");
+	assert_int_equal(pmon_cpu_decode(c, &ci), 0);
+	assert_false(ci.rdt.mon_erratum_disabled);
+	assert_true(ci.rdt.mbm_total);
+	assert_false(ci.rdt.mbm_cf_quirk);
+	assert_int_equal(pmon_rdt_mbm_correct(&ci.rdt, 95, 12345), 12345);
+	pmon_cpuid__free(c);
+
+	c = load("intel-xeon-e5-2620v4-broadwell-ep");
+	assert_int_equal(pmon_cpu_decode(c, &ci), 0);
+	assert_false(ci.rdt.mon_erratum_disabled);
+	assert_false(ci.rdt.mbm_cf_quirk);
+	pmon_cpuid__free(c);
+
+	/* Not Intel 55H/4FH: never corrected. */
+	c = load("amd-epyc-9655-zen5-turin");
+	assert_int_equal(pmon_cpu_decode(c, &ci), 0);
+	assert_false(ci.rdt.mbm_cf_quirk || ci.rdt.mon_erratum_disabled);
+	assert_int_equal(pmon_rdt_mbm_correct(&ci.rdt, 4000, 77), 77);
+	pmon_cpuid__free(c);
+}
+
+/* Disputed point: the v2 fixed-counter quirk applies on bare metal only;
+ * a hypervisor's EDX[4:0] = 0 is believed (Linux: 3 * !HYPERVISOR). */
+static void test_cpu__fixed_quirk_not_in_a_vm(void **state)
+{
+	static const char dump[] = "00000000 00: 0000000a 756e6547 6c65746e 49656e69\n"
+				   "00000001 00: 000006f6 00020800 8000e3bd bfebfbff\n"
+				   "0000000a 00: 07280202 00000000 00000000 00000000\n";
+	struct pmon_cpuid *c = pmon_cpuid__new_buf(dump, sizeof(dump) - 1, "conroe-vm");
+	struct pmon_cpu_info ci;
+
+	(void)state;
+	assert_non_null(c);
+	assert_int_equal(pmon_cpu_decode(c, &ci), 0);
+	assert_true(ci.id.hypervisor);
+	assert_false(ci.pm.fixed_assumed);
+	assert_int_equal(ci.pm.fixed_count, 0);
+	assert_true(ci.pm.fast_read_arch); /* Core 2 model 0FH */
+	pmon_cpuid__free(c);
+}
+
+/* #13.10: leaf 10H sub-leaves a dump lacks are not enumerated, not zeros. */
+static void test_cpu__leaf_10_subleaf_absent(void **state)
+{
+	struct pmon_cpuid *c = load("intel-core-i9-12900k-alderlake-pcore");
+	struct pmon_cpu_info ci;
+
+	(void)state;
+	assert_int_equal(pmon_cpu_decode(c, &ci), 0);
+	assert_true(ci.rdt.l2_cat);
+	assert_int_equal(ci.rdt.leaf_10_2, PMON_LEAF_ABSENT);
+	pmon_cpuid__free(c);
+}
+
+static void put(const char *root, const char *rel, const char *text)
+{
+	char path[512], cmd[600];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname '%s')\"", path);
+	assert_int_equal(system(cmd), 0);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* #13.5: the L3 each CPU shares, from a sysfs tree laid out as Linux's
+ * cacheinfo does (index3/id; older kernels: shared_cpu_list only). */
+static void test_cpu__l3_ids_from_sysfs(void **state)
+{
+	char root[] = "/tmp/pmon-cache-XXXXXX", cmd[128];
+	int cpus[] = { 0, 1, 2, 3 }, ids[4];
+
+	(void)state;
+	assert_non_null(mkdtemp(root));
+	for (int c = 0; c < 4; c++) {
+		char rel[128];
+		snprintf(rel, sizeof(rel), "devices/system/cpu/cpu%d/cache/index0/level", c);
+		put(root, rel, "1\n");
+		snprintf(rel, sizeof(rel), "devices/system/cpu/cpu%d/cache/index3/level", c);
+		put(root, rel, "3\n");
+		snprintf(rel, sizeof(rel), "devices/system/cpu/cpu%d/cache/index1/level", c);
+		put(root, rel, "1\n");
+		snprintf(rel, sizeof(rel), "devices/system/cpu/cpu%d/cache/index2/level", c);
+		put(root, rel, "2\n");
+		if (c < 3) {
+			snprintf(rel, sizeof(rel), "devices/system/cpu/cpu%d/cache/index3/id", c);
+			put(root, rel, c < 2 ? "0\n" : "1\n");
+		} else {
+			snprintf(rel, sizeof(rel),
+				 "devices/system/cpu/cpu%d/cache/index3/shared_cpu_list", c);
+			put(root, rel, "2-3\n");
+		}
+	}
+	assert_int_equal(pmon_cpu_l3_ids(root, cpus, 4, ids), 0);
+	assert_int_equal(ids[0], 0);
+	assert_int_equal(ids[1], 0);
+	assert_int_equal(ids[2], 1);
+	assert_int_equal(ids[3], 2); /* first CPU of its shared list */
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(pmon_cpu_l3_ids(root, cpus, 4, ids), -ENOENT);
+}
+
 /* The live CPU decodes, and a snapshot written out reads back identically. */
 static void test_cpu__live_round_trip(void **state)
 {
@@ -310,6 +543,13 @@ int main(void)
 		cmocka_unit_test(test_cpu__vm_zero_leaf_0a),
 		cmocka_unit_test(test_cpu__hypervisor_tsc_leaf),
 		cmocka_unit_test(test_cpu__live_round_trip),
+		cmocka_unit_test(test_cpu__mbm_width_vendor_offset),
+		cmocka_unit_test(test_cpu__rmid_field_width),
+		cmocka_unit_test(test_cpu__family_above_0f_is_not_netburst),
+		cmocka_unit_test(test_cpu__rdt_errata),
+		cmocka_unit_test(test_cpu__leaf_10_subleaf_absent),
+		cmocka_unit_test(test_cpu__l3_ids_from_sysfs),
+		cmocka_unit_test(test_cpu__fixed_quirk_not_in_a_vm),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -63,6 +63,16 @@ static int setup(void **state)
 	put("sys/bus/event_source/devices/software/type", "1\n");
 	put("tracing/events/sched/sched_switch/id", "316\n");
 	put("tracing/events/sched/sched_wakeup/id", "318\n");
+	/* A format file as Linux 6.x writes it (trace_format_show()). */
+	put("tracing/events/sched/sched_switch/format",
+	    "name: sched_switch\nID: 316\nformat:\n"
+	    "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+	    "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
+	    "\tfield:char prev_comm[16];\toffset:8;\tsize:16;\tsigned:0;\n"
+	    "\tfield:pid_t prev_pid;\toffset:24;\tsize:4;\tsigned:1;\n"
+	    "\tfield:long prev_state;\toffset:32;\tsize:8;\tsigned:1;\n"
+	    "\tfield:pid_t next_pid;\toffset:56;\tsize:4;\tsigned:1;\n\n"
+	    "print fmt: \"prev_comm=%s next_pid=%d\", REC->prev_comm, REC->next_pid\n");
 	snprintf(sysfs, sizeof(sysfs), "%s/sys", root);
 	snprintf(tracefs, sizeof(tracefs), "%s/tracing", root);
 	return 0;
@@ -199,6 +209,178 @@ static void test_event__groups(void **state)
 	pmon_evlist__free(l);
 }
 
+/* #13.9: hardware events exclude the guest by default, as perf's
+ * event_attr_init(); :G and :H choose as parse_events__modifier_list() does
+ * (GH: both). Software events keep 0. */
+static void test_event__exclude_guest(void **state)
+{
+	static const struct {
+		int line;
+		const char *spec;
+		int eg, eh; /* exclude_guest, exclude_host */
+	} t[] = {
+		{ __LINE__, "cycles", 1, 0 },
+		{ __LINE__, "cycles:u", 1, 0 },
+		{ __LINE__, "cycles:G", 0, 1 },
+		{ __LINE__, "cycles:H", 1, 0 },
+		{ __LINE__, "cycles:GH", 0, 0 },
+		{ __LINE__, "L1-dcache-loads", 1, 0 },
+		{ __LINE__, "r003c", 1, 0 },
+		{ __LINE__, "cpu/event=0x3c/", 1, 0 },
+		{ __LINE__, "cpu/event=0x3c/G", 0, 1 },
+		{ __LINE__, "task-clock", 0, 0 },
+		{ __LINE__, "energy-pkg", 0, 0 },
+		{ __LINE__, "{cycles,instructions}:G", 0, 1 },
+		{ __LINE__, "{cycles:H,task-clock}:G", 0, 0 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		int err;
+		struct pmon_evlist *l = list_with(t[i].spec, &err);
+		const struct pmon_event_desc *d;
+
+		print_message("row at line %d: %s\n", t[i].line, t[i].spec);
+		assert_int_equal(err, 0);
+		d = pmon_evlist__event(l, 0);
+		assert_int_equal(d->attr.exclude_guest, t[i].eg);
+		assert_int_equal(d->attr.exclude_host, t[i].eh);
+		pmon_evlist__free(l);
+	}
+}
+
+/* A hybrid part's sysfs as Linux lays it out (Alder Lake: cpu_core type 4,
+ * cpu_atom type 10, each with its cpus, format/ and events/). */
+static void hybrid_tree(char *out, size_t len)
+{
+	put("hyb/bus/event_source/devices/cpu_core/type", "4\n");
+	put("hyb/bus/event_source/devices/cpu_core/cpus", "0-15\n");
+	put("hyb/bus/event_source/devices/cpu_core/format/event", "config:0-7\n");
+	put("hyb/bus/event_source/devices/cpu_core/format/umask", "config:8-15\n");
+	put("hyb/bus/event_source/devices/cpu_core/events/cpu-cycles", "event=0x3c\n");
+	put("hyb/bus/event_source/devices/cpu_atom/type", "10\n");
+	put("hyb/bus/event_source/devices/cpu_atom/cpus", "16-23\n");
+	put("hyb/bus/event_source/devices/cpu_atom/format/event", "config:0-7\n");
+	put("hyb/bus/event_source/devices/cpu_atom/format/umask", "config:8-15\n");
+	put("hyb/bus/event_source/devices/cpu_atom/events/cpu-cycles", "event=0x3c\n");
+	put("hyb/bus/event_source/devices/software/type", "1\n");
+	snprintf(out, len, "%s/hyb", root);
+}
+
+static struct pmon_evlist *hybrid_list(const char *spec, int *err)
+{
+	char hyb[300];
+	struct pmon_event_opts o = { .sz = sizeof(o), .tracefs_root = tracefs, .no_pfm = true };
+	struct pmon_evlist *l;
+
+	hybrid_tree(hyb, sizeof(hyb));
+	o.sysfs_root = hyb;
+	l = pmon_evlist__new(&o);
+	assert_non_null(l);
+	*err = pmon_evlist__add(l, spec);
+	return l;
+}
+
+/* A tracepoint's fields from its tracefs format file (the trace's kernel
+ * events read sched_switch's prev_state and next_pid there). */
+static void test_event__tracepoint_fields(void **state)
+{
+	int err;
+	struct pmon_evlist *l = list_with("task-clock", &err);
+	static const struct {
+		int line;
+		const char *tp, *field;
+		int err;
+		unsigned off, size;
+	} rows[] = {
+		{ __LINE__, "sched:sched_switch", "prev_state", 0, 32, 8 },
+		{ __LINE__, "sched:sched_switch", "next_pid", 0, 56, 4 },
+		{ __LINE__, "sched:sched_switch", "prev_comm", 0, 8, 16 },
+		{ __LINE__, "sched:sched_switch", "common_pid", 0, 4, 4 },
+		{ __LINE__, "sched:sched_switch", "prev", -ENOENT, 0, 0 }, /* a prefix */
+		{ __LINE__, "sched:sched_switch", "pid", -ENOENT, 0, 0 }, /* a suffix */
+		{ __LINE__, "sched:sched_wakeup", "pid", -ENOENT, 0, 0 }, /* no format file */
+		{ __LINE__, "sched", "pid", -EINVAL, 0, 0 },
+		{ __LINE__, "../x:y", "pid", -EINVAL, 0, 0 },
+	};
+
+	(void)state;
+	assert_int_equal(err, 0);
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		unsigned off = 0, size = 0;
+		int e = pmon_evlist__tp_field(l, rows[i].tp, rows[i].field, &off, &size);
+		if (e != rows[i].err || (!e && (off != rows[i].off || size != rows[i].size)))
+			fail_msg("line %d: %s %s: err %d offset %u size %u", rows[i].line,
+				 rows[i].tp, rows[i].field, e, off, size);
+	}
+	pmon_evlist__free(l);
+}
+
+/* #13.2: on cpu_core + cpu_atom a generic event opens once per core PMU,
+ * the type in config[63:32], named as perf 6.x names them. */
+static void test_event__hybrid_expansion(void **state)
+{
+	int err;
+	struct pmon_evlist *l = hybrid_list("cycles:u,L1-dcache-load-misses", &err);
+	const struct pmon_event_desc *d;
+
+	(void)state;
+	assert_int_equal(err, 0);
+	assert_int_equal(pmon_evlist__count(l), 4);
+	d = pmon_evlist__event(l, 0);
+	assert_string_equal(d->name, "cpu_core/cycles:u/");
+	assert_string_equal(d->pmu, "cpu_core");
+	assert_int_equal(d->attr.type, PERF_TYPE_HARDWARE);
+	assert_int_equal(d->attr.config, 4ULL << 32 | PERF_COUNT_HW_CPU_CYCLES);
+	assert_int_equal(d->attr.exclude_kernel, 1);
+	assert_int_equal(d->group, 0);
+	d = pmon_evlist__event(l, 1);
+	assert_string_equal(d->name, "cpu_atom/cycles:u/");
+	assert_int_equal(d->attr.config, 10ULL << 32 | PERF_COUNT_HW_CPU_CYCLES);
+	assert_int_equal(d->group, 1);
+	d = pmon_evlist__event(l, 3);
+	assert_string_equal(d->name, "cpu_atom/L1-dcache-load-misses/");
+	assert_int_equal(d->attr.type, PERF_TYPE_HW_CACHE);
+	assert_int_equal(d->attr.config, 10ULL << 32 | 0x10000);
+	pmon_evlist__free(l);
+
+	/* A group splits by PMU; a software member stays in the first copy. */
+	l = hybrid_list("{cycles,instructions,task-clock},page-faults", &err);
+	assert_int_equal(err, 0);
+	assert_int_equal(pmon_evlist__count(l), 6);
+	assert_string_equal(pmon_evlist__event(l, 0)->name, "cpu_core/cycles/");
+	assert_string_equal(pmon_evlist__event(l, 1)->name, "cpu_core/instructions/");
+	assert_string_equal(pmon_evlist__event(l, 2)->name, "task-clock");
+	for (size_t i = 0; i < 3; i++)
+		assert_int_equal(pmon_evlist__event(l, i)->group, 0);
+	assert_string_equal(pmon_evlist__event(l, 3)->name, "cpu_atom/cycles/");
+	assert_string_equal(pmon_evlist__event(l, 4)->name, "cpu_atom/instructions/");
+	assert_int_equal(pmon_evlist__event(l, 3)->group, 3);
+	assert_int_equal(pmon_evlist__event(l, 4)->group, 3);
+	assert_string_equal(pmon_evlist__event(l, 5)->name, "page-faults");
+	assert_int_equal(pmon_evlist__event(l, 5)->attr.config, PERF_COUNT_SW_PAGE_FAULTS);
+	pmon_evlist__free(l);
+
+	/* Naming one core PMU picks it alone. */
+	l = hybrid_list("cpu_atom/cycles/,cpu_core/instructions/", &err);
+	assert_int_equal(err, 0);
+	assert_int_equal(pmon_evlist__count(l), 2);
+	assert_int_equal(pmon_evlist__event(l, 0)->attr.config, 10ULL << 32 | 0);
+	assert_int_equal(pmon_evlist__event(l, 0)->attr.type, PERF_TYPE_HARDWARE);
+	assert_int_equal(pmon_evlist__event(l, 0)->attr.exclude_guest, 1);
+	assert_int_equal(pmon_evlist__event(l, 1)->attr.config,
+			 4ULL << 32 | PERF_COUNT_HW_INSTRUCTIONS);
+	pmon_evlist__free(l);
+
+	/* Not hybrid ("cpu" only): one event, no type in config. */
+	l = list_with("cycles", &err);
+	assert_int_equal(err, 0);
+	assert_int_equal(pmon_evlist__count(l), 1);
+	assert_int_equal(pmon_evlist__event(l, 0)->attr.config, PERF_COUNT_HW_CPU_CYCLES);
+	assert_string_equal(pmon_evlist__event(l, 0)->name, "cycles");
+	pmon_evlist__free(l);
+}
+
 struct bad_row {
 	int line;
 	const char *spec;
@@ -214,8 +396,7 @@ static const struct bad_row bad_rows[] = {
 	{ __LINE__, "", SYN, "empty event list" },
 	{ __LINE__, "cycels", UNK, "event 'cycels' is unknown; did you mean 'cycles'" },
 	{ __LINE__, "pagefaults", UNK, "did you mean 'page-faults'" },
-	{ __LINE__, "xyzzy-plugh-frobnicate", UNK,
-	  "event 'xyzzy-plugh-frobnicate' is unknown (see 'pmon list')" },
+	{ __LINE__, "xyzzy-plugh-frobnicate", UNK, "event 'xyzzy-plugh-frobnicate' is unknown" },
 	{ __LINE__, "cycles:x", SYN, "unknown modifier 'x'" },
 	{ __LINE__, "cycles:", SYN, "empty modifier" },
 	{ __LINE__, "cycles:pppp", SYN, "at most 3 'p' modifiers" },
@@ -329,6 +510,47 @@ static void test_event__list_names(void **state)
 	assert_int_equal(pmon_event_list_names(&o, "sched_w", count_cb, &n), 1);
 }
 
+/* The list splitter top uses is the one pmon_evlist__add() uses: groups
+ * and PMU terms keep their commas; empty items and stray braces refused. */
+static void test_event__list_split(void **state)
+{
+	static const struct {
+		int line;
+		const char *spec;
+		const char *items[4]; /* NULL-ended; all NULL with bad: an error */
+		bool bad;
+	} rows[] = {
+		{ __LINE__, "a,b", { "a", "b" }, false },
+		{ __LINE__, "{a,b}:u,c", { "{a,b}:u", "c" }, false },
+		{ __LINE__,
+		  "cpu/event=0x3c,umask=0/,b",
+		  { "cpu/event=0x3c,umask=0/", "b" },
+		  false },
+		{ __LINE__, "a,,b", { "a" }, true },
+		{ __LINE__, "a,", { NULL }, true },
+		{ __LINE__, "{a,b", { NULL }, true },
+		{ __LINE__, "", { NULL }, true },
+	};
+
+	(void)state;
+	for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
+		const char *pos = NULL;
+		char item[64];
+		size_t k = 0;
+		int rc;
+
+		while ((rc = pmon_evlist__next(rows[r].spec, &pos, item, sizeof(item))) > 0) {
+			if (!rows[r].items[k] || strcmp(item, rows[r].items[k]))
+				fail_msg("line %d: item %zu is '%s'", rows[r].line, k, item);
+			k++;
+		}
+		if (rows[r].bad != (rc < 0))
+			fail_msg("line %d: returned %d", rows[r].line, rc);
+		if (!rows[r].bad && rows[r].items[k])
+			fail_msg("line %d: %zu items, more expected", rows[r].line, k);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -338,6 +560,10 @@ int main(void)
 		cmocka_unit_test(test_event__bad),
 		cmocka_unit_test(test_event__libpfm4),
 		cmocka_unit_test(test_event__list_names),
+		cmocka_unit_test(test_event__exclude_guest),
+		cmocka_unit_test(test_event__hybrid_expansion),
+		cmocka_unit_test(test_event__tracepoint_fields),
+		cmocka_unit_test(test_event__list_split),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -84,6 +84,27 @@ static void test_kernel__fake_tree(void **state)
 	assert_int_equal(k.rdpmc_mode, -1);
 	assert_int_equal(k.paranoid, INT_MIN);
 	assert_false(k.resctrl_mounted);
+	/* #11/#13.2: the one core-PMU check knows both halves of a hybrid part. */
+	assert_int_equal(k.ncore_pmus, 2);
+	assert_string_equal(k.core_pmus[0].name, "cpu_core");
+	assert_string_equal(k.core_pmus[1].name, "cpu_atom");
+	assert_int_equal(k.core_pmus[1].type, 10);
+	struct pmon_pmu_desc cp[4];
+	assert_int_equal(pmon_kernel_core_pmus(sys, cp, 4), 2);
+	assert_int_equal(cp[0].type, 4);
+	assert_true(pmon_kernel_has_core_pmu(sys));
+	/* Only the E-core PMU (P-cores offline at boot): still a core PMU --
+	 * three of the eight old copies looked for cpu and cpu_core only. */
+	snprintf(cmd, sizeof(cmd), "rm -rf %s/sys/bus/event_source/devices/cpu_core", root);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(pmon_kernel_probe(&o, &k), 0);
+	assert_string_equal(k.core_pmu, "cpu_atom");
+	assert_true(pmon_kernel_has_core_pmu(sys));
+	/* A directory without a type file is no PMU perf can open. */
+	snprintf(cmd, sizeof(cmd), "rm -f %s/sys/bus/event_source/devices/cpu_atom/type", root);
+	assert_int_equal(system(cmd), 0);
+	assert_false(pmon_kernel_has_core_pmu(sys));
+	assert_int_equal(pmon_kernel_core_pmus(sys, NULL, 0), 0);
 
 	o.sz = 3; /* not a size this library knows */
 	assert_int_equal(pmon_kernel_probe(&o, &k), -EINVAL);
@@ -94,6 +115,49 @@ static void test_kernel__fake_tree(void **state)
 /* The kallsyms parser: text symbols only, module suffixes cut, zero
  * (kptr_restrict) addresses dropped, unsorted input sorted, lookups with
  * the next symbol's start as the end. */
+/* A hybrid part's core PMUs each count on their own CPUs (Alder Lake's
+ * sysfs layout); a PMU without a cpus file counts everywhere. */
+static void test_kernel__pmu_cpus(void **state)
+{
+	char tree[] = "/tmp/pmon-pmucpus-XXXXXX", sys[300], path[400];
+	long *cpus = NULL;
+	size_t n = 0;
+
+	(void)state;
+	assert_non_null(mkdtemp(tree));
+	snprintf(sys, sizeof(sys), "%s/sys", tree);
+	const char *files[][2] = {
+		{ "cpu_core/type", "4\n" },  { "cpu_core/cpus", "0-7\n" },
+		{ "cpu_atom/type", "10\n" }, { "cpu_atom/cpus", "8-15\n" },
+		{ "software/type", "1\n" },  { "cpu_bad/cpus", "8-x\n" },
+	};
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		char cmd[600];
+		snprintf(path, sizeof(path), "%s/bus/event_source/devices/%s", sys, files[i][0]);
+		snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname '%s')\"", path);
+		assert_int_equal(system(cmd), 0);
+		FILE *f = fopen(path, "w");
+		assert_non_null(f);
+		fputs(files[i][1], f);
+		fclose(f);
+	}
+	assert_int_equal(pmon_kernel_pmu_cpus(sys, "cpu_core", &cpus, &n), 0);
+	assert_int_equal(n, 8);
+	assert_int_equal(cpus[0], 0);
+	assert_int_equal(cpus[7], 7);
+	free(cpus);
+	assert_int_equal(pmon_kernel_pmu_cpus(sys, "cpu_atom", &cpus, &n), 0);
+	assert_int_equal(n, 8);
+	assert_int_equal(cpus[0], 8);
+	free(cpus);
+	assert_int_equal(pmon_kernel_pmu_cpus(sys, "software", &cpus, &n), -ENOENT);
+	assert_null(cpus);
+	assert_int_equal(pmon_kernel_pmu_cpus(sys, "cpu_bad", &cpus, &n), -EINVAL);
+	assert_int_equal(pmon_kernel_pmu_cpus(sys, "../x", &cpus, &n), -EINVAL);
+	snprintf(path, sizeof(path), "rm -rf '%s'", tree);
+	assert_int_equal(system(path), 0);
+}
+
 static void test_kernel__ksyms(void **state)
 {
 	char path[] = "/tmp/pmon-ksyms-XXXXXX";
@@ -152,6 +216,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_kernel__fake_tree),
+		cmocka_unit_test(test_kernel__pmu_cpus),
 		cmocka_unit_test(test_kernel__ksyms),
 		cmocka_unit_test(test_kernel__real),
 	};

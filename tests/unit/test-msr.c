@@ -13,6 +13,8 @@
 
 #include <pmon/pmon.h>
 
+#include "fake-msr.h"
+
 static void test_msr__names_and_addresses(void **state)
 {
 	uint32_t a;
@@ -78,12 +80,288 @@ static void test_msr__file_device(void **state)
 	unlink(path);
 }
 
+/* ---- the MSR counting backend against a fake device that acts like the
+ * hardware (tests/unit/fake-msr.h), on the real Skylake dump's figures ---- */
+
+static struct pmon_cpu_info skl;
+static struct fake_msr fake;
+static struct pmon__msr_ops ops;
+
+static void skl_setup(bool fw_write)
+{
+	char path[512];
+	struct pmon_cpuid *c;
+
+	snprintf(path, sizeof(path), "%s/intel-core-i7-6700k-skylake.txt", PMON_CPUID_DIR);
+	c = pmon_cpuid__new_file(path);
+	assert_non_null(c);
+	assert_int_equal(pmon_cpu_decode(c, &skl), 0);
+	pmon_cpuid__free(c);
+	assert_true(skl.pm.perf_capabilities); /* PDCM: PERF_CAPABILITIES exists */
+	memset(&fake, 0, sizeof(fake));
+	fake.ncpus = 2;
+	fake.gp = skl.pm.gp_count;
+	fake.width = skl.pm.gp_width;
+	fake.fixed = skl.pm.fixed_count;
+	fake.fixed_width = skl.pm.fixed_width;
+	fake.pdcm = true;
+	fake.fw_write = fw_write;
+	fake_msr_plug(&fake, &ops);
+}
+
+static struct pmon_evlist *events(const char *spec)
+{
+	char dir[] = "/tmp/pmon-nosys-XXXXXX";
+	struct pmon_event_opts o = { .sz = sizeof(o), .no_pfm = true };
+	struct pmon_evlist *l;
+
+	assert_non_null(mkdtemp(dir));
+	o.sysfs_root = dir; /* no PMUs: no hybrid expansion */
+	l = pmon_evlist__new(&o);
+	assert_non_null(l);
+	assert_int_equal(pmon_evlist__add(l, spec), 0);
+	rmdir(dir);
+	return l;
+}
+
+/* The model refuses what the hardware refuses and truncates as it does. */
+static void test_msr__fake_device_is_the_hardware(void **state)
+{
+	uint64_t v;
+
+	(void)state;
+	skl_setup(false);
+	/* IA32_PMC0 <- 0x8000_8000_0000: bits 31:0 = 8000_0000, sign-extended */
+	assert_int_equal(pmon_msr_write(NULL, 0, 0xc1, 0x800080000000ULL), 0);
+	assert_int_equal(pmon_msr_read(NULL, 0, 0xc1, &v), 0);
+	assert_int_equal(v, 0xffff80000000ULL);
+	assert_int_equal(v, pmon_msr_pmc_written(0x800080000000ULL, 48, false));
+	/* no FW_WRITE: no IA32_A_PMC0 */
+	assert_int_equal(pmon_msr_write(NULL, 0, 0x4c1, 5), -EIO);
+	assert_non_null(strstr(pmon_errdetail(), "faulted"));
+	/* reserved bits: GLOBAL_CTRL bit 4 (4 GP counters), EVTSEL bit 32 */
+	assert_int_equal(pmon_msr_write(NULL, 0, 0x38f, 1ULL << 4), -EIO);
+	assert_int_equal(pmon_msr_write(NULL, 0, 0x38f, 0x70000000fULL), 0);
+	assert_int_equal(pmon_msr_write(NULL, 0, 0x186, 1ULL << 32), -EIO);
+	assert_int_equal(pmon_msr_write(NULL, 0, 0x345, 0), -EIO); /* read-only */
+	assert_int_equal(pmon_msr_read(NULL, 0, 0x1a0, &v), -EIO); /* not modelled */
+	fake_msr_unplug();
+	skl_setup(true);
+	assert_int_equal(pmon_msr_write(NULL, 0, 0x4c1, 0x800080000000ULL), 0);
+	assert_int_equal(pmon_msr_read(NULL, 0, 0xc1, &v), 0);
+	assert_int_equal(v, 0x800080000000ULL);
+	assert_int_equal(pmon_msr_write(NULL, 0, 0x4c1, 1ULL << 48), -EIO);
+	fake_msr_unplug();
+}
+
+/* #13.4a: GLOBAL_CTRL bits alone (Linux leaves them all set) are not "busy";
+ * an enabled IA32_PERFEVTSELx is, and then nothing is written. */
+static void test_msr__counting_refuses_enables_not_global_ctrl(void **state)
+{
+	struct pmon_evlist *l = events("cycles,instructions");
+	struct pmon_msr_counting *m = NULL;
+	int cpus[] = { 0, 1 };
+	uint64_t vals[2];
+
+	(void)state;
+	skl_setup(false);
+	fake.global[0] = fake.global[1] = 0x70000000fULL; /* intel_pmu_enable_all() */
+	assert_non_null(m = pmon_msr_counting__start(NULL, &skl, l, cpus, 2, false));
+	assert_int_equal(fake.global[1], 0x70000000fULL);
+	assert_int_equal(fake.evtsel[1][0], 0x43003c);
+	fake.pmc[1][0] = 1000; /* counted */
+	assert_int_equal(pmon_msr_counting__stop(m, vals), 0);
+	assert_int_equal(vals[0], 1000);
+	assert_int_equal(pmon_msr_counting__restore(m), 0);
+	assert_int_equal(fake.global[0], 0x70000000fULL);
+	assert_int_equal(fake.evtsel[0][0], 0);
+	pmon_msr_counting__free(m);
+
+	fake.evtsel[1][1] = 0x4300c0; /* someone counts instructions on CPU 1 */
+	memcpy(fake.pmc[0], (uint64_t[]){ 7, 8 }, 2 * sizeof(uint64_t));
+	m = NULL;
+	assert_null(m = pmon_msr_counting__start(NULL, &skl, l, cpus, 2, false));
+	assert_int_equal(errno, EBUSY);
+	assert_null(m);
+	assert_non_null(strstr(pmon_errdetail(), "IA32_PERFEVTSEL1 on CPU 1 is enabled"));
+	assert_int_equal(fake.pmc[0][0], 7); /* untouched */
+	assert_int_equal(fake.evtsel[1][1], 0x4300c0);
+	fake_msr_unplug();
+	pmon_evlist__free(l);
+}
+
+/* #13.4b: a saved 48-bit counter value survives the restore only through
+ * IA32_A_PMCx; without FW_WRITE the loss is said, not hidden. */
+static void test_msr__counting_restore_full_width(void **state)
+{
+	struct pmon_evlist *l = events("cycles");
+	struct pmon_msr_counting *m = NULL;
+	const struct pmon_msr_write_rec *w;
+	int cpus[] = { 0 };
+	uint64_t vals[1], saved = 0x812345678ULL; /* wider than 32 bits */
+	size_t n;
+	bool a_pmc = false;
+
+	(void)state;
+	skl_setup(true);
+	fake.pmc[0][0] = saved;
+	assert_non_null(m = pmon_msr_counting__start(NULL, &skl, l, cpus, 1, false));
+	assert_int_equal(pmon_msr_counting__stop(m, vals), 0);
+	assert_int_equal(pmon_msr_counting__restore(m), 0);
+	assert_int_equal(fake.pmc[0][0], saved);
+	w = pmon_msr_counting__writes(m, &n);
+	for (size_t i = 0; i < n; i++)
+		a_pmc |= w[i].restore && w[i].addr == 0x4c1 && w[i].value == saved;
+	assert_true(a_pmc);
+	pmon_msr_counting__free(m);
+	fake_msr_unplug();
+
+	skl_setup(false);
+	fake.pmc[0][0] = saved;
+	m = NULL;
+	assert_non_null(m = pmon_msr_counting__start(NULL, &skl, l, cpus, 1, false));
+	assert_int_equal(pmon_msr_counting__stop(m, vals), 0);
+	assert_int_equal(pmon_msr_counting__restore(m), 0);
+	assert_int_equal(fake.pmc[0][0], 0x12345678ULL);
+	assert_non_null(strstr(pmon_errdetail(), "sign-extended low 32 bits"));
+	pmon_msr_counting__free(m);
+	fake_msr_unplug();
+	pmon_evlist__free(l);
+}
+
+/* #13.3: ref-cycles is fixed counter 2 (TSC rate), not GP event 3CH/01H. */
+static void test_msr__counting_ref_cycles_on_fixed_2(void **state)
+{
+	struct pmon_evlist *l = events("ref-cycles,cycles:u");
+	struct pmon_msr_counting *m = NULL;
+	const struct pmon_msr_write_rec *w;
+	int cpus[] = { 0 };
+	uint64_t vals[2];
+	size_t n;
+
+	(void)state;
+	skl_setup(false);
+	fake.fixed_ctrl[0] = 0x0b0; /* fixed 1 in use by someone: kept */
+	fake.global[0] = 0x70000000fULL;
+	assert_non_null(m = pmon_msr_counting__start(NULL, &skl, l, cpus, 1, false));
+	assert_int_equal(fake.fixed_ctrl[0], 0x3b0); /* EN2 = 3: OS and USR */
+	assert_int_equal(fake.evtsel[0][0], 0x41003c); /* cycles:u on PMC0 */
+	w = pmon_msr_counting__writes(m, &n);
+	for (size_t i = 0; i < n; i++)
+		assert_false(w[i].addr >= 0x186 && w[i].addr < 0x18e &&
+			     (w[i].value & 0xffff) == 0x013c);
+	fake.fixed_ctr[0][2] = 4000;
+	fake.pmc[0][0] = 3000;
+	assert_int_equal(pmon_msr_counting__stop(m, vals), 0);
+	assert_int_equal(vals[0], 4000);
+	assert_int_equal(vals[1], 3000);
+	assert_int_equal(pmon_msr_counting__restore(m), 0);
+	assert_int_equal(fake.fixed_ctrl[0], 0x0b0);
+	assert_int_equal(fake.global[0], 0x70000000fULL);
+	pmon_msr_counting__free(m);
+
+	/* fixed counter 2 enabled by someone else: refused */
+	fake.fixed_ctrl[0] = 0x200;
+	m = NULL;
+	assert_null(m = pmon_msr_counting__start(NULL, &skl, l, cpus, 1, false));
+	assert_int_equal(errno, EBUSY);
+	assert_non_null(strstr(pmon_errdetail(), "IA32_FIXED_CTR_CTRL"));
+	fake_msr_unplug();
+	pmon_evlist__free(l);
+}
+
+/* #14.6: a pmon killed while counting (here: freed without a restore) leaves
+ * a state file; the next start refuses, naming it, and replaying the file
+ * puts every register back as it was, then removes it. */
+static void test_msr__counting_state_file_after_a_kill(void **state)
+{
+	struct pmon_evlist *l = events("cycles,ref-cycles,instructions");
+	struct pmon_msr_counting *m = NULL;
+	struct pmon_msr_write_rec *w = NULL;
+	char dir[] = "/tmp/pmon-msrstate-XXXXXX", path[64], bad[80];
+	int cpus[] = { 0, 1 };
+	size_t n = 0;
+
+	(void)state;
+	skl_setup(true);
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/state", dir);
+	struct pmon_msr_counting_opts o = { .sz = sizeof(o), .state_file = path };
+	fake.global[0] = fake.global[1] = 0x70000000fULL;
+	fake.pmc[0][0] = 0x812345678ULL; /* wider than 32 bits: through IA32_A_PMC0 */
+	fake.pmc[1][1] = 77;
+	fake.fixed_ctr[1][2] = 99;
+	fake.fixed_ctrl[0] = 0x3; /* fixed counter 0 is someone else's: kept */
+	struct fake_msr before = fake;
+
+	assert_non_null(m = pmon_msr_counting__start_opts(NULL, &skl, l, cpus, 2, false, &o));
+	assert_int_equal(access(path, F_OK), 0);
+	assert_int_equal(fake.evtsel[0][0], 0x43003c);
+	pmon_msr_counting__free(m); /* SIGKILL: nothing restored */
+	m = NULL;
+
+	/* A fake "pid" that is gone (a killed pmon's): refused, and nothing written. */
+	FILE *f = fopen(path, "r+");
+	assert_non_null(f);
+	char buf[4096];
+	size_t len = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[len] = '\0';
+	char *pidline = strstr(buf, "pid ");
+	assert_non_null(pidline);
+	fclose(f);
+	char *rest = strchr(pidline, '\n');
+	f = fopen(path, "w");
+	fprintf(f, "pmon-msr-state 1\npid 999999999%s", rest);
+	fclose(f);
+	unsigned long long sel0 = fake.evtsel[0][0];
+	assert_null(m = pmon_msr_counting__start_opts(NULL, &skl, l, cpus, 2, false, &o));
+	assert_int_equal(errno, EBUSY);
+	assert_null(m);
+	assert_non_null(strstr(pmon_errdetail(), "left the counters programmed"));
+	assert_int_equal(fake.evtsel[0][0], sel0);
+
+	/* A damaged copy writes nothing. */
+	snprintf(bad, sizeof(bad), "%s/bad", dir);
+	f = fopen(bad, "w");
+	fprintf(f, "pmon-msr-state 1\npid 999999999\nwrite 0 0x38f 0\nwrite 0 zz\n");
+	fclose(f);
+	assert_int_equal(pmon_msr_state__restore(bad, &w, &n), -EINVAL);
+	free(w);
+	assert_int_equal(fake.evtsel[0][0], sel0);
+
+	assert_int_equal(pmon_msr_state__restore(path, &w, &n), 0);
+	assert_true(n > 0);
+	free(w);
+	assert_int_not_equal(access(path, F_OK), 0); /* removed */
+	for (unsigned c = 0; c < 2; c++) {
+		assert_int_equal(fake.global[c], before.global[c]);
+		assert_int_equal(fake.fixed_ctrl[c], before.fixed_ctrl[c]);
+		assert_memory_equal(fake.evtsel[c], before.evtsel[c], sizeof(fake.evtsel[c]));
+		assert_memory_equal(fake.pmc[c], before.pmc[c], sizeof(fake.pmc[c]));
+		assert_int_equal(fake.fixed_ctr[c][2], before.fixed_ctr[c][2]);
+	}
+	/* And counting works again. */
+	assert_non_null(m = pmon_msr_counting__start_opts(NULL, &skl, l, cpus, 2, false, &o));
+	assert_int_equal(pmon_msr_counting__restore(m), 0);
+	assert_int_not_equal(access(path, F_OK), 0);
+	pmon_msr_counting__free(m);
+	unlink(bad);
+	rmdir(dir);
+	fake_msr_unplug();
+	pmon_evlist__free(l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_msr__names_and_addresses),
 		cmocka_unit_test(test_msr__decode),
 		cmocka_unit_test(test_msr__file_device),
+		cmocka_unit_test(test_msr__fake_device_is_the_hardware),
+		cmocka_unit_test(test_msr__counting_refuses_enables_not_global_ctrl),
+		cmocka_unit_test(test_msr__counting_restore_full_width),
+		cmocka_unit_test(test_msr__counting_ref_cycles_on_fixed_2),
+		cmocka_unit_test(test_msr__counting_state_file_after_a_kill),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

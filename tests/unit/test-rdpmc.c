@@ -38,6 +38,11 @@ static const char vm_zero[] = "00000000 00: 0000000d 756e6547 6c65746e 49656e69\
 			      "00000001 00: 000806f8 00800800 fffefbff bfebfbff\n"
 			      "0000000a 00: 00000000 00000000 00000000 00000000\n";
 
+static const char vm_fam13[] = /* Intel family 13H (extended family 4) in a VM */
+	"00000000 00: 00000023 756e6547 6c65746e 49656e69\n"
+	"00000001 00: 00400f01 00800800 fffefbff bfebfbff\n"
+	"0000000a 00: 00000000 00000000 00000000 00000000\n";
+
 struct cpu_src {
 	const char *name; /* file in shared/data/cpuid, or a label */
 	const char *inline_dump;
@@ -59,6 +64,9 @@ static const struct cpu_src cpus[] = {
 	{ "amd-athlon64-2800-k8", NULL }, /* 12 */
 	{ "vm-zero-0a", vm_zero }, /* 13 */
 	{ "intel-celeron-215-yonah", NULL }, /* 14: v1, no fixed */
+	{ "intel-core-i9-12900k-alderlake-pcore", NULL }, /* 15: hybrid P-core, no 23H */
+	{ "intel-core-i9-12900k-alderlake-ecore", NULL }, /* 16: hybrid E-core, no 23H */
+	{ "vm-family-13h", vm_fam13 }, /* 17: family 13H, 0AH zero */
 };
 
 static struct pmon_cpu_info decoded[sizeof(cpus) / sizeof(cpus[0])];
@@ -128,10 +136,30 @@ static const struct enc_row enc_rows[] = {
 	R(2, FX, 7, 0, NO, BAD, 0, 0, "EBX[7] = 0"),
 	R(3, GP, 9, 0, NO, OK, 0x9, 48, "CPUID.23H.01H:EAX[9] = 1"),
 	R(3, GP, 10, 0, NO, BAD, 0, 0, "EAX[10] = 0"),
-	R(4, FX, 0, 0, NO, BAD, 0, 0, "EDX[4:0] = 0"),
+	/* Disputed: Conroe reads EDX[4:0] = 0 but has 3 fixed counters;
+	 * Linux assumes 3 outside a VM, and pmon follows it. */
+	R(4, FX, 0, 0, NO, OK, 0x40000000, 40, "EDX[4:0] = 0 misreports"),
+	R(4, FX, 2, 0, NO, OK, 0x40000002, 40, "Linux intel_pmu_init() assumes 3"),
+	R(4, FX, 3, 0, NO, BAD, 0, 0, "needs CPUID.0AH:EDX[4:0] > 3"),
+	/* Disputed: Core 2's RDPMC honours ECX[31] (fast read), Skylake's not */
+	R(4, GP, 1, 1, NO, OK, 0x80000001, 32, "ECX[31] fast read (Core Solo/Duo, Core 2)"),
+	R(5, FX, 1, 1, NO, OK, 0xc0000001, 32, "fast read"),
+	R(4, GP, 2, 1, NO, BAD, 0, 0, "must be < CPUID.0AH:EAX[15:8] = 2"),
+	R(14, GP, 0, 1, NO, OK, 0x80000000, 32, "Core Solo/Duo"),
 	R(4, GP, 1, 0, NO, OK, 0x1, 40, "< CPUID.0AH:EAX[15:8] = 2"),
 	R(5, FX, 2, 0, NO, OK, 0x40000002, 40, "EDX[4:0] = 3 > 2"),
 	R(14, FX, 0, 0, NO, BAD, 0, 0, "EDX[4:0] = 0"),
+	/* #13.2: a hybrid P-core without 23H is not capped at 0AH's E-core
+	 * subset (Linux's cpu_core: + 2 GP, + 1 fixed); the E-core is, and
+	 * each rule names its core type. */
+	R(15, GP, 7, 0, NO, OK, 0x7, 48, "GP index 7 < 8 on a P-core"),
+	R(15, GP, 8, 0, NO, BAD, 0, 0, "must be < 8 on a P-core"),
+	R(15, FX, 3, 0, NO, OK, 0x40000003, 48, "fixed index 3 on a P-core"),
+	R(16, GP, 5, 0, NO, OK, 0x5, 48, "< CPUID.0AH:EAX[15:8] = 6 (E-core)"),
+	R(16, GP, 6, 0, NO, BAD, 0, 0, "must be < CPUID.0AH:EAX[15:8] = 6"),
+	R(16, FX, 3, 0, NO, BAD, 0, 0, "needs CPUID.0AH:EDX[4:0] > 3"),
+	/* #13.7: family 13H with 0AH version 0 is no perfmon, not NetBurst */
+	R(17, LG, 0, 0, NO, BAD, 0, 0, "no counters are enumerated"),
 	/* Metrics: IA32_PERF_CAPABILITIES[15] */
 	R(0, MT, 0, 0, YES, OK, 0x20000000, 0, "PERF_METRICS_AVAILABLE = 1"),
 	R(0, MT, 3, 0, NO, BAD, 0, 0, "it is 0"),
@@ -206,6 +234,8 @@ static const struct ecx_row ecx_rows[] = {
 	{ __LINE__, 6, 0x80000000, BAD, "fast read is not supported" },
 	{ __LINE__, 9, 0x80000000, OK, "fast read" },
 	{ __LINE__, 9, 0x7fffffff, BAD, "is not a counter index" },
+	{ __LINE__, 4, 0x80000000, OK, "fast read" },
+	{ __LINE__, 4, 0xa0000000, BAD, "no fast read of performance metrics" },
 };
 
 static void test_rdpmc__validate_raw_ecx(void **state)

@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include <pmon/stats.h>
@@ -13,7 +14,7 @@
 static void test_stats__basics(void **state)
 {
 	const double v[] = { 5, 1, 4, 2, 3 };
-	struct pmon_summary s;
+	struct pmon_summary s = { .sz = sizeof(s) };
 
 	(void)state;
 	assert_int_equal(pmon_summarize(v, 5, 0, &s), 0);
@@ -29,7 +30,7 @@ static void test_stats__mode_and_culling(void **state)
 {
 	/* The seed's case: a near-constant time with a few interrupted runs. */
 	double v[100];
-	struct pmon_summary s;
+	struct pmon_summary s = { .sz = sizeof(s) };
 
 	(void)state;
 	for (int i = 0; i < 100; i++)
@@ -56,11 +57,32 @@ static void test_stats__large_values_keep_precision(void **state)
 {
 	/* TSC-sized values: a one-pass sum of squares would lose the spread. */
 	const double v[] = { 1e12 + 1, 1e12 + 2, 1e12 + 3 };
-	struct pmon_summary s;
+	struct pmon_summary s = { .sz = sizeof(s) };
 
 	(void)state;
 	assert_int_equal(pmon_summarize(v, 3, 0, &s), 0);
 	assert_true(fabs(s.stddev - 1) < 1e-6);
+}
+
+/* The output carries its size: an unset size is refused, a caller built
+ * with a larger struct gets zeros past what this library knows. */
+static void test_stats__output_size(void **state)
+{
+	const double v[] = { 1, 2, 3 };
+	struct {
+		struct pmon_summary s;
+		double later;
+	} big;
+	struct pmon_summary s = { 0 };
+
+	(void)state;
+	assert_int_equal(pmon_summarize(v, 3, 0, &s), -EINVAL);
+	memset(&big, 0xff, sizeof(big));
+	big.s.sz = sizeof(big);
+	assert_int_equal(pmon_summarize(v, 3, 0, &big.s), 0);
+	assert_true(big.s.median == 2 && big.s.n == 3);
+	assert_true(big.later == 0);
+	assert_int_equal(big.s.sz, sizeof(big));
 }
 
 int main(void)
@@ -69,6 +91,7 @@ int main(void)
 		cmocka_unit_test(test_stats__basics),
 		cmocka_unit_test(test_stats__mode_and_culling),
 		cmocka_unit_test(test_stats__large_values_keep_precision),
+		cmocka_unit_test(test_stats__output_size),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,7 +3,9 @@
  * Workload for JIT symbols: writes a counting loop into an anonymous
  * executable mapping, names it "jitted_loop" in /tmp/perf-PID.map (perf's
  * convention for JITs), and runs it.
- * usage: jit [ITERATIONS]   (the map file is left for the report; the caller removes it)
+ * usage: jit [ITERATIONS [MAPNAME]]   (the map file is left for the report;
+ * the caller removes it; with MAPNAME its path is also written there, so that
+ * tests running side by side each find their own)
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -33,6 +35,13 @@ int main(int argc, char **argv)
 	    fclose(f)) {
 		perror(path);
 		return 1;
+	}
+	if (argc > 2) {
+		FILE *o = fopen(argv[2], "w");
+		if (!o || fprintf(o, "%s\n", path) < 0 || fclose(o)) {
+			perror(argv[2]);
+			return 1;
+		}
 	}
 	void (*loop)(long) = (void (*)(long))p;
 	loop(n);

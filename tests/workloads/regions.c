@@ -3,8 +3,10 @@
  * Workload instrumented with pmon's region API, for `pmon stat --regions`:
  * "faults" touches exactly 16 fresh pages per pair, "outer" holds two
  * "inner" pairs, "mt" runs in T threads.
+ * It calls setlocale(LC_ALL, "") as programs do: the report must not follow.
  * usage: regions PAIRS [THREADS]
  */
+#include <locale.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +42,7 @@ int main(int argc, char **argv)
 	long threads = argc > 2 ? strtol(argv[2], NULL, 10) : 0;
 	pthread_t th[64];
 
+	setlocale(LC_ALL, "");
 	pairs = argc > 1 ? strtol(argv[1], NULL, 10) : 100;
 	if (pairs <= 0 || threads < 0 || threads > 64) {
 		fprintf(stderr, "usage: regions PAIRS [THREADS]\n");

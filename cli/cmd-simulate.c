@@ -1,0 +1,1106 @@
+// SPDX-License-Identifier: MIT
+/*
+ * pmon simulate: run a command under valgrind's callgrind with this CPU's
+ * (or a dump's, or the user's) cache geometry, and keep what it simulated
+ * at every instruction as a pmon recording for pmon report / annotate, or
+ * print the totals as a stat table (--stat). VTune's Dynamic Analyzer:
+ * events where no PMU exists, exact to the instruction, 20-100x slower.
+ * See docs/simulate.md.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "cli.h"
+#include "sim.h"
+#include <pmon/pmon.h>
+
+#define MAX_FILE (1ULL << 30) /* a callgrind file larger than this is refused */
+#define SIM_CALLERS "50" /* -g: callers kept apart per function (deeper chains merge) */
+
+static volatile sig_atomic_t got_sig;
+static volatile pid_t child_pid;
+
+/*
+ * A signal typed at the terminal reaches the whole process group, so valgrind
+ * has it too: it stops the program, writes what it gathered and dies with
+ * the same signal. One sent to pmon alone (kill PID: SI_USER) is passed on.
+ */
+static void on_signal(int sig, siginfo_t *si, void *uc)
+{
+	(void)uc;
+	if (!got_sig && child_pid > 0 && si && si->si_code != SI_KERNEL)
+		kill(child_pid, sig);
+	got_sig = sig;
+}
+
+/* @name found as execvp would find it; false if not there. */
+static bool on_path(const char *name, char *found, size_t len)
+{
+	if (strchr(name, '/')) {
+		snprintf(found, len, "%s", name);
+		return access(name, X_OK) == 0;
+	}
+	const char *path = getenv("PATH");
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (const char *p = path;; p++) {
+		const char *e = strchr(p, ':');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		snprintf(found, len, "%.*s%s%s", (int)n, p, n ? "/" : "", name);
+		struct stat st;
+		if (!access(found, X_OK) && !stat(found, &st) && S_ISREG(st.st_mode))
+			return true;
+		if (!e)
+			return false;
+		p = e;
+	}
+}
+
+static void geom_text(char *buf, size_t len, const char *name, const struct pmon_cache_geom *g)
+{
+	if (g->size % (1024 * 1024) == 0)
+		snprintf(buf, len, "%s %lluM %u-way %uB", name, (unsigned long long)(g->size >> 20),
+			 g->assoc, g->line);
+	else if (g->size % 1024 == 0)
+		snprintf(buf, len, "%s %lluK %u-way %uB", name, (unsigned long long)(g->size >> 10),
+			 g->assoc, g->line);
+	else
+		snprintf(buf, len, "%s %lluB %u-way %uB", name, (unsigned long long)g->size,
+			 g->assoc, g->line);
+}
+
+struct runs {
+	struct pmon_callgrind **cg;
+	size_t n;
+};
+
+static int cmp_pid(const void *a, const void *b)
+{
+	uint32_t x = pmon_callgrind__pid(*(struct pmon_callgrind *const *)a);
+	uint32_t y = pmon_callgrind__pid(*(struct pmon_callgrind *const *)b);
+
+	return (x > y) - (x < y);
+}
+
+/* Parse every callgrind.out.* in @dir. Return: CLI_OK or an exit code. */
+static int read_runs(const char *dir, struct runs *r)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char path[4400];
+	int rc = CLI_OK;
+
+	if (!d) {
+		cli_error("cannot read '%s': %s", dir, strerror(errno));
+		return CLI_FAIL;
+	}
+	while (rc == CLI_OK && (e = readdir(d))) {
+		if (strncmp(e->d_name, "callgrind.out.", 14))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		size_t len = 0;
+		char *buf = cli_slurp(path, MAX_FILE, &len);
+		if (!buf) {
+			cli_error("cannot read '%s': %s", path, strerror(errno));
+			rc = CLI_FAIL;
+			break;
+		}
+		struct pmon_callgrind *cg;
+		int err = pmon_callgrind__parse(buf, len, path, &cg);
+		free(buf);
+		if (err) {
+			cli_error("callgrind's output: %s", pmon_errdetail());
+			rc = CLI_FAIL;
+			break;
+		}
+		struct pmon_callgrind **n = realloc(r->cg, (r->n + 1) * sizeof(*n));
+		if (!n) {
+			pmon_callgrind__free(cg);
+			rc = CLI_FAIL;
+			break;
+		}
+		r->cg = n;
+		r->cg[r->n++] = cg;
+	}
+	closedir(d);
+	if (r->n > 1)
+		qsort(r->cg, r->n, sizeof(*r->cg), cmp_pid);
+	return rc;
+}
+
+/*
+ * valgrind's own messages (its log, one file per process) on standard
+ * error, less the notes of its auto-detected LL cache, which the --LL that
+ * pmon passes replaces (they would name a cache that is not simulated).
+ */
+static void show_log(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char path[4400], line[1024];
+
+	while (d && (e = readdir(d))) {
+		if (strncmp(e->d_name, "valgrind.log.", 13))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		FILE *f = fopen(path, "re");
+		while (f && fgets(line, sizeof(line), f))
+			if (!strstr(line, "using its data for the LL simulation") &&
+			    !strstr(line, " LL cache: line_size"))
+				fputs(line, stderr);
+		if (f)
+			fclose(f);
+	}
+	if (d)
+		closedir(d);
+}
+
+static void remove_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char path[4400];
+
+	while (d && (e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+			snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+			unlink(path);
+		}
+	if (d)
+		closedir(d);
+	rmdir(dir);
+}
+
+struct stat_opts {
+	const char *sep; /* -x */
+	bool json;
+};
+
+/*
+ * The simulated totals in pmon stat's three forms, row for row as
+ * cli/cmd-stat.c prints a count (perf's: the table's "%20.0f" value and
+ * 30-column name, -x's seven fields value,unit,event,runtime,%running,
+ * metric,unit, --json's keys of docs/stat-json.md), marked as simulated:
+ * the sim/ names, a "(simulated)" header and "# simulated by" line, and
+ * "simulated": true with the engine in every JSON row. No runtime was
+ * counted (0, 100% "running": a simulation is never multiplexed).
+ */
+static int print_stat(FILE *f, const struct runs *r, const unsigned *ev, size_t nev,
+		      const char *cmdline, const char *geom, const struct stat_opts *so,
+		      double elapsed)
+{
+	const struct pmon_sim_event *tab;
+	uint64_t total[16] = { 0 };
+
+	pmon_sim_events(&tab);
+	for (size_t i = 0; i < nev; i++)
+		for (size_t k = 0; k < r->n; k++) {
+			uint64_t v;
+			if (pmon_callgrind__total(r->cg[k], tab[ev[i]].engine, NULL, &v)) {
+				cli_error("%s", pmon_errdetail());
+				return CLI_USAGE;
+			}
+			total[i] += v;
+		}
+	if (so->json) {
+		for (size_t i = 0; i < nev; i++) {
+			char val[32];
+			snprintf(val, sizeof(val), "%llu.000000", (unsigned long long)total[i]);
+			json_t *j = json_pack(
+				"{s:s, s:s, s:s, s:i, s:f, s:s, s:I, s:b, s:s}", "counter-value",
+				val, "unit", "", "event", tab[ev[i]].name, "event-runtime", 0,
+				"pcnt-running", 100.0, "status", "counted", "value",
+				(json_int_t)total[i], "simulated", 1, "engine", "callgrind");
+			json_dumpf(j, f, JSON_COMPACT | JSON_PRESERVE_ORDER);
+			fputc('\n', f);
+			json_decref(j);
+		}
+		json_t *j =
+			json_pack("{s:s, s:f, s:b, s:s, s:s}", "type", "summary", "elapsed",
+				  elapsed, "simulated", 1, "engine", "callgrind", "caches", geom);
+		json_dumpf(j, f, JSON_COMPACT | JSON_PRESERVE_ORDER);
+		fputc('\n', f);
+		json_decref(j);
+		return CLI_OK;
+	}
+	if (so->sep) {
+		const char *x = so->sep;
+		fprintf(f, "# simulated by callgrind (%s)\n", geom);
+		for (size_t i = 0; i < nev; i++)
+			fprintf(f, "%llu%s%s%s%s0%s100.00%s%s\n", (unsigned long long)total[i], x,
+				x, tab[ev[i]].name, x, x, x, x);
+		return CLI_OK;
+	}
+	fprintf(f, "# simulated by callgrind (%s)\n", geom);
+	fprintf(f, "\n Performance counter stats for '%s' (simulated):\n\n", cmdline);
+	for (size_t i = 0; i < nev; i++)
+		fprintf(f, "%20llu       %-30s # %s\n", (unsigned long long)total[i],
+			tab[ev[i]].name, tab[ev[i]].desc);
+	fprintf(f, "\n%20.9f seconds time elapsed (under the engine)\n\n", elapsed);
+	return CLI_OK;
+}
+
+/* The region runtime's own report of the simulated run (PMON_FORMAT=json,
+ * one document per process, appended): pairs and each metric's total per
+ * region name, summed over processes, as a JSON object
+ * {name: {"pairs": N, "metrics": {metric: [total, unit]}}}. */
+static json_t *region_report(const char *path)
+{
+	json_t *by = json_object();
+	FILE *f = fopen(path, "re");
+	json_t *doc;
+
+	while (f && by && (doc = json_loadf(f, JSON_DISABLE_EOF_CHECK, NULL))) {
+		size_t i;
+		json_t *r;
+		json_array_foreach(json_object_get(doc, "regions"), i, r)
+		{
+			const char *name = json_string_value(json_object_get(r, "name"));
+			if (!name)
+				continue;
+			json_t *e = json_object_get(by, name);
+			if (!e) {
+				e = json_pack("{s:I, s:{}}", "pairs", (json_int_t)0, "metrics");
+				json_object_set_new(by, name, e);
+			}
+			json_int_t pairs = json_integer_value(json_object_get(e, "pairs"));
+			json_object_set_new(
+				e, "pairs",
+				json_integer(pairs +
+					     json_integer_value(json_object_get(r, "pairs"))));
+			size_t k;
+			json_t *m, *ms = json_object_get(e, "metrics");
+			json_array_foreach(json_object_get(r, "metrics"), k, m)
+			{
+				const char *mn = json_string_value(json_object_get(m, "name"));
+				const char *unit = json_string_value(json_object_get(m, "unit"));
+				if (!mn)
+					continue;
+				json_t *old = json_object_get(ms, mn);
+				double t = json_number_value(json_object_get(m, "total")) +
+					(old ? json_number_value(json_array_get(old, 0)) : 0);
+				json_object_set_new(ms, mn,
+						    json_pack("[f, s]", t, unit ? unit : ""));
+			}
+		}
+		json_decref(doc);
+	}
+	if (f)
+		fclose(f);
+	return by;
+}
+
+/* Per region: the simulated events, then the region runtime's own figures
+ * (measured during the simulated run, so slowed down by the engine). */
+static int print_regions(FILE *f, const struct runs *r, const unsigned *ev, size_t nev,
+			 const char *report, const char *geom, const struct stat_opts *so)
+{
+	const struct pmon_sim_event *tab;
+	struct pmon_sim_region *reg;
+	size_t n;
+
+	pmon_sim_events(&tab);
+	if (pmon_sim__regions(r->cg, r->n, ev, nev, &reg, &n)) {
+		cli_error("%s", pmon_errdetail());
+		return CLI_USAGE;
+	}
+	bool any = false;
+	for (size_t i = 0; i < n; i++)
+		any |= reg[i].id >= 0;
+	if (!any) {
+		free(reg);
+		cli_error("no region was simulated: the program does not use pmon's region API, "
+			  "or its libpmon was built without valgrind's <valgrind/callgrind.h>");
+		return CLI_FAIL;
+	}
+	json_t *real = region_report(report);
+	if (!so->json)
+		fprintf(f,
+			"# simulated by callgrind inside regions only (%s); measured: the "
+			"region runtime's own figures, taken under the engine\n\n"
+			"%-24s %10s  %-34s %20s\n",
+			geom, "region", "pairs", "event", "total");
+	for (size_t i = 0; i < n; i++) {
+		json_t *rr = json_object_get(real, reg[i].name);
+		json_int_t pairs = json_integer_value(json_object_get(rr, "pairs"));
+		char num[40], pc[32];
+		snprintf(pc, sizeof(pc), "%lld", (long long)pairs);
+		for (size_t e = 0; e < nev; e++) {
+			if (so->json) {
+				json_t *j = json_pack("{s:s, s:i, s:I, s:s, s:I, s:b}", "region",
+						      reg[i].name, "id", reg[i].id, "pairs", pairs,
+						      "event", tab[ev[e]].name, "value",
+						      (json_int_t)reg[i].v[e], "simulated", 1);
+				json_dumpf(j, f, JSON_COMPACT | JSON_PRESERVE_ORDER);
+				fputc('\n', f);
+				json_decref(j);
+				continue;
+			}
+			cli_group_digits(num, sizeof(num), reg[i].v[e]);
+			fprintf(f, "%-24s %10s  %-34s %20s\n", e ? "" : reg[i].name,
+				e || reg[i].id < 0 ? "" : pc, tab[ev[e]].name, num);
+		}
+		const char *mn;
+		json_t *m;
+		json_object_foreach(json_object_get(rr, "metrics"), mn, m)
+		{
+			double t = json_number_value(json_array_get(m, 0));
+			const char *unit = json_string_value(json_array_get(m, 1));
+			if (so->json) {
+				json_t *j = json_pack("{s:s, s:i, s:I, s:s, s:f, s:s, s:b}",
+						      "region", reg[i].name, "id", reg[i].id,
+						      "pairs", pairs, "event", mn, "value", t,
+						      "unit", unit ? unit : "", "simulated", 0);
+				json_dumpf(j, f, JSON_COMPACT | JSON_PRESERVE_ORDER);
+				fputc('\n', f);
+				json_decref(j);
+				continue;
+			}
+			char label[80];
+			snprintf(label, sizeof(label), "%s [%s, measured]", mn, unit ? unit : "");
+			cli_group_digits(num, sizeof(num), t > 0 ? (uint64_t)(t + 0.5) : 0);
+			fprintf(f, "%-24s %10s  %-34s %20s\n", "", "", label, num);
+		}
+	}
+	if (!so->json)
+		fputc('\n', f);
+	json_decref(real);
+	free(reg);
+	return CLI_OK;
+}
+
+/* Run this pmon's report on @rec into @json (JSON). Return: CLI_OK or a code. */
+static int report_json(const char *rec, const char *json)
+{
+	char *argv[] = { "/proc/self/exe", "report", "-i",	   (char *)rec, "--format",
+			 "json",	   "-o",     (char *)json, NULL };
+	struct pmon_child ch = { .pid = -1, .go_fd = -1, .err_fd = -1 };
+	int status = 0;
+
+	if (pmon_child__fork(argv, &ch) || pmon_child__start(&ch)) {
+		if (ch.pid > 0)
+			pmon_child__wait(&ch, NULL, NULL);
+		cli_error("cannot run 'pmon report': %s", pmon_errdetail());
+		return CLI_FAIL;
+	}
+	pmon_child__wait(&ch, &status, NULL);
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		/* 2: report's one line already names the file and what it is. */
+		if (!WIFEXITED(status) || WEXITSTATUS(status) != CLI_USAGE)
+			cli_error("--compare: 'pmon report -i %s' failed (its message is above)",
+				  rec);
+		return CLI_USAGE;
+	}
+	return CLI_OK;
+}
+
+/* The per-function weights (period) of event @event in report JSON @doc,
+ * user space only: valgrind simulates no kernel code (*@kernel gets the
+ * kernel's part). Names point into @doc. Return: how many, or -1 without
+ * memory. */
+static ssize_t weights_of(json_t *doc, const char *event, struct pmon_sim_weight **out,
+			  double *kernel)
+{
+	json_t *entries = json_object_get(doc, "entries"), *e;
+	size_t i, n = 0;
+	struct pmon_sim_weight *w = calloc(json_array_size(entries) + 1, sizeof(*w));
+
+	*out = w;
+	if (!w)
+		return -1;
+	json_array_foreach(entries, i, e)
+	{
+		const char *ev = json_string_value(json_object_get(e, "event"));
+		const char *sym = json_string_value(json_object_get(e, "symbol"));
+		const char *dso = json_string_value(json_object_get(e, "dso"));
+		double p = (double)json_integer_value(json_object_get(e, "period"));
+		if (!ev || !sym || strcmp(ev, event))
+			continue;
+		if (dso && !strncmp(dso, "[kernel", 7)) {
+			*kernel += p;
+			continue;
+		}
+		w[n++] = (struct pmon_sim_weight){ sym, p };
+	}
+	return (ssize_t)n;
+}
+
+struct compare {
+	const char *rec; /* --compare RECORDING */
+	json_t *measured; /* its report */
+	const char *mevent; /* the measured event compared */
+	int sim; /* its simulated counterpart */
+};
+
+/* Before the simulation: the recording's report, and which of its events
+ * has a simulated counterpart (refused here, before the slow part). */
+static int compare_prepare(struct compare *c, const char *dir)
+{
+	char path[4200];
+	json_t *ev;
+	size_t i;
+
+	if (access(c->rec, R_OK)) {
+		cli_error("--compare '%s': %s", c->rec, strerror(errno));
+		return CLI_USAGE;
+	}
+	snprintf(path, sizeof(path), "%s/measured.json", dir);
+	int rc = report_json(c->rec, path);
+	if (rc)
+		return rc;
+	c->measured = json_load_file(path, 0, NULL);
+	if (!c->measured) {
+		cli_error("--compare: cannot read the report of '%s'", c->rec);
+		return CLI_FAIL;
+	}
+	const char *first = NULL;
+	json_array_foreach(json_object_get(c->measured, "events"), i, ev)
+	{
+		const char *name = json_string_value(json_object_get(ev, "name"));
+		if (!name)
+			continue;
+		if (!first)
+			first = name;
+		int k = pmon_sim_event__counterpart(name);
+		if (k >= 0) {
+			c->mevent = name;
+			c->sim = k;
+			return CLI_OK;
+		}
+	}
+	if (first) {
+		pmon_sim_event__counterpart(first);
+		cli_error("--compare: %s", pmon_errdetail());
+	} else {
+		cli_error("--compare: '%s' holds no sampled event", c->rec);
+	}
+	return CLI_USAGE;
+}
+
+static int compare_print(FILE *f, struct compare *c, const char *simrec, const char *dir,
+			 const struct stat_opts *so)
+{
+	const struct pmon_sim_event *tab;
+	char path[4200];
+	struct pmon_sim_weight *mw = NULL, *sw = NULL;
+	struct pmon_sim_cmp_row *r = NULL;
+	size_t n = 0;
+	int rc;
+
+	pmon_sim_events(&tab);
+	snprintf(path, sizeof(path), "%s/simulated.json", dir);
+	if ((rc = report_json(simrec, path)))
+		return rc;
+	json_t *sim = json_load_file(path, 0, NULL);
+	if (!sim) {
+		cli_error("--compare: cannot read the report of '%s'", simrec);
+		return CLI_FAIL;
+	}
+	double mk = 0, sk = 0, mt = 0;
+	ssize_t nm = weights_of(c->measured, c->mevent, &mw, &mk);
+	ssize_t ns = weights_of(sim, tab[c->sim].name, &sw, &sk);
+	for (ssize_t i = 0; i < nm; i++)
+		mt += mw[i].w;
+	rc = CLI_FAIL;
+	if (nm < 0 || ns < 0)
+		goto out;
+	if (pmon_sim__compare(mw, (size_t)nm, sw, (size_t)ns, NULL, &r, &n)) {
+		cli_error("--compare: %s", pmon_errdetail());
+		goto out;
+	}
+	if (so->json) {
+		for (size_t i = 0; i < n; i++) {
+			json_t *j = json_pack("{s:s, s:s, s:s, s:f, s:f, s:f, s:b}", "function",
+					      r[i].name, "measured_event", c->mevent,
+					      "simulated_event", tab[c->sim].name, "measured",
+					      r[i].measured, "simulated", r[i].simulated, "diff",
+					      r[i].diff, "flagged", r[i].flagged);
+			json_dumpf(j, f, JSON_COMPACT | JSON_PRESERVE_ORDER);
+			fputc('\n', f);
+			json_decref(j);
+		}
+		rc = CLI_OK;
+		goto out;
+	}
+	fprintf(f,
+		"# measured: %s in '%s' (%lld samples); simulated: %s (callgrind)\n"
+		"# per function, the share of each in user space (measured by period; "
+		"%.1f%% of the measured was in the kernel, which is not simulated); << marks "
+		"the largest disagreements\n",
+		c->mevent, c->rec,
+		(long long)json_integer_value(json_object_get(c->measured, "samples")),
+		tab[c->sim].name, mk + mt > 0 ? 100.0 * mk / (mk + mt) : 0.0);
+	if (!strcmp(tab[c->sim].name, "sim/instructions/") && !strstr(c->mevent, "instructions"))
+		fprintf(f,
+			"# time against instructions: a function's measured share over its "
+			"simulated share is its CPI over the program's\n");
+	fprintf(f, "#\n# %9s %10s %8s  %s\n", "measured", "simulated", "diff", "function");
+	for (size_t i = 0, shown = 0; i < n && shown < 40; i++) {
+		if (!r[i].flagged && r[i].measured < 0.1 && r[i].simulated < 0.1)
+			continue;
+		shown++;
+		fprintf(f, "  %8.2f%% %9.2f%% %+8.2f  %s%s\n", r[i].measured, r[i].simulated,
+			r[i].diff, r[i].name, r[i].flagged ? "  <<" : "");
+	}
+	rc = CLI_OK;
+out:
+	free(r);
+	free(mw);
+	free(sw);
+	json_decref(sim);
+	return rc;
+}
+
+/* The hottest block of --mca's function, from the simulated counts,
+ * through objdump and llvm-mca (cli/sim-mca.c). */
+static int mca_print(FILE *f, const struct sim_req *q, const char *mcpu, const char *cpu,
+		     const struct runs *r, const char *dir, const char *cwd)
+{
+	struct pmon_sim_block b;
+	char obj[4200], what[300];
+	int err = pmon_sim__hot_block(r->cg, r->n, q->mca, &b);
+
+	if (err == -ENOMEM)
+		return CLI_FAIL;
+	if (err) {
+		cli_error("--mca: %s", pmon_errdetail());
+		return CLI_USAGE;
+	}
+	if (b.obj[0] == '/' || !strcmp(b.obj, "???"))
+		snprintf(obj, sizeof(obj), "%s", b.obj);
+	else
+		snprintf(obj, sizeof(obj), "%s/%s", cwd ? cwd : ".", b.obj);
+	snprintf(what, sizeof(what), "pmon simulate --mca %s", q->mca);
+	struct sim_mca_block mb = { .what = what,
+				    .symbol = q->mca,
+				    .obj = obj,
+				    .start = b.start,
+				    .last = b.last,
+				    .count = b.count,
+				    .executed = b.executed,
+				    .count_of = "simulated",
+				    .mcpu = mcpu,
+				    .cpu = cpu };
+	return sim_mca_block(f, &mb, dir);
+}
+
+/* -e's list into @ev; *@branch set when one needs the branch simulation. */
+static bool parse_events(const char *list, unsigned *ev, size_t *nev, bool *branch)
+{
+	const struct pmon_sim_event *tab;
+	char buf[1024], *save = NULL;
+
+	pmon_sim_events(&tab);
+	snprintf(buf, sizeof(buf), "%s", list);
+	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		int i = pmon_sim_event__find(t);
+		if (i < 0) {
+			cli_error("%s", pmon_errdetail());
+			return false;
+		}
+		if (*nev == 16) {
+			cli_error("-e: at most 16 events");
+			return false;
+		}
+		bool dup = false;
+		for (size_t k = 0; k < *nev; k++)
+			dup |= ev[k] == (unsigned)i;
+		if (!dup)
+			ev[(*nev)++] = (unsigned)i;
+		*branch |= tab[i].branch;
+	}
+	if (!*nev) {
+		cli_error("-e '%s' names no event", list);
+		return false;
+	}
+	return true;
+}
+
+/* The engine's CPU seconds and resident memory so far (/proc/PID/stat,
+ * proc(5): utime and stime, fields 14-15, in clock ticks; rss, field 24,
+ * in pages). False when it has gone. */
+static bool engine_usage(pid_t pid, double *cpu_s, double *rss_mb)
+{
+	char path[64], buf[1024];
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (!(f = fopen(path, "re")))
+		return false;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	char *p = strrchr(buf, ')'); /* the command name may hold blanks */
+	unsigned long long v[24] = { 0 };
+	for (int i = 3; p && i <= 24; i++) {
+		p = strchr(p + 1, ' ');
+		if (p && i >= 14)
+			v[i - 1] = strtoull(p + 1, NULL, 10);
+	}
+	if (!p)
+		return false;
+	long tck = sysconf(_SC_CLK_TCK), page = sysconf(_SC_PAGESIZE);
+	*cpu_s = (double)(v[13] + v[14]) / (double)(tck > 0 ? tck : 100);
+	*rss_mb = (double)v[23] * (double)(page > 0 ? page : 4096) / (1 << 20);
+	return true;
+}
+
+/*
+ * Wait for valgrind; every @every seconds (0: never) a progress line on
+ * standard error: the time so far, the engine's CPU time and memory.
+ * callgrind reports no progress of its own (its instruction count so far
+ * needs callgrind_control, a vgdb round trip that stops the engine), so
+ * the line says how long it has run, not how much is left.
+ */
+static void wait_engine(struct pmon_child *ch, int *status, long every, bool tty)
+{
+	int pfd = every > 0 ? (int)syscall(SYS_pidfd_open, ch->pid, 0) : -1;
+	double t0 = pmon_monotonic_s(), next = t0 + (double)every;
+
+	if (pfd < 0) {
+		pmon_child__wait(ch, status, NULL);
+		return;
+	}
+	for (;;) {
+		struct pollfd p = { .fd = pfd, .events = POLLIN };
+		if (pmon_child__poll(ch, status, NULL) != 0)
+			break;
+		double now = pmon_monotonic_s();
+		if (now >= next) {
+			double cpu = 0, rss = 0;
+			if (engine_usage(ch->pid, &cpu, &rss))
+				fprintf(stderr,
+					"pmon simulate: %.0f s under the engine (%.1f s of CPU, "
+					"%.0f MiB); Ctrl-C stops and keeps what was simulated%s",
+					now - t0, cpu, rss, tty ? "\r" : "\n");
+			next = now + (double)every;
+		}
+		poll(&p, 1, (int)((next - now) * 1000) + 1);
+	}
+	if (tty && pmon_monotonic_s() >= t0 + (double)every)
+		fputc('\n', stderr); /* past the last progress line */
+	close(pfd);
+}
+
+int sim_run(const struct sim_req *q)
+{
+	const char *who = q->who ? q->who : "simulate";
+	struct stat_opts so = { .sep = q->sep, .json = q->json };
+	bool branch = q->branch;
+	struct compare cmp = { .rec = q->compare };
+	char mcpu[96] = "", mcpu_from[160] = "";
+	int rc = CLI_OK;
+	FILE *sf = stderr;
+
+	if (!q->argv || !q->argv[0]) {
+		cli_error("%s what? give the command after --", who);
+		return CLI_USAGE;
+	}
+	if ((q->l1 || q->ll) && q->nsrc) {
+		cli_error("--l1/--ll or a CPUID source, not both");
+		return CLI_USAGE;
+	}
+	if (q->nsrc > 1) {
+		cli_error("--cache-from-cpuid or --cpuid-file, not both");
+		return CLI_USAGE;
+	}
+	if (!!q->l1 != !!q->ll) {
+		cli_error("--l1 and --ll go together (the simulator needs both)");
+		return CLI_USAGE;
+	}
+	if (q->sep && !q->stat) {
+		cli_error("-x is a form of --stat");
+		return CLI_USAGE;
+	}
+	if (q->json && !q->stat && !q->regions && !q->compare) {
+		cli_error("--json is a form of --stat, --regions or --compare");
+		return CLI_USAGE;
+	}
+	if (q->sep && q->json) {
+		cli_error("-x or --json, not both");
+		return CLI_USAGE;
+	}
+	if (q->sep && !q->sep[0]) {
+		cli_error("-x: the separator is empty");
+		return CLI_USAGE;
+	}
+	/* The cache geometry, checked before anything runs. */
+	struct pmon_sim_caches caches = { 0 };
+	if (q->l1) {
+		if (pmon_cache_geom__parse(q->l1, &caches.d1)) {
+			cli_error("--l1 '%s': %s", q->l1, pmon_errdetail());
+			return CLI_USAGE;
+		}
+		if (pmon_cache_geom__parse(q->ll, &caches.ll)) {
+			cli_error("--ll '%s': %s", q->ll, pmon_errdetail());
+			return CLI_USAGE;
+		}
+		caches.i1 = caches.d1;
+		caches.source = "--l1/--ll";
+	} else {
+		struct pmon_cpuid *id = q->cpuid_file ? pmon_cpuid__new_file(q->cpuid_file)
+						      : pmon_cpuid__new_live();
+		if (!id) {
+			cli_error("%s", pmon_errdetail());
+			return CLI_USAGE;
+		}
+		int err = pmon_sim_caches_from_cpuid(id, &caches);
+		pmon_cpuid__free(id);
+		if (err) {
+			cli_error("%s", pmon_errdetail());
+			return q->cpuid_file ? CLI_USAGE : CLI_UNSUPPORTED;
+		}
+		const struct pmon_cache_geom *g[3] = { &caches.i1, &caches.d1, &caches.ll };
+		const char *gn[3] = { "L1i", "L1d", "LL" };
+		for (int i = 0; i < 3; i++)
+			if (pmon_cache_geom__check(g[i])) {
+				cli_error("%s of %s: %s", gn[i], caches.source, pmon_errdetail());
+				return CLI_USAGE;
+			}
+	}
+	if (q->mcpu && !q->mca) {
+		cli_error("--mcpu goes with --mca");
+		return CLI_USAGE;
+	}
+	if (q->mca) {
+		if (!sim_mca_available("--mca", true))
+			return CLI_UNSUPPORTED;
+		if (q->mcpu) {
+			snprintf(mcpu, sizeof(mcpu), "%s", q->mcpu);
+			snprintf(mcpu_from, sizeof(mcpu_from), "--mcpu");
+		} else if (!sim_mca_cpu(q->cpuid_file, mcpu, sizeof(mcpu), mcpu_from,
+					sizeof(mcpu_from))) {
+			return CLI_USAGE;
+		}
+	}
+	unsigned ev[16];
+	size_t nev = 0;
+	for (size_t i = 0; i < q->nevents; i++)
+		if (!parse_events(q->events[i], ev, &nev, &branch))
+			return CLI_USAGE;
+	if (!q->nevents) {
+		const struct pmon_sim_event *tab;
+		size_t n = pmon_sim_events(&tab);
+		for (size_t i = 0; i < n; i++)
+			if (!tab[i].branch || branch)
+				ev[nev++] = (unsigned)i;
+	}
+	char valgrind[4096], prog[4096];
+	if (!on_path("valgrind", valgrind, sizeof(valgrind))) {
+		cli_error("valgrind is not installed: simulate runs valgrind's callgrind "
+			  "(Debian package 'valgrind')");
+		return CLI_UNSUPPORTED;
+	}
+	if (!on_path(q->argv[0], prog, sizeof(prog))) {
+		cli_error("cannot run '%s': %s", q->argv[0],
+			  errno == EACCES ? "permission denied" : "no such file or directory");
+		return 127;
+	}
+	if (q->stat_out) { /* checked before the slow part, as pmon stat does */
+		if (!cli_check_output_path(q->stat_out, "-o"))
+			return CLI_USAGE;
+		if (!(sf = cli_open_output(q->stat_out)))
+			return CLI_USAGE;
+	}
+	char tmpl[] = "/tmp/pmon-sim.XXXXXX", dir[4096];
+	if (q->keep) {
+		if (mkdir(q->keep, 0700) && errno != EEXIST) {
+			cli_error("--callgrind-dir '%s': %s", q->keep, strerror(errno));
+			rc = CLI_USAGE;
+			goto out_file;
+		}
+		snprintf(dir, sizeof(dir), "%s", q->keep);
+	} else if (!mkdtemp(tmpl)) {
+		cli_error("cannot make a temporary directory: %s", strerror(errno));
+		rc = CLI_FAIL;
+		goto out_file;
+	} else {
+		snprintf(dir, sizeof(dir), "%s", tmpl);
+	}
+	if (cmp.rec) {
+		if ((rc = compare_prepare(&cmp, dir)))
+			goto out_dir;
+		/* the counterpart is simulated and written whatever -e said */
+		bool have = false;
+		const struct pmon_sim_event *tab;
+		pmon_sim_events(&tab);
+		for (size_t i = 0; i < nev; i++)
+			have |= ev[i] == (unsigned)cmp.sim;
+		if (!have && nev < 16)
+			ev[nev++] = (unsigned)cmp.sim;
+		branch |= tab[cmp.sim].branch;
+		if (!q->nevents && tab[cmp.sim].branch) { /* the default list, with branches */
+			nev = 0;
+			size_t nt = pmon_sim_events(&tab);
+			for (size_t i = 0; i < nt; i++)
+				ev[nev++] = (unsigned)i;
+		}
+	}
+	char a_log[4200], a_out[4200], a_i1[64], a_d1[64], a_ll[64], geom[200], t1[48], t2[48],
+		t3[48];
+	snprintf(a_out, sizeof(a_out), "--callgrind-out-file=%s/callgrind.out.%%p", dir);
+	snprintf(a_log, sizeof(a_log), "--log-file=%s/valgrind.log.%%p", dir);
+	snprintf(a_i1, sizeof(a_i1), "--I1=%llu,%u,%u", (unsigned long long)caches.i1.size,
+		 caches.i1.assoc, caches.i1.line);
+	snprintf(a_d1, sizeof(a_d1), "--D1=%llu,%u,%u", (unsigned long long)caches.d1.size,
+		 caches.d1.assoc, caches.d1.line);
+	snprintf(a_ll, sizeof(a_ll), "--LL=%llu,%u,%u", (unsigned long long)caches.ll.size,
+		 caches.ll.assoc, caches.ll.line);
+	geom_text(t1, sizeof(t1), "L1i", &caches.i1);
+	geom_text(t2, sizeof(t2), "L1d", &caches.d1);
+	geom_text(t3, sizeof(t3), "LL", &caches.ll);
+	snprintf(geom, sizeof(geom), "%s, %s, %s from %s", t1, t2, t3, caches.source);
+	fprintf(stderr, "pmon simulate: simulating with callgrind: expect 20-100x slower (%s)\n",
+		geom);
+	if (caches.ll_assoc_enumerated)
+		fprintf(stderr,
+			"pmon simulate: the L%u cache's %u ways give a set count that is not a "
+			"power of two: simulated with %u ways, same size\n",
+			caches.ll_level, caches.ll_assoc_enumerated, caches.ll.assoc);
+
+	size_t ncmd = 0, na = 0;
+	while (q->argv[ncmd])
+		ncmd++;
+	char **va = calloc(ncmd + 16, sizeof(char *));
+	if (!va) {
+		rc = CLI_FAIL;
+		goto out_dir;
+	}
+	va[na++] = valgrind;
+	va[na++] = "--tool=callgrind";
+	va[na++] = "-q";
+	va[na++] = "--dump-instr=yes";
+	va[na++] = "--cache-sim=yes";
+	va[na++] = branch ? "--branch-sim=yes" : "--branch-sim=no";
+	va[na++] = a_i1;
+	va[na++] = a_d1;
+	va[na++] = a_ll;
+	va[na++] = a_out;
+	va[na++] = a_log;
+	if (q->callgraph) /* each function's cost per chain of callers (docs/simulate.md) */
+		va[na++] = "--separate-callers=" SIM_CALLERS;
+	char a_report[4200];
+	if (q->regions) {
+		/* Collection off until a region switches it on (lib/region: the
+		 * client requests), each dump a part of the same file. */
+		va[na++] = "--collect-atstart=no";
+		va[na++] = "--combine-dumps=yes";
+		snprintf(a_report, sizeof(a_report), "%s/regions.json", dir);
+		setenv("PMON_SIMULATE_REGIONS", "1", 1);
+		setenv("PMON_OUTPUT", a_report, 1);
+		setenv("PMON_FORMAT", "json", 1);
+	}
+	va[na++] = "--";
+	for (size_t i = 0; i < ncmd; i++)
+		va[na++] = q->argv[i];
+	char cmdline[256];
+	size_t off = 0;
+	cmdline[0] = '\0';
+	for (size_t i = 0; i < ncmd && off < sizeof(cmdline); i++) {
+		int w = snprintf(cmdline + off, sizeof(cmdline) - off, "%s%s", off ? " " : "",
+				 q->argv[i]);
+		if (w < 0)
+			break;
+		off += (size_t)w;
+	}
+
+	struct sigaction sa = { .sa_sigaction = on_signal, .sa_flags = SA_SIGINFO }, old[3];
+	const int sigs[3] = { SIGINT, SIGTERM, SIGHUP };
+	sigemptyset(&sa.sa_mask);
+	for (int i = 0; i < 3; i++)
+		sigaction(sigs[i], &sa, &old[i]);
+	struct pmon_child ch = { .pid = -1, .go_fd = -1, .err_fd = -1 };
+	int status = 0, err;
+	double t0 = pmon_monotonic_s();
+	if (pmon_child__fork(va, &ch)) {
+		cli_error("cannot run valgrind: %s", pmon_errdetail());
+		rc = CLI_FAIL;
+		goto out_sig;
+	}
+	child_pid = ch.pid;
+	if ((err = pmon_child__start(&ch))) {
+		pmon_child__wait(&ch, NULL, NULL);
+		cli_error("cannot run '%s': %s", valgrind, strerror(-err));
+		rc = CLI_UNSUPPORTED;
+		goto out_sig;
+	}
+	bool tty = isatty(STDERR_FILENO);
+	wait_engine(&ch, &status, q->progress_s < 0 ? (tty ? 5 : 0) : q->progress_s, tty);
+	double elapsed = pmon_monotonic_s() - t0;
+	child_pid = 0;
+	show_log(dir);
+
+	struct runs runs = { 0 };
+	rc = read_runs(dir, &runs);
+	if (rc == CLI_OK && !runs.n) {
+		cli_error("callgrind wrote no output (valgrind %s %d)",
+			  WIFSIGNALED(status) ? "was killed by signal" : "exited with status",
+			  WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+		rc = CLI_FAIL;
+	}
+	if (rc == CLI_OK && q->stat)
+		rc = print_stat(sf, &runs, ev, nev, cmdline, geom, &so, elapsed);
+	if (rc == CLI_OK && q->regions)
+		rc = print_regions(stderr, &runs, ev, nev, a_report, geom, &so);
+	char simrec[4200];
+	snprintf(simrec, sizeof(simrec), "%s",
+		 q->out			      ? q->out
+			 : q->stat && cmp.rec ? ""
+					      : "pmon.data");
+	if (!simrec[0]) /* --stat --compare without -o: a recording only to compare */
+		snprintf(simrec, sizeof(simrec), "%s/simulated.data", dir);
+	if (rc == CLI_OK && (!q->stat || q->out || cmp.rec)) {
+		char cwd[4096];
+		struct pmon_sim_write_opts wo = { .sz = sizeof(wo),
+						  .events = ev,
+						  .nevents = nev,
+						  .command = cmdline,
+						  .cwd = getcwd(cwd, sizeof(cwd)),
+						  .callchains = q->callgraph };
+		const char *path = simrec;
+		if (pmon_sim__write_recording(runs.cg, runs.n, path, &wo)) {
+			cli_error("%s", pmon_errdetail());
+			rc = CLI_FAIL;
+		} else {
+			fprintf(stderr, "pmon simulate: %zu process%s simulated, written to %s\n",
+				runs.n, runs.n == 1 ? "" : "es", path);
+		}
+	}
+	if (rc == CLI_OK && cmp.rec)
+		rc = compare_print(stdout, &cmp, simrec, dir, &so);
+	if (rc == CLI_OK && q->mca) {
+		char cwd[4096];
+		rc = mca_print(stdout, q, mcpu, mcpu_from, &runs, dir, getcwd(cwd, sizeof(cwd)));
+	}
+	for (size_t i = 0; i < runs.n; i++)
+		pmon_callgrind__free(runs.cg[i]);
+	free(runs.cg);
+	if (rc == CLI_OK) {
+		if (WIFSIGNALED(status)) {
+			int sig = WTERMSIG(status);
+			if (got_sig && sig == got_sig)
+				cli_error("interrupted by signal %d: kept what was simulated up to "
+					  "then",
+					  sig);
+			else
+				cli_error("'%s' was killed by signal %d (%s)", q->argv[0], sig,
+					  strsignal(sig));
+			rc = 128 + sig;
+		} else {
+			rc = WEXITSTATUS(status);
+		}
+	}
+out_sig:
+	for (int i = 0; i < 3; i++)
+		sigaction(sigs[i], &old[i], NULL);
+	free(va);
+out_dir:
+	json_decref(cmp.measured);
+	if (!q->keep)
+		remove_dir(dir);
+out_file:
+	if (q->stat_out && cli_close_output(sf, q->stat_out) != CLI_OK && rc == CLI_OK)
+		rc = CLI_FAIL;
+	return rc;
+}
+
+/* -e, repeatable: the lists are parsed by sim_run(). */
+static int opt_event(const struct cli_option *opt, const char *arg)
+{
+	struct sim_req *q = opt->value;
+
+	if (q->nevents == 16) {
+		cli_error("-e: at most 16 lists");
+		return CLI_USAGE;
+	}
+	((const char **)q->events)[q->nevents++] = arg;
+	return CLI_OK;
+}
+
+int cmd_simulate(int argc, char **argv)
+{
+	const char *events[16];
+	struct sim_req q = { .events = events };
+	bool from_cpuid = false;
+	unsigned long progress = (unsigned long)-1;
+	const struct cli_option options[] = {
+		CLI_OPT_TEXT("Runs COMMAND under valgrind's callgrind (expect 20-100x slower) and "
+			     "keeps the\nsimulated events of every instruction as a recording for "
+			     "pmon report and\npmon annotate ('pmon list sim' names the events; "
+			     "docs/simulate.md)."),
+		CLI_OPT_CALLBACK('e', "event", &q, "EVENTS", opt_event,
+				 "sim/instructions/,sim/L1-dcache-load-misses/... or the\n"
+				 "engine's names (Ir, D1mr, ...); default: all collected"),
+		CLI_OPT_FLAG(0, "cache-from-cpuid", &from_cpuid,
+			     "the caches of this CPU (CPUID leaf 4 / 8000001DH /\n"
+			     "80000005H-6H; the default)"),
+		CLI_OPT_CPUID_FILE(0, &q.cpuid_file,
+				   "the caches of a CPUID dump ('pmon cpuid' writes one)"),
+		CLI_OPT_STRING(0, "l1", &q.l1, "G",
+			       "L1 (instruction and data) geometry: size (K/M suffix),\n"
+			       "ways, line bytes: 32K,8,64"),
+		CLI_OPT_STRING(0, "ll", &q.ll, "G", "last-level geometry, the same way"),
+		CLI_OPT_FLAG(0, "branch", &q.branch,
+			     "simulate branch prediction too (sim/branch-misses/)"),
+		CLI_OPT_FLAG('g', "call-graph", &q.callgraph,
+			     "call stacks in the recording (callgrind's contexts):\n"
+			     "pmon report --sort caller|callee, --format folded..."),
+		CLI_OPT_OUTPUT(&q.out, "FILE",
+			       "the recording (default pmon.data; with --stat: none\n"
+			       "unless given)"),
+		CLI_OPT_FLAG(0, "stat", &q.stat,
+			     "print the simulated totals as pmon stat does, on\n"
+			     "standard error; -x SEP: CSV, --json: JSON lines"),
+		CLI_OPT_STRING('x', "field-separator", &q.sep, "SEP", "--stat as CSV"),
+		CLI_OPT_FLAG(0, "json", &q.json, "--stat, --regions, --compare as JSON lines"),
+		CLI_OPT_FLAG(0, "regions", &q.regions,
+			     "simulate inside the region API's regions only, and\n"
+			     "print per region the simulated events beside the\n"
+			     "region's own TSC and software-event figures"),
+		CLI_OPT_STRING(0, "compare", &q.compare, "REC",
+			       "beside the simulation, the sampling recording REC of\n"
+			       "the same program: per function, share of the measured\n"
+			       "event against share of its simulated counterpart\n"
+			       "(cycles, clocks: instructions), largest disagreements\n"
+			       "flagged"),
+		CLI_OPT_STRING(0, "mca", &q.mca, "SYMBOL",
+			       "the hottest block of function SYMBOL through LLVM's\n"
+			       "llvm-mca: predicted cycles, port pressure, bottleneck"),
+		CLI_OPT_STRING(0, "mcpu", &q.mcpu, "NAME",
+			       "llvm-mca's -mcpu (default: from CPUID, or the dump's)"),
+		CLI_OPT_UINT(0, "progress", &progress, "S", 3600,
+			     "a progress line every S seconds on standard error (0:\n"
+			     "none; default: every 5 s when it is a terminal)"),
+		CLI_OPT_STRING(0, "callgrind-dir", &q.keep, "D",
+			       "keep callgrind's own output files (callgrind.out.PID) in D"),
+		CLI_OPT_END(),
+	};
+	int argi = cli_parse_options(
+		"simulate",
+		"usage: pmon simulate [-e EVENTS] [-g] [--cache-from-cpuid | --cpuid-file F |\n"
+		"                     --l1 SIZE,ASSOC,LINE --ll SIZE,ASSOC,LINE] [--branch]\n"
+		"                     [-o FILE] [--stat] [--regions] [-x SEP | --json]\n"
+		"                     [--compare REC] [--mca SYMBOL [--mcpu NAME]]\n"
+		"                     [--progress S] [--callgrind-dir D] -- COMMAND [ARGS]\n"
+		"       pmon stat --simulate [-e EVENTS] [-x SEP | --json] [-o FILE] -- COMMAND",
+		options, CLI_PARSE_STOP_AT_OPERAND, argc, argv);
+
+	if (argi <= 0)
+		return -argi;
+	q.nsrc = from_cpuid + !!q.cpuid_file;
+	q.progress_s = progress == (unsigned long)-1 ? -1 : (long)progress;
+	q.argv = argi < argc ? argv + argi : NULL;
+	return sim_run(&q);
+}

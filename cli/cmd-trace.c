@@ -1,0 +1,741 @@
+// SPDX-License-Identifier: MIT
+/*
+ * pmon trace: the Soft Logic Analyzer. `pmon trace -o FILE -- CMD` runs a
+ * program whose trace hooks (pmon/trace.h) then write FILE; with `-k
+ * GROUPS` pmon records the program's kernel events meanwhile (its
+ * scheduling, system calls, faults, interrupts) and merges them into FILE
+ * on the same CLOCK_MONOTONIC timeline. `pmon trace report FILE` prints
+ * the delta-time table per channel, the logic-analyzer view (one row of
+ * ticks per channel), Chrome JSON, Perfetto's protobuf or an SVG timeline.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <jansson.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include <pmon/pmon.h>
+#include <pmon/trace.h>
+
+static const char run_usage[] =
+	"usage: pmon trace [-e CHANNELS] [--hooks | --no-hooks] [-o FILE]\n"
+	"                  [--duration SECONDS] -- COMMAND [ARGS...]\n"
+	"       pmon trace [-e CHANNELS] [-o FILE] [--duration SECONDS] -p PIDS\n"
+	"       pmon trace [-e CHANNELS] [-o FILE] [--duration SECONDS] -a [-- COMMAND]\n"
+	"       pmon trace -e help\n"
+	"       pmon trace report [FILE] [--format FORMAT] [--from MS] [--to MS]\n"
+	"                         [--width N] [-o OUT]   (see 'pmon trace report --help')";
+
+static const char report_usage[] =
+	"usage: pmon trace report [FILE]\n"
+	"                         [--format table|ticks|json|chrome-json|perfetto|svg|png]\n"
+	"                         [--from MS] [--to MS] [--width N] [-o OUT]";
+
+#define got_signal pmon_child__got_signal()
+
+/* `pmon trace -e help`: every group, what it records, whether this machine
+ * has its tracepoints (rights are checked when they open). */
+static int list_channels(void)
+{
+	size_t n;
+	const struct pmon_trace_kernel_group *g = pmon_trace_kernel_groups(&n);
+
+	printf("kernel event channels for 'pmon trace -e' (comma-separated, or all):\n");
+	for (size_t i = 0; i < n; i++) {
+		int err = pmon_trace_kernel_probe(g[i].name, NULL);
+		printf("  %-9s %s\n  %-9s %s%s%s\n", g[i].name, g[i].what, "", g[i].events,
+		       err ? "; not here: " : "", err ? pmon_errdetail() : "");
+	}
+	return cli_close_output(stdout, NULL);
+}
+
+/* -e's list, checked before anything runs: each name a group, or "all". */
+static bool channels_ok(const char *list)
+{
+	size_t n;
+	const struct pmon_trace_kernel_group *g = pmon_trace_kernel_groups(&n);
+	char names[256] = "";
+
+	for (const char *p = list;; p++) {
+		size_t len = strcspn(p, ","), i = 0;
+		while (i < n && (strlen(g[i].name) != len || strncmp(p, g[i].name, len)))
+			i++;
+		if (i == n && (len != 3 || strncmp(p, "all", 3))) {
+			for (size_t j = 0, w = 0; j < n && w < sizeof(names); j++) {
+				int k = snprintf(names + w, sizeof(names) - w, "%s, ", g[j].name);
+				w += k > 0 ? (size_t)k : 0;
+			}
+			cli_error("unknown kernel channel '%.*s' (%sor all; 'pmon trace -e help' "
+				  "lists them)",
+				  (int)len, p, names);
+			return false;
+		}
+		p += len;
+		if (!*p)
+			return true;
+	}
+}
+
+/* --duration SECONDS: a positive number (0.5 is fine). */
+static int opt_seconds(const struct cli_option *opt, const char *s)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || *end || !(v > 0) || v > 1e7) {
+		cli_error("--duration '%s' is not a number of seconds", s);
+		return CLI_USAGE;
+	}
+	*(double *)opt->value = v;
+	return CLI_OK;
+}
+
+/* A process traced with -p that wrote its hooks by itself: its environment
+ * names the file (PMON_TRACE, read by libpmon when it loaded). */
+static void note_own_hooks(pid_t pid)
+{
+	char path[64], env[65536];
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return;
+	size_t n = fread(env, 1, sizeof(env) - 1, f);
+	fclose(f);
+	env[n] = '\0';
+	for (size_t i = 0; i < n; i += strlen(env + i) + 1)
+		if (!strncmp(env + i, "PMON_TRACE=", 11) && env[i + 11]) {
+			cli_warn("process %d writes its own hooks to '%s' (its PMON_TRACE); this "
+				 "trace holds its kernel events",
+				 (int)pid, env + i + 11);
+			return;
+		}
+}
+
+/* Does any of the processes of -p still run? */
+static bool any_alive(const struct pmon_target *t)
+{
+	for (size_t i = 0; i < t->npids; i++)
+		if (kill(t->pids[i], 0) == 0 || errno != ESRCH)
+			return true;
+	return false;
+}
+
+/* Drain the kernel's rings while waiting up to @ms for the command to end.
+ * Return: true when it ended (its status in *@status). */
+static bool drain_while(struct pmon_child *ch, struct pmon_trace_kernel *k, unsigned ms,
+			int *status)
+{
+	double end = pmon_monotonic_s() + ms / 1e3;
+	struct timespec t10 = { 0, 10 * 1000 * 1000 };
+	while (ch->pid > 0) {
+		if (pmon_child__poll(ch, status, NULL) != 0)
+			return true;
+		if (pmon_monotonic_s() >= end)
+			return false;
+		if (k) {
+			pmon_trace_kernel__poll(k, 10);
+			pmon_trace_kernel__drain(k);
+		} else {
+			nanosleep(&t10, NULL);
+		}
+	}
+	return true;
+}
+
+struct run_opts {
+	const char *out, *channels;
+	int hooks; /* -1: the default (with a command), 0 --no-hooks, 1 --hooks */
+	struct pmon_target_spec spec;
+	bool all;
+	double duration; /* seconds; 0: none */
+	char **cmd;
+};
+
+static int trace_run(struct run_opts *o, struct pmon_target *pt, const char *abs,
+		     struct pmon_child *ch);
+
+static int run(int argc, char **argv)
+{
+	struct run_opts o = { .out = "pmon.trace", .hooks = -1, .spec = { .sz = sizeof(o.spec) } };
+	char abs[PATH_MAX];
+	const struct cli_option options[] = {
+		CLI_OPT_TEXT(
+			"Records a timeline into FILE: the COMMAND's trace hooks\n"
+			"(PMON_TRACE_BEGIN/END/MARK/COUNTER of <pmon/trace.h>: TSC timestamps,\n"
+			"per-thread buffers, a writer thread in the program) and, with -e, kernel\n"
+			"events on the same timeline (docs/trace.md)."),
+		CLI_OPT_OUTPUT(&o.out, "FILE", "the trace file (default pmon.trace, created 0600)"),
+		CLI_OPT_STRING('e', "channels", &o.channels, "CHANNELS",
+			       "kernel events to record, comma-separated: sched\n"
+			       "(switches, wake-ups, off-CPU spans), syscalls,\n"
+			       "faults, irq, softirq, block, kvm, or all; -e help\n"
+			       "lists them and which this machine has; one missing\n"
+			       "here is named and skipped"),
+		CLI_OPT_STRING('k', "kernel", &o.channels, "CHANNELS", "the same as -e"),
+		CLI_OPT_SET_INT(0, "hooks", &o.hooks, 1,
+				"record the COMMAND's hooks (the default with one)"),
+		CLI_OPT_SET_INT(0, "no-hooks", &o.hooks, 0,
+				"do not: its kernel events alone (needs -e)"),
+		CLI_OPT_STRING('p', "pid", &o.spec.pid, "PIDS",
+			       "running processes (1,3-5), each with all its\n"
+			       "threads: their kernel events (default -e\n"
+			       "sched,syscalls); not their hooks (a process writes\n"
+			       "those itself, see docs/trace.md)"),
+		CLI_OPT_FLAG('a', "all-cpus", &o.all,
+			     "kernel events of every task on every CPU (root, or\n"
+			     "perf_event_paranoid <= 0); with a COMMAND, its\n"
+			     "hooks too, and until it ends"),
+		CLI_OPT_CALLBACK(0, "duration", &o.duration, "SECONDS", opt_seconds,
+				 "stop after SECONDS (a COMMAND still running then\n"
+				 "gets SIGTERM); -p and -a otherwise run until Ctrl-C\n"
+				 "or SIGTERM (or -p's processes end); the file is\n"
+				 "left whole"),
+		CLI_OPT_TEXT("Exit status: the command's (128+N if killed by signal N; 0 when "
+			     "--duration\n"
+			     "ended it); with -p or -a, 0, or 128+N when signal N ended the trace; "
+			     "1 when\n"
+			     "nothing was written; 2 for bad input; 3 when this machine or these "
+			     "rights\n"
+			     "allow no kernel event asked for."),
+		CLI_OPT_END(),
+	};
+	int argi = cli_parse_options("trace", run_usage, options, CLI_PARSE_STOP_AT_OPERAND, argc,
+				     argv);
+
+	if (argi <= 0)
+		return -argi;
+	if (o.channels && (!strcmp(o.channels, "help") || !strcmp(o.channels, "list")))
+		return list_channels();
+	if (o.channels && !channels_ok(o.channels))
+		return CLI_USAGE;
+	o.cmd = argi < argc ? argv + argi : NULL;
+	bool pid = o.spec.pid != NULL;
+	if (pid + o.all + (o.cmd && !o.all) != 1) {
+		cli_error(pid && o.all	? "-p and -a exclude each other"
+				  : pid ? "-p traces running processes: leave out the command"
+					: "give a command to trace: pmon trace -o FILE -- COMMAND "
+					  "(or -p PIDS, -a)");
+		return CLI_USAGE;
+	}
+	if (o.hooks == 1 && !o.cmd) {
+		/* A running process's hook buffers are drained by the writer
+		 * thread inside it, which only its own start begins. */
+		cli_error("--hooks needs a COMMAND: a running process writes its hooks "
+			  "itself, when started with PMON_TRACE=FILE (docs/trace.md)");
+		return CLI_USAGE;
+	}
+	if (o.hooks == -1)
+		o.hooks = o.cmd != NULL;
+	if (!o.hooks && !o.channels && o.cmd && !o.all) {
+		cli_error("--no-hooks records nothing without -e CHANNELS");
+		return CLI_USAGE;
+	}
+	/* The program may change directory: give it an absolute name, and
+	 * check now that the file can be written, before running anything. */
+	if (o.out[0] == '/') {
+		if (strlen(o.out) >= sizeof(abs)) {
+			cli_error("trace file name too long");
+			return CLI_USAGE;
+		}
+		memcpy(abs, o.out, strlen(o.out) + 1);
+	} else {
+		char cwd[PATH_MAX];
+		if (!getcwd(cwd, sizeof(cwd)) ||
+		    snprintf(abs, sizeof(abs), "%s/%s", cwd, o.out) >= (int)sizeof(abs)) {
+			cli_error("cannot name the trace file '%s': %s", o.out, strerror(errno));
+			return CLI_USAGE;
+		}
+	}
+	struct pmon_target t = { .sz = sizeof(t), .pid = -1 };
+	if (pmon_target__parse(&o.spec, &t) || pmon_target__validate(&t, NULL)) {
+		cli_error("%s", pmon_errdetail());
+		pmon_target__release(&t);
+		return CLI_USAGE;
+	}
+	FILE *probe = cli_open_output(abs);
+	if (!probe) {
+		pmon_target__release(&t);
+		return CLI_USAGE;
+	}
+	fclose(probe);
+	unlink(abs);
+	struct pmon_child ch = { .pid = -1, .go_fd = -1, .err_fd = -1 };
+	pmon_child__forward_signals(&ch); /* before the fork: see counter.h */
+	int rc = trace_run(&o, &t, abs, &ch);
+	pmon_child__forward_signals(NULL);
+	pmon_target__release(&t);
+	return rc;
+}
+
+/* The command line of what is traced, for the trace's header. */
+static void describe(const struct run_opts *o, const struct pmon_target *t, char *buf, size_t len)
+{
+	size_t n = 0;
+	buf[0] = '\0';
+	if (o->all)
+		n = (size_t)snprintf(buf, len, "%s", o->cmd ? "all CPUs: " : "all CPUs");
+	if (t->npids) {
+		char comm[64] = "", path[64];
+		snprintf(path, sizeof(path), "/proc/%d/comm", (int)t->pids[0]);
+		FILE *f = fopen(path, "re");
+		if (f) {
+			if (!fgets(comm, sizeof(comm), f))
+				comm[0] = '\0';
+			comm[strcspn(comm, "\n")] = '\0';
+			fclose(f);
+		}
+		n = (size_t)snprintf(buf, len, "-p %s%s%s%s", o->spec.pid, comm[0] ? " (" : "",
+				     comm, comm[0] ? ")" : "");
+	}
+	for (char **a = o->cmd; a && *a && n < len; a++) {
+		int w = snprintf(buf + n, len - n, "%s%s", a == o->cmd ? "" : " ", *a);
+		if (w > 0)
+			n += (size_t)w;
+	}
+}
+
+static int trace_run(struct run_opts *o, struct pmon_target *pt, const char *abs,
+		     struct pmon_child *ch)
+{
+	char kpath[PATH_MAX + 16], cmdline[256];
+	int err = 0;
+
+	/* The hooks: libpmon in the command starts its trace writer when it
+	 * finds PMON_TRACE (lib/trace/trace.c); without --hooks it must not
+	 * find one, not even pmon's own. */
+	if (o->cmd) {
+		if (o->hooks ? setenv("PMON_TRACE", abs, 1) : unsetenv("PMON_TRACE")) {
+			cli_error("cannot set PMON_TRACE: %s", strerror(errno));
+			return CLI_FAIL;
+		}
+		err = pmon_child__fork(o->cmd, ch);
+		unsetenv("PMON_TRACE");
+		if (err) {
+			cli_error("cannot run '%s': %s", o->cmd[0], strerror(-err));
+			return CLI_FAIL;
+		}
+	}
+	describe(o, pt, cmdline, sizeof(cmdline));
+	/* The kernel's events go to a file of their own while the program
+	 * writes its hooks; they are merged when it has ended. */
+	struct pmon_trace_kernel *k = NULL;
+	if (o->channels || !o->cmd || o->all) {
+		struct pmon_target t = { .sz = sizeof(t), .pid = -1, .inherit = true };
+		if (o->all) {
+			t.system_wide = true;
+		} else if (pt->npids) {
+			t.pids = pt->pids;
+			t.npids = pt->npids;
+		} else {
+			t.pid = ch->pid;
+			t.enable_on_exec = true;
+		}
+		struct pmon_trace_kernel_opts ko = {
+			.sz = sizeof(ko),
+			.groups = o->channels,
+			.pid = pt->npids      ? pt->pids[0]
+				: ch->pid > 0 ? ch->pid
+					      : 0,
+			.command = cmdline,
+		};
+		snprintf(kpath, sizeof(kpath), "%s.kernel", abs);
+		err = pmon_trace_kernel__open(&t, kpath, &ko, &k);
+		if (err) {
+			if (o->all && (err == -EACCES || err == -EPERM || err == -ENOENT))
+				cli_error(
+					"cannot trace all CPUs: %s (every CPU's events need root, "
+					"CAP_PERFMON or perf_event_paranoid <= 0)",
+					pmon_errdetail());
+			else
+				cli_error("cannot record kernel events: %s", pmon_errdetail());
+			pmon_child__kill(ch, SIGKILL, NULL);
+			return err == -EINVAL || err == -ESRCH ? CLI_USAGE : CLI_UNSUPPORTED;
+		}
+		if (*pmon_trace_kernel__skipped(k))
+			cli_warn("kernel events skipped: %s", pmon_trace_kernel__skipped(k));
+	}
+	for (size_t i = 0; i < pt->npids; i++)
+		note_own_hooks(pt->pids[i]);
+	if (o->cmd)
+		err = pmon_child__start(ch);
+	int status = 0;
+	bool have_status = false, timed_out = false;
+	double t0 = pmon_monotonic_s();
+	struct timespec t20 = { 0, 20 * 1000 * 1000 };
+	while (!err) {
+		if (o->cmd && pmon_child__poll(ch, &status, NULL) != 0) {
+			have_status = true;
+			break;
+		}
+		if (got_signal || (pt->npids && !any_alive(pt)))
+			break;
+		if (o->duration && pmon_monotonic_s() - t0 >= o->duration) {
+			timed_out = true;
+			break;
+		}
+		if (k) {
+			pmon_trace_kernel__poll(k, 20); /* every-CPU wake-ups fill fast */
+			if (pmon_trace_kernel__drain(k) < 0) {
+				cli_warn("%s", pmon_errdetail());
+				break;
+			}
+		} else {
+			nanosleep(&t20, NULL); /* SIGCHLD ends it early */
+		}
+	}
+	if (o->cmd && !have_status && !err) {
+		/* A signal was passed on to the command: most end by it, in a
+		 * second; then, and at --duration's end, SIGTERM and SIGKILL. */
+		have_status = got_signal && !timed_out && drain_while(ch, k, 1000, &status);
+		if (!have_status) {
+			cli_stop_child(ch, 2000, &status);
+			have_status = true;
+		}
+	}
+	if (ch->pid > 0)
+		pmon_child__wait(ch, &status, NULL);
+	uint64_t kev = 0, klost = 0;
+	if (k) {
+		int kerr = pmon_trace_kernel__close(k, &kev, &klost);
+		if (kerr)
+			cli_warn("kernel events: %s", pmon_errdetail());
+		if (err)
+			unlink(kpath);
+		else if (pmon_trace_merge(abs, kpath))
+			cli_warn("%s", pmon_errdetail());
+	}
+	if (err) {
+		cli_error("cannot run '%s': %s", o->cmd[0], strerror(-err));
+		return 127;
+	}
+	int rc = timed_out		? CLI_OK
+		: o->cmd && have_status ? pmon_exit_code(status)
+		: got_signal		? 128 + got_signal
+					: CLI_OK;
+	struct pmon_trace_reader *r = pmon_trace_reader__open(abs);
+	if (!r) {
+		if (errno == ENOENT)
+			cli_error("'%s' wrote no trace: it is not linked with libpmon, or unset "
+				  "PMON_TRACE",
+				  o->cmd ? o->cmd[0] : "?");
+		else
+			cli_error("%s", pmon_errdetail());
+		return rc ? rc : CLI_FAIL;
+	}
+	const struct pmon_trace_info *in = pmon_trace_reader__info(r);
+	fprintf(stderr, "pmon trace: %zu events on %zu channels written to %s (%llu dropped%s)\n",
+		pmon_trace_reader__nevents(r), pmon_trace_reader__nchannels(r), o->out,
+		(unsigned long long)in->dropped,
+		!o->hooks || in->complete ? ""
+					  : "; the program did not stop the trace: cut at its end");
+	if (k)
+		fprintf(stderr,
+			"pmon trace: %llu of them kernel events (%llu lost by the kernel)\n",
+			(unsigned long long)kev, (unsigned long long)klost);
+	if (timed_out)
+		fprintf(stderr, "pmon trace: stopped after --duration %g s%s\n", o->duration,
+			o->cmd ? "; the command was ended" : "");
+	pmon_trace_reader__free(r);
+	return rc;
+}
+
+/* Nanoseconds as the table prints them: three significant figures and a unit. */
+static const char *fmt_ns(char *buf, size_t len, uint64_t ns)
+{
+	if (ns < 1000)
+		snprintf(buf, len, "%llu ns", (unsigned long long)ns);
+	else if (ns < 1000000)
+		snprintf(buf, len, "%.3g us", (double)ns / 1e3);
+	else if (ns < 1000000000)
+		snprintf(buf, len, "%.3g ms", (double)ns / 1e6);
+	else
+		snprintf(buf, len, "%.3g s", (double)ns / 1e9);
+	return buf;
+}
+
+static int parse_ms(const char *s, const char *what, uint64_t *ns)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || *end || v < 0 || v > 1e12) {
+		cli_error("%s '%s' is not a number of milliseconds", what, s);
+		return -1;
+	}
+	*ns = (uint64_t)(v * 1e6);
+	return 0;
+}
+
+/* --from MS, --to MS: milliseconds from the trace's start, into ns. */
+static int opt_ms(const struct cli_option *opt, const char *s)
+{
+	char what[16];
+	snprintf(what, sizeof(what), "--%s", opt->long_name);
+	return parse_ms(s, what, opt->value) ? CLI_USAGE : CLI_OK;
+}
+
+/* The table's time-base line: which base, why, and the alignment measured
+ * between the kernel's stamps and the hooks' (docs/trace.md "Time"). */
+static void print_time_base(FILE *out, const struct pmon_trace_info *in)
+{
+	char align[128];
+
+	if (in->kernel_align_ns == UINT32_MAX)
+		snprintf(align, sizeof(align), "alignment with the kernel's events not measured");
+	else
+		snprintf(align, sizeof(align),
+			 "alignment with the kernel's events %u ns (measured on %s)",
+			 in->kernel_align_ns, in->align_measured_with);
+	if (in->time_base == PMON_TIMEBASE_PERF)
+		fprintf(out,
+			"# time base: the perf clock, the TSC converted through the perf mmap page "
+			"(time_mult %u, time_shift %u); %s\n",
+			in->time_mult, (unsigned)in->time_shift, align);
+	else
+		fprintf(out, "# time base: calibrated CLOCK_MONOTONIC%s%s%s%s%s; %s\n",
+			in->time_base_why[0] ? " (not the perf clock: " : "", in->time_base_why,
+			in->clocksource[0] ? "; clocksource " : "", in->clocksource,
+			in->time_base_why[0] ? ")" : "", align);
+}
+
+static int report(int argc, char **argv)
+{
+	const char *in = NULL, *format = NULL, *outpath = NULL;
+	uint64_t from = 0, to = UINT64_MAX;
+	unsigned long width = 0;
+	const struct cli_option options[] = {
+		CLI_OPT_TEXT("Reads a trace of 'pmon trace' (default pmon.trace)."),
+		CLI_OPT_STRING('i', "input", &in, "FILE", "the trace (or give it as FILE)"),
+		CLI_OPT_STRING('f', "format", &format, "FORMAT",
+			       "table: per channel, spans with min, median, p99, max,\n"
+			       "total; instants; counters (the default)\n"
+			       "ticks: the logic-analyzer view, a row per channel, '#'\n"
+			       "while a span is open, '|' at an instant or counter value\n"
+			       "json: the table as JSON\n"
+			       "chrome-json: Chrome trace-event JSON (Perfetto,\n"
+			       "chrome://tracing, speedscope open it); a warning\n"
+			       "past 100 MB\n"
+			       "perfetto: Perfetto's protobuf trace\n"
+			       "(ui.perfetto.dev), any size\n"
+			       "svg, png: a timeline drawn with cairo, a lane per thread,\n"
+			       "spans, instants, the kernel's events below the hooks', a\n"
+			       "time axis (the default for -o NAME.svg or NAME.png)"),
+		CLI_OPT_CALLBACK(0, "from", &from, "MS", opt_ms,
+				 "the window's start, in ms from the trace's start"),
+		CLI_OPT_CALLBACK(0, "to", &to, "MS", opt_ms, "the window's end"),
+		CLI_OPT_UINT(0, "width", &width, "N", 10000,
+			     "columns of the ticks view (default: the terminal's),\n"
+			     "pixels of the svg or png (default 1200)"),
+		CLI_OPT_OUTPUT(&outpath, "OUT", "write there, not to standard output"),
+		CLI_OPT_END(),
+	};
+	int argi = cli_parse_options("trace report", report_usage, options, 0, argc, argv);
+
+	if (argi <= 0)
+		return -argi;
+	if (!in && argi < argc)
+		in = argv[argi++];
+	if (!cli_no_operands_at("trace report", argi, argc, argv))
+		return CLI_USAGE;
+	if (!in)
+		in = "pmon.trace";
+	/* A picture's format from -o's extension unless --format says (as pmon plot) */
+	const char *ext = outpath ? strrchr(outpath, '.') : NULL;
+	const char *by_ext = !ext	   ? NULL
+		: !strcasecmp(ext, ".svg") ? "svg"
+		: !strcasecmp(ext, ".png") ? "png"
+					   : NULL;
+	if (!format)
+		format = by_ext ? by_ext : "table";
+	if (strcmp(format, "table") && strcmp(format, "ticks") && strcmp(format, "json") &&
+	    strcmp(format, "chrome-json") && strcmp(format, "perfetto") && strcmp(format, "svg") &&
+	    strcmp(format, "png")) {
+		cli_error("unknown format '%s' (table, ticks, json, chrome-json, perfetto, svg or "
+			  "png)",
+			  format);
+		return CLI_USAGE;
+	}
+	if (by_ext && (!strcmp(format, "svg") || !strcmp(format, "png")) &&
+	    strcmp(format, by_ext)) {
+		cli_error("--format %s into '%s': name the picture .%s", format, outpath, format);
+		return CLI_USAGE;
+	}
+	if (to <= from) {
+		cli_error("--to must be after --from");
+		return CLI_USAGE;
+	}
+	/* Drawn with cairo, in the UI module (cli/ui.c): pmon links no graphics. */
+	if (!strcmp(format, "svg") || !strcmp(format, "png"))
+		return trace_draw(in, outpath, !strcmp(format, "png"), from, to, (unsigned)width);
+	struct pmon_trace_reader *r = pmon_trace_reader__open(in);
+	if (!r) {
+		cli_error("%s", pmon_errdetail()[0] ? pmon_errdetail() : strerror(errno));
+		return CLI_USAGE; /* missing or malformed: bad input, as pmon report (exit-codes.md) */
+	}
+	const struct pmon_trace_info *info = pmon_trace_reader__info(r);
+	if (info->torn_chunks)
+		cli_warn("'%s': %llu damaged chunks (%llu bytes) skipped; the rest is reported", in,
+			 (unsigned long long)info->torn_chunks,
+			 (unsigned long long)info->torn_bytes);
+	FILE *out = cli_open_output(outpath);
+	if (!out) {
+		pmon_trace_reader__free(r);
+		return CLI_FAIL;
+	}
+	int rc = CLI_OK;
+	size_t nch = pmon_trace_reader__nchannels(r), nev = pmon_trace_reader__nevents(r);
+	uint64_t last = nev ? pmon_trace_reader__event(r, nev - 1)->ns + 1 : 1;
+	if (to == UINT64_MAX)
+		to = last;
+	if (!strcmp(format, "perfetto")) {
+		if (!outpath && isatty(STDOUT_FILENO)) {
+			cli_error("the Perfetto trace is binary: give -o FILE");
+			rc = CLI_USAGE;
+		} else if (pmon_trace_write_perfetto(r, out)) {
+			cli_error("cannot write the Perfetto trace: %s", strerror(errno));
+			rc = CLI_FAIL;
+		}
+	} else if (!strcmp(format, "chrome-json")) {
+		/* Chrome JSON is ~100 bytes an event and loads whole in a viewer. */
+		if (nev > 1000000)
+			cli_warn("%zu events make a Chrome JSON file of over 100 MB; --format "
+				 "perfetto streams any size",
+				 nev);
+		if (pmon_trace_write_chrome(r, out))
+			rc = CLI_FAIL;
+	} else if (!strcmp(format, "ticks")) {
+		if (!width) {
+			struct winsize ws;
+			width = isatty(fileno(out)) && !ioctl(fileno(out), TIOCGWINSZ, &ws) &&
+					ws.ws_col
+				? ws.ws_col
+				: 80;
+		}
+		size_t label = 16, cells = width > label + 10 ? width - label - 1 : 10;
+		char *row = malloc(cells + 1), a[32], b[32];
+		if (!row) {
+			rc = CLI_FAIL;
+		} else {
+			fprintf(out, "# %-*s %s .. %s, %zu columns\n", (int)label - 2, "window",
+				fmt_ns(a, sizeof(a), from), fmt_ns(b, sizeof(b), to), cells);
+			for (uint32_t ch = 1; ch <= nch; ch++) {
+				pmon_trace_ticks_row(r, ch, from, to, row, cells);
+				fprintf(out, "%-*.*s %s\n", (int)label, (int)label,
+					pmon_trace_reader__channel(r, ch), row);
+			}
+			free(row);
+		}
+	} else {
+		struct pmon_trace_chan_stats *st = calloc(nch + 1, sizeof(*st));
+		long n = st ? pmon_trace_summarize(r, from, to, st) : -ENOMEM;
+		if (n < 0) {
+			cli_error("out of memory");
+			rc = CLI_FAIL;
+		} else if (!strcmp(format, "json")) {
+			json_t *rows = json_array();
+			for (long i = 0; i < n; i++)
+				json_array_append_new(
+					rows,
+					json_pack(
+						"{s:s, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
+						"s:I, "
+						"s:I, s:I, s:I, s:I}",
+						"channel",
+						pmon_trace_reader__channel(r, st[i].channel) ?: "?",
+						"kernel",
+						pmon_trace_reader__channel_kernel(r, st[i].channel),
+						"spans", (json_int_t)st[i].spans, "min_ns",
+						(json_int_t)st[i].min_ns, "median_ns",
+						(json_int_t)st[i].median_ns, "p99_ns",
+						(json_int_t)st[i].p99_ns, "max_ns",
+						(json_int_t)st[i].max_ns, "total_ns",
+						(json_int_t)st[i].total_ns, "marks",
+						(json_int_t)st[i].marks, "counters",
+						(json_int_t)st[i].counters, "counter_min",
+						(json_int_t)st[i].counter_min, "counter_max",
+						(json_int_t)st[i].counter_max, "counter_last",
+						(json_int_t)st[i].counter_last, "unmatched",
+						(json_int_t)st[i].unmatched));
+			json_t *doc = json_pack(
+				"{s:s, s:i, s:I, s:I, s:b, s:I, s:I, s:I, s:I, s:I, s:s, s:s, "
+				"s:s, s:s, s:o, s:o}",
+				"command", info->command, "pid", (int)info->pid, "ticks_per_sec",
+				(json_int_t)info->ticks_per_sec, "align_err_ns",
+				(json_int_t)info->align_err_ns, "complete", info->complete,
+				"dropped", (json_int_t)info->dropped, "events", (json_int_t)nev,
+				"kernel_events", (json_int_t)info->kernel_events, "kernel_lost",
+				(json_int_t)info->kernel_lost, "damaged_chunks",
+				(json_int_t)info->torn_chunks, "time_base",
+				info->time_base == PMON_TIMEBASE_PERF ? "perf" : "mono",
+				"time_base_why", info->time_base_why, "clocksource",
+				info->clocksource, "align_measured_with", info->align_measured_with,
+				"kernel_align_ns",
+				info->kernel_align_ns == UINT32_MAX
+					? json_null()
+					: json_integer((json_int_t)info->kernel_align_ns),
+				"channels", rows);
+			if (!doc || json_dumpf(doc, out, JSON_INDENT(2)) || fputc('\n', out) == EOF)
+				rc = CLI_FAIL;
+			json_decref(doc);
+		} else {
+			char t[6][32];
+			fprintf(out,
+				"# pmon trace: '%s' pid %d, %zu events, %zu channels; %.0f MHz "
+				"ticks, "
+				"aligned with CLOCK_MONOTONIC to +-%u ns; %llu dropped\n",
+				info->command, (int)info->pid, nev, nch,
+				(double)info->ticks_per_sec / 1e6, info->align_err_ns,
+				(unsigned long long)info->dropped);
+			print_time_base(out, info);
+			fprintf(out, "# %-18s %9s %10s %10s %10s %10s %10s %8s %8s\n", "channel",
+				"spans", "min", "median", "p99", "max", "total", "marks",
+				"counters");
+			bool kernel_seen = false;
+			for (long i = 0; i < n; i++) {
+				const struct pmon_trace_chan_stats *s = &st[i];
+				/* The kernel's channels come after the hooks'. */
+				if (!kernel_seen &&
+				    pmon_trace_reader__channel_kernel(r, s->channel)) {
+					kernel_seen = true;
+					fprintf(out,
+						"# kernel events: %llu (%llu lost by the kernel)\n",
+						(unsigned long long)info->kernel_events,
+						(unsigned long long)info->kernel_lost);
+				}
+				fprintf(out, "  %-18s %9llu %10s %10s %10s %10s %10s %8llu %8llu\n",
+					pmon_trace_reader__channel(r, s->channel) ?: "?",
+					(unsigned long long)s->spans,
+					s->spans ? fmt_ns(t[0], 32, s->min_ns) : "-",
+					s->spans ? fmt_ns(t[1], 32, s->median_ns) : "-",
+					s->spans ? fmt_ns(t[2], 32, s->p99_ns) : "-",
+					s->spans ? fmt_ns(t[3], 32, s->max_ns) : "-",
+					s->spans ? fmt_ns(t[4], 32, s->total_ns) : "-",
+					(unsigned long long)s->marks,
+					(unsigned long long)s->counters);
+				if (s->unmatched)
+					fprintf(out, "  %-18s %llu begin/end not matched\n", "",
+						(unsigned long long)s->unmatched);
+			}
+		}
+		free(st);
+	}
+	if (out != stdout && cli_close_output(out, outpath) != CLI_OK)
+		rc = CLI_FAIL;
+	pmon_trace_reader__free(r);
+	return rc;
+}
+
+int cmd_trace(int argc, char **argv)
+{
+	if (argc > 1 && !strcmp(argv[1], "report"))
+		return report(argc - 1, argv + 1);
+	return run(argc, argv);
+}

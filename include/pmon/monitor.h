@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The monitor layer (../shared/ARCHITECTURE.md, "features"): what stat, top,
+ * serve and trace share above the counters. A target described once and
+ * validated (perf's struct target and target__validate()), the one parser
+ * of pid/tid/CPU lists, reading with deltas taken of raw, enabled and
+ * running before scaling (perf's evsel__compute_deltas()), derived metrics
+ * (perf's shadow stats), repeat statistics (Welford) and the interval
+ * ticker every periodic reader uses.
+ */
+#ifndef PMON_MONITOR_H
+#define PMON_MONITOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <pmon/common.h>
+#include <pmon/counter.h>
+#include <pmon/event.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- lists and targets ------------------------------------------------ */
+
+/**
+ * pmon_idlist__parse() - parse a list of non-negative integers and ranges,
+ * "0-3,5" (the syntax of /sys/devices/system/cpu/online and of perf's -C,
+ * -p, -t). An empty item ("1,,2", a leading or trailing comma), a range
+ * that runs backwards, or a value above @max is refused. No limit on the
+ * number of entries.
+ * Return: 0 with a malloc()ed array in *@out (the caller frees it) and its
+ * length in *@n; -EINVAL with the detail quoting the list; -ENOMEM.
+ */
+PMON_API int pmon_idlist__parse(const char *s, long max, long **out, size_t *n);
+
+/* What the user named: perf's struct target. Strings as typed, or NULL. */
+struct pmon_target_spec {
+	size_t sz; /* sizeof(struct pmon_target_spec) */
+	const char *pid; /* processes: each means all its threads */
+	const char *tid; /* threads */
+	const char *cpu_list; /* CPUs (implies system-wide) */
+	bool system_wide;
+	const char *cgroup; /* a cgroup directory (struct pmon_target's cgroup) */
+};
+
+/**
+ * pmon_target__parse() - turn @spec into @t (a struct pmon_target whose
+ * arrays this allocates; release them with pmon_target__release()). Other
+ * fields of @t (inherit, enable_on_exec, ...) are left as they are.
+ * Return: 0, or -EINVAL with the detail naming which list is wrong, -ENOMEM.
+ */
+PMON_API int pmon_target__parse(const struct pmon_target_spec *spec, struct pmon_target *t);
+/** Free the arrays pmon_target__parse() allocated; @t may be NULL. */
+PMON_API void pmon_target__release(struct pmon_target *t);
+
+/**
+ * pmon_target__validate() - check once, before anything opens, that what
+ * @t names exists: every CPU online, every process and thread present.
+ * @online: the online CPU list ("0-1", as /sys/devices/system/cpu/online
+ * reads), or NULL to read it from sysfs.
+ * A cgroup must be a directory holding cgroup.procs.
+ * Return: 0; -ENODEV for a CPU that does not exist (detail: "CPU 5 does not
+ * exist (online: 0-1)"), -ESRCH for a missing process or thread, -ENOENT
+ * or -ENOTDIR for a cgroup that is not one, -EINVAL for an unreadable
+ * @online.
+ */
+PMON_API int pmon_target__validate(const struct pmon_target *t, const char *online);
+
+/* ---- deltas and scaling ----------------------------------------------- */
+
+/**
+ * pmon_count__delta() - the count between two readings of one counter:
+ * the differences of raw, enabled and running, then scaled (perf's
+ * evsel__compute_deltas() followed by perf_counts_values__scale()). Scaling
+ * the difference of two scaled totals is wrong under multiplexing: from
+ * (1000, 100, 50) to (1100, 200, 150) the count is 100 (scaled: 100 x 100 /
+ * 100), where the totals 2000 and 1466.7 differ by -533.
+ * @scale: the event's unit scale (pmon_event_desc.scale; 0 means 1).
+ * @prev may be NULL (a first reading: the delta is @cur itself).
+ * Status: @cur's when not OK; NOT_COUNTED when the counter did not run in
+ * between. A counter that went backwards (never from the kernel) gives 0.
+ */
+PMON_API void pmon_count__delta(const struct pmon_count *prev, const struct pmon_count *cur,
+				double scale, struct pmon_count *out);
+
+/** Scale @raw by @enabled / @running (multiplexing); @raw when running is 0 or full. */
+PMON_API double pmon_count__scale(uint64_t raw, uint64_t enabled, uint64_t running);
+
+/* ---- the monitor: counters read in intervals --------------------------- */
+
+struct pmon_monitor;
+
+/**
+ * pmon_monitor__open() - open @events on @target (pmon_counters__open()),
+ * with the readings' baseline taken at open.
+ * Return: the monitor, or NULL with errno and the detail as
+ * pmon_counters__open().
+ */
+PMON_API struct pmon_monitor *pmon_monitor__open(const struct pmon_evlist *events,
+						 const struct pmon_target *target);
+PMON_API void pmon_monitor__close(struct pmon_monitor *m);
+/** The counters underneath (owned by the monitor). */
+PMON_API struct pmon_counters *pmon_monitor__counters(struct pmon_monitor *m);
+
+/**
+ * pmon_monitor__start() - start counting for a command: enable the
+ * counters that an exec cannot start (CPU-wide ones, or all of them when
+ * the target has no enable_on_exec), and release @child (NULL: none)
+ * with pmon_child__start(). The baseline is set here.
+ * Return: 0, the -errno of the exec, or of the enable.
+ */
+PMON_API int pmon_monitor__start(struct pmon_monitor *m, struct pmon_child *child);
+
+/**
+ * pmon_monitor__read_delta() - counts since the previous reading (or the
+ * baseline): each unit's (CPU, thread) deltas of raw, enabled and running,
+ * scaled, then summed (pmon_count__delta()). The reading becomes the new
+ * baseline.
+ * @out: pmon_evlist__count() entries; @per_unit: NULL, or nunits x count
+ * entries (unit-major) for per-CPU or per-thread rows; @elapsed_s: NULL, or
+ * the real time between the two readings in seconds (CLOCK_MONOTONIC).
+ * Allocates nothing (its buffers are sized at open: an agent reads every
+ * second for months); one thread at a time per monitor.
+ * Return: 0, or -errno when a read failed.
+ */
+PMON_API int pmon_monitor__read_delta(struct pmon_monitor *m, struct pmon_count *out,
+				      struct pmon_count *per_unit, double *elapsed_s);
+/** Forget the previous reading: the next delta starts from now. Return: 0 or -errno. */
+PMON_API int pmon_monitor__rebase(struct pmon_monitor *m);
+
+/* ---- derived metrics (perf's shadow stats) ---------------------------- */
+
+struct pmon_metric {
+	double value;
+	const char *unit; /* "CPUs utilized", "GHz", "insn per cycle", "K/sec" ... */
+	bool ok; /* false: no metric for this event, or its inputs are missing */
+};
+
+/**
+ * pmon_metric__derive() - the metric perf prints beside event @i of @l,
+ * from the counts @v of the whole list (task-clock for CPUs utilized and
+ * rates, cycles for IPC, branches for the miss ratio ...), over @wall_s
+ * seconds of wall time.
+ */
+PMON_API struct pmon_metric pmon_metric__derive(const struct pmon_evlist *l,
+						const struct pmon_count *v, size_t i,
+						double wall_s);
+
+/* ---- repeat statistics ------------------------------------------------ */
+
+/* Mean and variance updated one value at a time (Welford, as perf's
+ * update_stats()): no cancellation, unlike the sum of squares. */
+struct pmon_running_stats {
+	uint64_t n;
+	double mean, m2, min, max;
+};
+
+PMON_API void pmon_running_stats__add(struct pmon_running_stats *s, double v);
+/** The sample standard deviation (n - 1), 0 below two values. */
+PMON_API double pmon_running_stats__stddev(const struct pmon_running_stats *s);
+/**
+ * pmon_running_stats__rel_stderr() - perf stat -r's "+- x%": the standard
+ * error of the mean relative to the mean, in percent
+ * (100 x sqrt(variance / n) / mean; perf's rel_stddev_stats()); 0 when the
+ * mean is 0 or below two values.
+ */
+PMON_API double pmon_running_stats__rel_stderr(const struct pmon_running_stats *s);
+
+/* ---- the interval ticker ----------------------------------------------- */
+
+/* Deadlines every @step seconds on CLOCK_MONOTONIC; one that fell behind
+ * skips ahead instead of firing in a burst. */
+struct pmon_ticker {
+	double start, next, step;
+};
+
+/** Seconds on CLOCK_MONOTONIC. */
+PMON_API double pmon_monotonic_s(void);
+/** Start ticking every @step_s seconds from now. */
+PMON_API void pmon_ticker__init(struct pmon_ticker *tk, double step_s);
+/** Seconds until the next deadline (<= 0: due). */
+PMON_API double pmon_ticker__remaining(const struct pmon_ticker *tk);
+/**
+ * pmon_ticker__sleep() - sleep until the next deadline; a signal (SIGCHLD,
+ * SIGINT) ends the sleep early. Return: true when the deadline has come.
+ */
+PMON_API bool pmon_ticker__sleep(const struct pmon_ticker *tk);
+/** Move to the next deadline, skipping the ones already past. */
+PMON_API void pmon_ticker__advance(struct pmon_ticker *tk);
+/** Change the step (the next deadline is one new step from the last one). */
+PMON_API void pmon_ticker__set_step(struct pmon_ticker *tk, double step_s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,259 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A trace as Perfetto's protobuf trace format, streamed packet by packet so
+ * any size converts in constant memory: the Trace message is a sequence of
+ * `packet` fields (1), each a TracePacket. What is written (field numbers
+ * from Perfetto's protos/perfetto/trace/trace_packet.proto and
+ * the track_event/ protos):
+ *   TracePacket  timestamp 8, trusted_packet_sequence_id 10, track_event 11,
+ *                interned_data 12, sequence_flags 13, track_descriptor 60
+ *   TrackDescriptor uuid 1, name 2, process 3, thread 4, parent_uuid 5,
+ *                counter 8;  ProcessDescriptor pid 1, process_name 6;
+ *                ThreadDescriptor pid 1, tid 2
+ *   TrackEvent   type 9 (SLICE_BEGIN 1, SLICE_END 2, INSTANT 3, COUNTER 4),
+ *                name_iid 10, track_uuid 11, counter_value 30
+ *   InternedData event_names 2 -> EventName iid 1, name 2
+ * Names are interned once per channel on the one packet sequence. The
+ * encoding is protobuf's wire format (varints, length-delimited fields),
+ * written here rather than through a library: the core library stays free
+ * of protobuf-c, and the schema subset pmon keeps (tests/perfetto/) lets
+ * `protoc --decode` read the output back.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include <pmon/trace.h>
+
+#define SEQ_ID 1
+#define SEQ_INCREMENTAL_STATE_CLEARED 1
+#define SEQ_NEEDS_INCREMENTAL_STATE 2
+
+struct pb {
+	uint8_t b[1024];
+	size_t n;
+	bool overflow;
+};
+
+static void pb_raw(struct pb *p, const void *d, size_t n)
+{
+	if (n > sizeof(p->b) - p->n) {
+		p->overflow = true;
+		return;
+	}
+	memcpy(p->b + p->n, d, n);
+	p->n += n;
+}
+
+static void pb_varint(struct pb *p, uint64_t v)
+{
+	uint8_t t[10];
+	size_t n = 0;
+	do {
+		t[n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+		v >>= 7;
+	} while (v);
+	pb_raw(p, t, n);
+}
+
+static void pb_uint(struct pb *p, unsigned field, uint64_t v)
+{
+	pb_varint(p, (uint64_t)field << 3); /* wire type 0 */
+	pb_varint(p, v);
+}
+
+static void pb_bytes(struct pb *p, unsigned field, const void *d, size_t n)
+{
+	pb_varint(p, (uint64_t)field << 3 | 2);
+	pb_varint(p, n);
+	pb_raw(p, d, n);
+}
+
+static void pb_msg(struct pb *p, unsigned field, const struct pb *m)
+{
+	if (m->overflow)
+		p->overflow = true;
+	pb_bytes(p, field, m->b, m->n);
+}
+
+static void pb_str(struct pb *p, unsigned field, const char *s)
+{
+	size_t n = strlen(s);
+	pb_bytes(p, field, s, n > 200 ? 200 : n);
+}
+
+/* One TracePacket as field 1 of the Trace. */
+static int put_packet(FILE *f, const struct pb *pkt)
+{
+	struct pb outer = { .n = 0 };
+	if (pkt->overflow)
+		return -EOVERFLOW;
+	pb_varint(&outer, 1u << 3 | 2);
+	pb_varint(&outer, pkt->n);
+	return fwrite(outer.b, 1, outer.n, f) == outer.n && fwrite(pkt->b, 1, pkt->n, f) == pkt->n
+		? 0
+		: -EIO;
+}
+
+static uint64_t thread_uuid(int32_t tid)
+{
+	return 0x100000000ull | (uint32_t)tid;
+}
+
+static uint64_t counter_uuid(uint32_t ch)
+{
+	return 0x200000000ull | ch;
+}
+
+static uint64_t process_uuid(int32_t pid)
+{
+	return 0x300000000ull | (uint32_t)pid;
+}
+
+/* A thread's kernel events: a child track of the thread's, named "kernel"
+ * (the hooks' and the kernel's spans each nest, not always with each
+ * other: they come from two clocks, aligned to within align_err_ns). */
+static uint64_t kernel_uuid(int32_t tid)
+{
+	return 0x400000000ull | (uint32_t)tid;
+}
+
+int pmon_trace_write_perfetto(const struct pmon_trace_reader *r, FILE *f)
+{
+	const struct pmon_trace_info *in = pmon_trace_reader__info(r);
+	size_t nev = pmon_trace_reader__nevents(r), nch = pmon_trace_reader__nchannels(r);
+	struct pb pkt, m, d;
+	int err = 0;
+
+	/* The process track, with the command as its name. */
+	pkt = (struct pb){ .n = 0 };
+	m = (struct pb){ .n = 0 };
+	d = (struct pb){ .n = 0 };
+	pb_uint(&d, 1, (uint64_t)(uint32_t)in->pid);
+	pb_str(&d, 6, in->command);
+	pb_uint(&m, 1, process_uuid(in->pid));
+	pb_msg(&m, 3, &d);
+	pb_msg(&pkt, 60, &m);
+	err = put_packet(f, &pkt);
+
+	/* A thread track per thread, a counter track per counter channel. */
+	int32_t seen[256], kseen[256];
+	size_t nseen = 0, nkseen = 0;
+	bool *is_counter = calloc(nch + 1, sizeof(bool));
+	if (!is_counter)
+		return -ENOMEM;
+	for (size_t i = 0; i < nev && !err; i++) {
+		const struct pmon_trace_event *e = pmon_trace_reader__event(r, i);
+		if (e->kind == PMON_TRACE_COUNTER_EV && e->channel <= nch &&
+		    !is_counter[e->channel]) {
+			is_counter[e->channel] = true;
+			pkt = (struct pb){ .n = 0 };
+			m = (struct pb){ .n = 0 };
+			d = (struct pb){ .n = 0 }; /* an empty CounterDescriptor */
+			pb_uint(&m, 1, counter_uuid(e->channel));
+			const char *name = pmon_trace_reader__channel(r, e->channel);
+			pb_str(&m, 2, name ? name : "?");
+			pb_uint(&m, 5, process_uuid(in->pid));
+			pb_msg(&m, 8, &d);
+			pb_msg(&pkt, 60, &m);
+			err = put_packet(f, &pkt);
+		}
+		size_t k = 0;
+		while (k < nseen && seen[k] != e->tid)
+			k++;
+		bool described = k < nseen;
+		if (!described && !err) {
+			if (nseen < sizeof(seen) / sizeof(seen[0]))
+				seen[nseen++] = e->tid;
+			else
+				memmove(seen, seen + 1, sizeof(seen) - sizeof(seen[0])),
+					seen[nseen - 1] = e->tid; /* re-describing is harmless */
+			pkt = (struct pb){ .n = 0 };
+			m = (struct pb){ .n = 0 };
+			d = (struct pb){ .n = 0 };
+			pb_uint(&d, 1, (uint64_t)(uint32_t)in->pid);
+			pb_uint(&d, 2, (uint64_t)(uint32_t)e->tid);
+			pb_uint(&m, 1, thread_uuid(e->tid));
+			pb_uint(&m, 5, process_uuid(in->pid));
+			pb_msg(&m, 4, &d);
+			pb_msg(&pkt, 60, &m);
+			err = put_packet(f, &pkt);
+		}
+		if (!(e->flags & PMON_TRACE_EV_KERNEL) || err)
+			continue;
+		k = 0;
+		while (k < nkseen && kseen[k] != e->tid)
+			k++;
+		if (k < nkseen)
+			continue;
+		if (nkseen < sizeof(kseen) / sizeof(kseen[0]))
+			kseen[nkseen++] = e->tid;
+		else
+			memmove(kseen, kseen + 1, sizeof(kseen) - sizeof(kseen[0])),
+				kseen[nkseen - 1] = e->tid;
+		pkt = (struct pb){ .n = 0 };
+		m = (struct pb){ .n = 0 };
+		pb_uint(&m, 1, kernel_uuid(e->tid));
+		pb_str(&m, 2, "kernel");
+		pb_uint(&m, 5, thread_uuid(e->tid));
+		pb_msg(&pkt, 60, &m);
+		err = put_packet(f, &pkt);
+	}
+
+	/* The events; a channel's name is interned before its first use. */
+	bool *interned = calloc(nch + 1, sizeof(bool)), first = true;
+	if (!interned) {
+		free(is_counter);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < nev && !err; i++) {
+		const struct pmon_trace_event *e = pmon_trace_reader__event(r, i);
+		if (e->channel > nch)
+			continue;
+		pkt = (struct pb){ .n = 0 };
+		m = (struct pb){ .n = 0 };
+		pb_uint(&pkt, 8, in->mono_start_ns + e->ns);
+		pb_uint(&pkt, 10, SEQ_ID);
+		pb_uint(&pkt, 13,
+			first ? SEQ_INCREMENTAL_STATE_CLEARED : SEQ_NEEDS_INCREMENTAL_STATE);
+		first = false;
+		if (!interned[e->channel] && e->kind != PMON_TRACE_COUNTER_EV) {
+			struct pb names = { .n = 0 }, en = { .n = 0 };
+			const char *name = pmon_trace_reader__channel(r, e->channel);
+			pb_uint(&en, 1, e->channel);
+			pb_str(&en, 2, name ? name : "?");
+			pb_msg(&names, 2, &en);
+			pb_msg(&pkt, 12, &names);
+			interned[e->channel] = true;
+		}
+		switch (e->kind) {
+		case PMON_TRACE_BEGIN_EV:
+		case PMON_TRACE_END_EV:
+		case PMON_TRACE_MARK_EV:
+			pb_uint(&m, 9,
+				e->kind == PMON_TRACE_BEGIN_EV	       ? 1
+					: e->kind == PMON_TRACE_END_EV ? 2
+								       : 3);
+			if (e->kind != PMON_TRACE_END_EV)
+				pb_uint(&m, 10, e->channel);
+			pb_uint(&m, 11,
+				e->flags & PMON_TRACE_EV_KERNEL ? kernel_uuid(e->tid)
+								: thread_uuid(e->tid));
+			break;
+		case PMON_TRACE_COUNTER_EV:
+			pb_uint(&m, 9, 4);
+			pb_uint(&m, 11, counter_uuid(e->channel));
+			pb_uint(&m, 30, (uint64_t)e->value); /* int64: two's complement varint */
+			break;
+		}
+		pb_msg(&pkt, 11, &m);
+		err = put_packet(f, &pkt);
+	}
+	free(interned);
+	free(is_counter);
+	if (!err && fflush(f))
+		err = -errno;
+	return err;
+}

@@ -1,0 +1,876 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Reading a trace file (lib/trace/tracefile.h): chunks checked by length and
+ * CRC, a damaged one skipped by searching for the next valid chunk header,
+ * records decoded per thread and merged into one time-ordered list; then
+ * the views `pmon trace report` prints: the delta-time table per channel,
+ * the logic-analyzer row, Chrome trace-event JSON.
+ *
+ * The file may come from anyone: every length is checked against what is
+ * left before use, with overflow-safe arithmetic.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <zlib.h>
+
+#include "internal.h"
+#include "trace/tracefile.h"
+#include <pmon/clock.h>
+#include <pmon/stats.h>
+#include <pmon/trace.h>
+
+struct pmon_trace_reader {
+	struct pmon_trace_info info;
+	struct pmon_trace_event *ev;
+	size_t nev, cap;
+	char **chan; /* [0 .. chancap): the hooks' ids from the file, then the kernel's */
+	bool *kern;
+	size_t nchan, chancap;
+	uint32_t max_hook_channel; /* of the hooks' events, named or not */
+	uint64_t tick0;
+};
+
+/* Make room for channel @id. */
+static int chan_room(struct pmon_trace_reader *r, size_t id)
+{
+	if (id < r->chancap)
+		return 0;
+	size_t cap = r->chancap ? r->chancap : 64;
+	while (cap <= id)
+		cap *= 2;
+	char **c = realloc(r->chan, cap * sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	r->chan = c;
+	bool *k = realloc(r->kern, cap * sizeof(*k));
+	if (!k)
+		return -ENOMEM;
+	r->kern = k;
+	memset(r->chan + r->chancap, 0, (cap - r->chancap) * sizeof(*c));
+	memset(r->kern + r->chancap, 0, (cap - r->chancap) * sizeof(*k));
+	r->chancap = cap;
+	return 0;
+}
+
+static int push(struct pmon_trace_reader *r, const struct pmon_trace_event *e)
+{
+	if (r->nev == r->cap) {
+		size_t cap = r->cap ? r->cap * 2 : 4096;
+		struct pmon_trace_event *n = realloc(r->ev, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		r->ev = n;
+		r->cap = cap;
+	}
+	r->ev[r->nev++] = *e;
+	return 0;
+}
+
+static bool known_magic(const char *m)
+{
+	return !memcmp(m, "TCHN", 4) || !memcmp(m, "TEVT", 4) || !memcmp(m, "TEND", 4) ||
+		!memcmp(m, "TKEV", 4) || !memcmp(m, "TCLK", 4);
+}
+
+/* A valid chunk at @p with @left bytes: its total size, or 0. */
+static size_t chunk_ok(const unsigned char *p, size_t left)
+{
+	struct pmon_trace_chunk c;
+	if (left < sizeof(c))
+		return 0;
+	memcpy(&c, p, sizeof(c));
+	if (!known_magic(c.magic) || c.len > left - sizeof(c))
+		return 0;
+	if ((uint32_t)crc32(0L, p + sizeof(c), c.len) != c.crc)
+		return 0;
+	return sizeof(c) + c.len;
+}
+
+static int decode_events(struct pmon_trace_reader *r, const unsigned char *p, size_t len,
+			 uint64_t *dropped_by_tid_max)
+{
+	struct pmon_trace_chunk_events ce;
+	if (len < sizeof(ce))
+		return -EINVAL;
+	memcpy(&ce, p, sizeof(ce));
+	if (ce.nrec > (len - sizeof(ce)) / sizeof(struct pmon__trec))
+		return -EINVAL;
+	*dropped_by_tid_max = ce.dropped;
+	const unsigned char *q = p + sizeof(ce);
+	for (uint32_t i = 0; i < ce.nrec; i++) {
+		struct pmon__trec t;
+		memcpy(&t, q + (size_t)i * sizeof(t), sizeof(t));
+		uint32_t kind = PMON__TR_KIND(t.word), ch = PMON__TR_CHAN(t.word);
+		struct pmon_trace_event e = {
+			.tick = t.tick, .tid = ce.tid, .channel = ch, .cpu = -1
+		};
+		switch (kind) {
+		case PMON__TR_BEGIN:
+			e.kind = PMON_TRACE_BEGIN_EV;
+			break;
+		case PMON__TR_END:
+			e.kind = PMON_TRACE_END_EV;
+			break;
+		case PMON__TR_MARK:
+			e.kind = PMON_TRACE_MARK_EV;
+			break;
+		case PMON__TR_COUNTER:
+			e.kind = PMON_TRACE_COUNTER_EV;
+			e.value = (int32_t)t.arg;
+			break;
+		case PMON__TR_COUNTER64: {
+			struct pmon__trec v;
+			if (i + 1 >= ce.nrec)
+				return -EINVAL;
+			memcpy(&v, q + (size_t)(i + 1) * sizeof(v), sizeof(v));
+			if (PMON__TR_KIND(v.word) != PMON__TR_VALUE)
+				return -EINVAL;
+			e.kind = PMON_TRACE_COUNTER_EV;
+			e.value = (int64_t)v.tick;
+			i++;
+			break;
+		}
+		default:
+			continue; /* a later version's record: skipped */
+		}
+		if (!ch || ch > PMON_TRACE_MAX_CHANNELS)
+			continue;
+		if (ch > r->max_hook_channel)
+			r->max_hook_channel = ch;
+		e.seq = r->nev;
+		int err = push(r, &e);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int cmp_event(const void *a, const void *b)
+{
+	const struct pmon_trace_event *x = a, *y = b;
+	if (x->ns != y->ns)
+		return x->ns < y->ns ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq; /* equal times: file order */
+}
+
+/* The channel named @name among the kernel's (interned after the hooks'). */
+static long kernel_channel(struct pmon_trace_reader *r, const char *name)
+{
+	for (size_t i = r->nchan; i >= 1; i--) {
+		if (!r->kern[i])
+			break; /* the kernel's come after every hook channel */
+		if (!strcmp(r->chan[i], name))
+			return (long)i;
+	}
+	size_t id = r->nchan + 1;
+	if (chan_room(r, id))
+		return -ENOMEM;
+	if (!(r->chan[id] = strdup(name)))
+		return -ENOMEM;
+	r->kern[id] = true;
+	r->nchan = id;
+	return (long)id;
+}
+
+/* Softirq vectors (Linux include/linux/interrupt.h, softirq_to_name[]). */
+static const char *const softirq_names[] = { "HI",	 "TIMER",   "NET_TX", "NET_RX",	 "BLOCK",
+					     "IRQ_POLL", "TASKLET", "SCHED",  "HRTIMER", "RCU" };
+
+/* A kernel record's channel name and event kind (docs/trace.md). */
+static enum pmon_trace_kind kernel_name(const struct pmon__krec *k, char *name, size_t len)
+{
+	const char *s;
+	switch (k->type) {
+	case PMON__K_SWITCH_OUT:
+		pmon__strlcpy(name, "sched_switch", len);
+		return PMON_TRACE_MARK_EV;
+	case PMON__K_WAKEUP:
+		pmon__strlcpy(name, "sched_wakeup", len);
+		return PMON_TRACE_MARK_EV;
+	case PMON__K_OFFCPU_BEGIN:
+	case PMON__K_OFFCPU_END:
+		pmon__strlcpy(name, "off-cpu", len);
+		return k->type == PMON__K_OFFCPU_BEGIN ? PMON_TRACE_BEGIN_EV : PMON_TRACE_END_EV;
+	case PMON__K_SYS_ENTER:
+	case PMON__K_SYS_EXIT:
+		if ((s = pmon__syscall_name(k->a)))
+			snprintf(name, len, "sys_%s", s);
+		else
+			snprintf(name, len, "sys_%lld", (long long)k->a);
+		return k->type == PMON__K_SYS_ENTER ? PMON_TRACE_BEGIN_EV : PMON_TRACE_END_EV;
+	case PMON__K_FAULT:
+		pmon__strlcpy(name, "page_fault", len);
+		return PMON_TRACE_MARK_EV;
+	case PMON__K_IRQ_ENTRY:
+	case PMON__K_IRQ_EXIT:
+		snprintf(name, len, "irq_%lld", (long long)k->a);
+		return k->type == PMON__K_IRQ_ENTRY ? PMON_TRACE_BEGIN_EV : PMON_TRACE_END_EV;
+	case PMON__K_SOFTIRQ_ENTRY:
+	case PMON__K_SOFTIRQ_EXIT:
+		if (k->a >= 0 && (size_t)k->a < PMON_ARRAY_SIZE(softirq_names))
+			snprintf(name, len, "softirq_%s", softirq_names[k->a]);
+		else
+			snprintf(name, len, "softirq_%lld", (long long)k->a);
+		return k->type == PMON__K_SOFTIRQ_ENTRY ? PMON_TRACE_BEGIN_EV : PMON_TRACE_END_EV;
+	case PMON__K_BLOCK_ISSUE:
+		pmon__strlcpy(name, "block_rq_issue", len);
+		return PMON_TRACE_MARK_EV;
+	case PMON__K_BLOCK_COMPLETE:
+		pmon__strlcpy(name, "block_rq_complete", len);
+		return PMON_TRACE_MARK_EV;
+	case PMON__K_KVM_EXIT:
+		pmon__strlcpy(name, "kvm_exit", len);
+		return PMON_TRACE_MARK_EV;
+	default:
+		return 0; /* a later version's record: skipped */
+	}
+}
+
+static int decode_kernel(struct pmon_trace_reader *r, const unsigned char *p, size_t len)
+{
+	struct pmon_trace_chunk_kernel ck;
+	if (len < sizeof(ck))
+		return -EINVAL;
+	memcpy(&ck, p, sizeof(ck));
+	if (ck.nrec > (len - sizeof(ck)) / sizeof(struct pmon__krec))
+		return -EINVAL;
+	if (ck.lost > r->info.kernel_lost)
+		r->info.kernel_lost = ck.lost;
+	for (uint32_t i = 0; i < ck.nrec; i++) {
+		struct pmon__krec k;
+		char name[64];
+		memcpy(&k, p + sizeof(ck) + (size_t)i * sizeof(k), sizeof(k));
+		enum pmon_trace_kind kind = kernel_name(&k, name, sizeof(name));
+		if (!kind)
+			continue;
+		long ch = kernel_channel(r, name);
+		if (ch < 0)
+			return (int)ch;
+		struct pmon_trace_event e = {
+			.tick = k.mono_ns,
+			.tid = k.tid,
+			.channel = (uint32_t)ch,
+			.kind = kind,
+			.value = k.type == PMON__K_SYS_EXIT ? k.b : k.a,
+			.seq = r->nev,
+			.flags = PMON_TRACE_EV_KERNEL,
+			.cpu = k.cpu,
+			.arg = k.type == PMON__K_SYS_EXIT ? k.a : k.b,
+		};
+		int err = push(r, &e);
+		if (err)
+			return err;
+		r->info.kernel_events++;
+	}
+	return 0;
+}
+
+/* The time base of a TCLK chunk @c (NULL: none, CLOCK_MONOTONIC) into
+ * @in, with the page's conversion in @tc; why not the perf clock, said
+ * again from the cap bits by the same decision the writer made. */
+static void time_base(struct pmon_trace_info *in, const struct pmon_trace_chunk_clock *c,
+		      struct pmon_perf_tsc *tc)
+{
+	const char *why = NULL;
+
+	in->time_base = PMON_TIMEBASE_MONO;
+	in->kernel_align_ns = UINT32_MAX;
+	if (!c)
+		return;
+	tc->cap_time = c->caps & PMON__CLK_CAP_TIME;
+	tc->cap_time_zero = c->caps & PMON__CLK_CAP_TIME_ZERO;
+	tc->cap_time_short = c->caps & PMON__CLK_CAP_TIME_SHORT;
+	tc->mult = c->time_mult;
+	tc->shift = c->time_shift;
+	tc->zero = c->time_zero;
+	tc->cycles = c->time_cycles;
+	tc->mask = c->time_mask;
+	enum pmon_timebase can = pmon_perf_tsc__timebase(tc, &why);
+	if (c->base == PMON_TIMEBASE_PERF && can == PMON_TIMEBASE_PERF) {
+		in->time_base = PMON_TIMEBASE_PERF;
+		in->time_mult = tc->mult;
+		in->time_shift = tc->shift;
+	} else {
+		pmon__strlcpy(in->time_base_why,
+			      !(c->caps & PMON__CLK_PROBED)
+				      ? "no perf event could be opened to read the perf mmap page"
+				      : why ? why
+					    : "the trace's writer chose it",
+			      sizeof(in->time_base_why));
+	}
+	memcpy(in->clocksource, c->clocksource, sizeof(in->clocksource));
+	in->clocksource[sizeof(in->clocksource) - 1] = '\0';
+	in->kernel_align_ns = c->align_ns;
+	memcpy(in->align_measured_with, c->measured_with, sizeof(in->align_measured_with));
+	in->align_measured_with[sizeof(in->align_measured_with) - 1] = '\0';
+}
+
+/* Per-thread drop counts are running totals; keep the last of each. */
+struct drop {
+	int32_t tid;
+	uint64_t n;
+};
+
+static int parse(struct pmon_trace_reader *r, const unsigned char *buf, size_t size,
+		 const char *path)
+{
+	struct pmon_trace_disk_header h;
+	struct pmon_trace_chunk_end end;
+	struct pmon_trace_chunk_clock clk;
+	bool have_end = false, have_clk = false;
+	struct drop *drops = NULL;
+	size_t ndrops = 0;
+	struct kchunk {
+		size_t off, len;
+	} *kch = NULL;
+	size_t nkch = 0;
+	int err = 0;
+
+	if (size < 8 || memcmp(buf, PMON_TRACE_MAGIC, 8))
+		return pmon__err(-EINVAL, "'%s' is not a pmon trace (no %s header)", path,
+				 PMON_TRACE_MAGIC);
+	if (size < sizeof(h))
+		return pmon__err(-EINVAL, "'%s': the header is cut short (%zu bytes)", path, size);
+	memcpy(&h, buf, sizeof(h));
+	if (h.version < PMON_TRACE_VERSION_MIN || h.version > PMON_TRACE_VERSION ||
+	    h.header_size < sizeof(h) || h.header_size > size)
+		return pmon__err(-EINVAL,
+				 "'%s': trace version %u (header %u bytes) is not one pmon reads",
+				 path, h.version, h.header_size);
+	r->info.sz = sizeof(r->info);
+	r->info.pid = h.pid;
+	memcpy(r->info.command, h.command, sizeof(r->info.command));
+	r->info.command[sizeof(r->info.command) - 1] = '\0';
+	r->info.mono_start_ns = h.mono0_ns;
+	r->tick0 = h.tick0;
+
+	size_t off = h.header_size;
+	while (off < size) {
+		size_t n = chunk_ok(buf + off, size - off);
+		if (!n) {
+			/* Damaged or torn: find the next valid chunk. */
+			size_t skip = 1;
+			while (off + skip < size && !chunk_ok(buf + off + skip, size - off - skip))
+				skip++;
+			r->info.torn_chunks++;
+			r->info.torn_bytes += skip;
+			off += skip;
+			continue;
+		}
+		struct pmon_trace_chunk c;
+		memcpy(&c, buf + off, sizeof(c));
+		const unsigned char *p = buf + off + sizeof(c);
+		r->info.chunks++;
+		if (!memcmp(c.magic, "TCHN", 4)) {
+			uint32_t hdr[2];
+			if (c.len >= sizeof(hdr)) {
+				memcpy(hdr, p, sizeof(hdr));
+				if (hdr[0] >= 1 && hdr[0] <= PMON_TRACE_MAX_CHANNELS &&
+				    hdr[1] <= c.len - sizeof(hdr) && chan_room(r, hdr[0])) {
+					err = -ENOMEM;
+					break;
+				}
+				if (hdr[0] >= 1 && hdr[0] <= PMON_TRACE_MAX_CHANNELS &&
+				    hdr[1] <= c.len - sizeof(hdr) && !r->chan[hdr[0]]) {
+					r->chan[hdr[0]] =
+						strndup((const char *)p + sizeof(hdr), hdr[1]);
+					if (!r->chan[hdr[0]]) {
+						err = -ENOMEM;
+						break;
+					}
+					if (hdr[0] > r->nchan)
+						r->nchan = hdr[0];
+				}
+			}
+		} else if (!memcmp(c.magic, "TEVT", 4)) {
+			uint64_t d = 0;
+			int e = decode_events(r, p, c.len, &d);
+			if (e == -ENOMEM) {
+				err = e;
+				break;
+			}
+			if (e) {
+				r->info.torn_chunks++; /* a valid CRC over nonsense */
+				r->info.torn_bytes += n;
+			} else {
+				int32_t tid;
+				memcpy(&tid, p, sizeof(tid));
+				size_t k = 0;
+				while (k < ndrops && drops[k].tid != tid)
+					k++;
+				if (k == ndrops) {
+					struct drop *nd =
+						realloc(drops, (ndrops + 1) * sizeof(*nd));
+					if (!nd) {
+						err = -ENOMEM;
+						break;
+					}
+					drops = nd;
+					drops[ndrops++] = (struct drop){ tid, 0 };
+				}
+				if (d > drops[k].n)
+					drops[k].n = d;
+			}
+		} else if (!memcmp(c.magic, "TKEV", 4)) {
+			/* After the loop: kernel channels are numbered after the
+			 * hooks' ones, wherever the chunks lie. */
+			struct kchunk *nk = realloc(kch, (nkch + 1) * sizeof(*nk));
+			if (!nk) {
+				err = -ENOMEM;
+				break;
+			}
+			kch = nk;
+			kch[nkch++] = (struct kchunk){ (size_t)(p - buf), c.len };
+		} else if (!memcmp(c.magic, "TCLK", 4)) {
+			if (c.len >= sizeof(clk)) {
+				memcpy(&clk, p, sizeof(clk));
+				have_clk = true;
+			}
+		} else if (c.len >= sizeof(end)) {
+			memcpy(&end, p, sizeof(end));
+			have_end = true;
+		}
+		off += n;
+	}
+	for (size_t k = 0; k < ndrops; k++)
+		r->info.dropped += drops[k].n;
+	free(drops);
+	/* Kernel channels after every id the hooks use, named or not. */
+	if (nkch && r->max_hook_channel > r->nchan) {
+		if (chan_room(r, r->max_hook_channel))
+			err = -ENOMEM;
+		else
+			r->nchan = r->max_hook_channel;
+	}
+	for (size_t k = 0; !err && k < nkch; k++) {
+		int e = decode_kernel(r, buf + kch[k].off, kch[k].len);
+		if (e == -ENOMEM)
+			err = e;
+		else if (e) {
+			r->info.torn_chunks++; /* a valid CRC over nonsense */
+			r->info.torn_bytes += kch[k].len;
+		}
+	}
+	free(kch);
+	if (err)
+		return err;
+
+	/* The tick rate: the two clock pairs where the trace was stopped and ran
+	 * long enough, else the calibration at start. */
+	r->info.complete = have_end;
+	uint64_t hz = h.ticks_per_sec, bracket = h.bracket0;
+	if (have_end) {
+		if (end.dropped > r->info.dropped)
+			r->info.dropped = end.dropped;
+		if (!(h.flags & PMON_TRACE_RATE_GIVEN) && end.mono1_ns > h.mono0_ns + 10000000u &&
+		    end.tick1 > h.tick0)
+			hz = (uint64_t)((unsigned __int128)(end.tick1 - h.tick0) * 1000000000u /
+					(end.mono1_ns - h.mono0_ns));
+		if (end.bracket1 > bracket)
+			bracket = end.bracket1;
+	}
+	if (!hz)
+		return pmon__err(-EINVAL, "'%s': no tick rate (neither calibrated nor stopped)",
+				 path);
+	r->info.ticks_per_sec = hz;
+	r->info.align_err_ns = (uint32_t)((unsigned __int128)bracket * 1000000000u / hz / 2 + 1);
+	/* One time base: the kernel's events as stamped, on the base the TCLK
+	 * chunk names (CLOCK_MONOTONIC without one: a version-1 file); the
+	 * hooks' ticks through the perf mmap page's conversion on the perf
+	 * clock (not a program's own clock: PMON_TRACE_RATE_GIVEN), else
+	 * through the clock pairs. The trace starts at the earlier of the
+	 * first pair and the first kernel event. */
+	struct pmon_perf_tsc tc = { 0 };
+	time_base(&r->info, have_clk ? &clk : NULL, &tc);
+	bool via_page =
+		r->info.time_base == PMON_TIMEBASE_PERF && !(h.flags & PMON_TRACE_RATE_GIVEN);
+	uint64_t origin = via_page ? pmon_perf_tsc__to_ns(&tc, h.tick0) : h.mono0_ns;
+	for (size_t i = 0; i < r->nev; i++) {
+		struct pmon_trace_event *e = &r->ev[i];
+		if (e->flags & PMON_TRACE_EV_KERNEL) {
+			e->ns = e->tick;
+		} else if (via_page) {
+			e->ns = pmon_perf_tsc__to_ns(&tc, e->tick);
+		} else {
+			unsigned __int128 d = e->tick > r->tick0
+				? (unsigned __int128)(e->tick - r->tick0) * 1000000000u / hz
+				: 0;
+			d += h.mono0_ns;
+			e->ns = d > UINT64_MAX ? UINT64_MAX : (uint64_t)d;
+		}
+		if (e->ns < origin)
+			origin = e->ns;
+	}
+	for (size_t i = 0; i < r->nev; i++)
+		r->ev[i].ns -= origin;
+	r->info.mono_start_ns = origin;
+	if (r->nev)
+		qsort(r->ev, r->nev, sizeof(*r->ev), cmp_event);
+	return 0;
+}
+
+struct pmon_trace_reader *pmon_trace_reader__open(const char *path)
+{
+	struct pmon_trace_reader *r = calloc(1, sizeof(*r));
+	unsigned char *buf = NULL;
+	size_t size = 0;
+	int err = 0;
+
+	if (!r) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	FILE *f = fopen(path, "rbe");
+	struct stat st;
+	if (!f) {
+		err = pmon__err(-errno, "cannot read trace '%s': %s", path, strerror(errno));
+		goto fail;
+	}
+	/* A directory, a recording, perf.data...: say what it is (#14.11). */
+	if ((err = pmon__file_check(fileno(f), path, PMON__FILE_TRACE)))
+		goto fail;
+	if (fstat(fileno(f), &st)) {
+		err = pmon__err(-errno, "cannot read trace '%s': %s", path, strerror(errno));
+		goto fail;
+	}
+	buf = malloc(st.st_size ? (size_t)st.st_size : 1);
+	if (!buf) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	size = fread(buf, 1, (size_t)st.st_size, f);
+	err = parse(r, buf, size, path);
+	if (err)
+		goto fail;
+	fclose(f);
+	free(buf);
+	return r;
+fail:
+	if (f)
+		fclose(f);
+	free(buf);
+	pmon_trace_reader__free(r);
+	errno = -err;
+	return NULL;
+}
+
+struct pmon_trace_reader *pmon_trace_reader__open_mem(const void *buf, size_t size,
+						      const char *name)
+{
+	struct pmon_trace_reader *r = calloc(1, sizeof(*r));
+	if (!r) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	int err = parse(r, buf, size, name ? name : "(memory)");
+	if (err) {
+		pmon_trace_reader__free(r);
+		errno = -err;
+		return NULL;
+	}
+	return r;
+}
+
+void pmon_trace_reader__free(struct pmon_trace_reader *r)
+{
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->chancap; i++)
+		free(r->chan[i]);
+	free(r->chan);
+	free(r->kern);
+	free(r->ev);
+	free(r);
+}
+
+const struct pmon_trace_info *pmon_trace_reader__info(const struct pmon_trace_reader *r)
+{
+	return &r->info;
+}
+
+size_t pmon_trace_reader__nevents(const struct pmon_trace_reader *r)
+{
+	return r->nev;
+}
+
+const struct pmon_trace_event *pmon_trace_reader__event(const struct pmon_trace_reader *r, size_t i)
+{
+	return i < r->nev ? &r->ev[i] : NULL;
+}
+
+size_t pmon_trace_reader__nchannels(const struct pmon_trace_reader *r)
+{
+	return r->nchan;
+}
+
+const char *pmon_trace_reader__channel(const struct pmon_trace_reader *r, uint32_t id)
+{
+	return id >= 1 && id < r->chancap ? r->chan[id] : NULL;
+}
+
+bool pmon_trace_reader__channel_kernel(const struct pmon_trace_reader *r, uint32_t id)
+{
+	return id >= 1 && id < r->chancap && r->kern[id];
+}
+
+/* ---- views ---------------------------------------------------------------- */
+
+/* Open begins of one (thread, channel): a stack, for nested spans. */
+struct open_span {
+	int32_t tid;
+	uint32_t channel;
+	uint64_t *ns;
+	size_t n, cap;
+};
+
+static struct open_span *find_open(struct open_span **v, size_t *nv, int32_t tid, uint32_t ch)
+{
+	for (size_t i = 0; i < *nv; i++)
+		if ((*v)[i].tid == tid && (*v)[i].channel == ch)
+			return &(*v)[i];
+	struct open_span *n = realloc(*v, (*nv + 1) * sizeof(*n));
+	if (!n)
+		return NULL;
+	*v = n;
+	n[*nv] = (struct open_span){ .tid = tid, .channel = ch };
+	return &n[(*nv)++];
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+long pmon_trace_summarize(const struct pmon_trace_reader *r, uint64_t from_ns, uint64_t to_ns,
+			  struct pmon_trace_chan_stats *out)
+{
+	size_t nch = r->nchan;
+	struct open_span *open = NULL;
+	size_t nopen = 0;
+	uint64_t **dur = calloc(nch + 1, sizeof(*dur));
+	size_t *ndur = calloc(nch + 1, sizeof(*ndur)), *cdur = calloc(nch + 1, sizeof(*cdur));
+	struct pmon_trace_chan_stats *st = calloc(nch + 1, sizeof(*st));
+	long rows = -ENOMEM;
+
+	if (!dur || !ndur || !cdur || !st)
+		goto out;
+	for (size_t i = 1; i <= nch; i++) {
+		st[i].channel = (uint32_t)i;
+		st[i].min_ns = UINT64_MAX;
+		st[i].counter_min = INT64_MAX;
+		st[i].counter_max = INT64_MIN;
+	}
+	for (size_t i = 0; i < r->nev; i++) {
+		const struct pmon_trace_event *e = &r->ev[i];
+		if (e->channel > nch || e->ns < from_ns || e->ns >= to_ns)
+			continue;
+		struct pmon_trace_chan_stats *s = &st[e->channel];
+		struct open_span *o;
+		switch (e->kind) {
+		case PMON_TRACE_BEGIN_EV:
+			if (!(o = find_open(&open, &nopen, e->tid, e->channel)))
+				goto out;
+			if (o->n == o->cap) {
+				size_t cap = o->cap ? o->cap * 2 : 8;
+				uint64_t *n = realloc(o->ns, cap * sizeof(*n));
+				if (!n)
+					goto out;
+				o->ns = n;
+				o->cap = cap;
+			}
+			o->ns[o->n++] = e->ns;
+			break;
+		case PMON_TRACE_END_EV: {
+			if (!(o = find_open(&open, &nopen, e->tid, e->channel)))
+				goto out;
+			if (!o->n) {
+				s->unmatched++;
+				break;
+			}
+			uint64_t d = e->ns - o->ns[--o->n];
+			if (ndur[e->channel] == cdur[e->channel]) {
+				size_t cap = cdur[e->channel] ? cdur[e->channel] * 2 : 64;
+				uint64_t *n = realloc(dur[e->channel], cap * sizeof(*n));
+				if (!n)
+					goto out;
+				dur[e->channel] = n;
+				cdur[e->channel] = cap;
+			}
+			dur[e->channel][ndur[e->channel]++] = d;
+			s->spans++;
+			s->total_ns += d;
+			break;
+		}
+		case PMON_TRACE_MARK_EV:
+			s->marks++;
+			break;
+		case PMON_TRACE_COUNTER_EV:
+			s->counters++;
+			if (e->value < s->counter_min)
+				s->counter_min = e->value;
+			if (e->value > s->counter_max)
+				s->counter_max = e->value;
+			s->counter_last = e->value;
+			break;
+		}
+	}
+	for (size_t i = 0; i < nopen; i++)
+		st[open[i].channel].unmatched += open[i].n;
+	rows = 0;
+	for (size_t c = 1; c <= nch; c++) {
+		struct pmon_trace_chan_stats *s = &st[c];
+		if (!s->spans && !s->marks && !s->counters && !s->unmatched)
+			continue;
+		if (ndur[c]) {
+			/* Nearest-rank percentiles over the exact durations. */
+			qsort(dur[c], ndur[c], sizeof(uint64_t), cmp_u64);
+			s->min_ns = dur[c][0];
+			s->max_ns = dur[c][ndur[c] - 1];
+			s->median_ns = dur[c][(ndur[c] - 1) / 2];
+			size_t k = (ndur[c] * 99 + 99) / 100;
+			s->p99_ns = dur[c][(k ? k : 1) - 1];
+		} else {
+			s->min_ns = 0;
+		}
+		if (!s->counters)
+			s->counter_min = s->counter_max = 0;
+		out[rows++] = *s;
+	}
+out:
+	for (size_t i = 0; i < nopen; i++)
+		free(open[i].ns);
+	free(open);
+	if (dur)
+		for (size_t c = 0; c <= nch; c++)
+			free(dur[c]);
+	free(dur);
+	free(ndur);
+	free(cdur);
+	free(st);
+	return rows;
+}
+
+static int json_string(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)(s ? s : "?"); *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(f, "\\%c", *p);
+		else if (*p < 0x20)
+			fprintf(f, "\\u%04x", *p);
+		else
+			fputc(*p, f);
+	}
+	return fputc('"', f) == EOF ? -EIO : 0;
+}
+
+#define CHROME_KERNEL_TID 1000000000LL /* above any Linux tid (PID_MAX_LIMIT 2^22) */
+
+int pmon_trace_write_chrome(const struct pmon_trace_reader *r, FILE *f)
+{
+	static const char ph[] = { 0, 'B', 'E', 'i', 'C' };
+	locale_t prev = pmon__c_locale_enter();
+
+	fputs("{\"displayTimeUnit\":\"ns\",\"otherData\":{\"command\":", f);
+	json_string(f, r->info.command);
+	fprintf(f, ",\"align_err_ns\":%u,\"dropped\":%llu},\"traceEvents\":[\n",
+		r->info.align_err_ns, (unsigned long long)r->info.dropped);
+	/* A thread's kernel events go on a lane of their own (tid +
+	 * CHROME_KERNEL_TID, named "TID kernel"): the viewers want the spans of
+	 * one tid nested, and the kernel's and the hooks' are stamped by
+	 * different clocks aligned only to within align_err_ns. */
+	int32_t *named = NULL;
+	size_t nnamed = 0;
+	bool first = true;
+	for (size_t i = 0; i < r->nev; i++) {
+		const struct pmon_trace_event *e = &r->ev[i];
+		bool kern = e->flags & PMON_TRACE_EV_KERNEL;
+		long long tid = (long long)e->tid + (kern ? CHROME_KERNEL_TID : 0);
+		if (kern) {
+			size_t k = 0;
+			while (k < nnamed && named[k] != e->tid)
+				k++;
+			if (k == nnamed) {
+				int32_t *n = realloc(named, (nnamed + 1) * sizeof(*n));
+				if (n) {
+					named = n;
+					named[nnamed++] = e->tid;
+					fprintf(f,
+						"%s{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%"
+						"d,"
+						"\"tid\":%lld,\"args\":{\"name\":\"%d kernel\"}}",
+						first ? "" : ",\n", (int)r->info.pid, tid,
+						(int)e->tid);
+					first = false;
+				}
+			}
+		}
+		fprintf(f, "%s{\"name\":", first ? "" : ",\n");
+		first = false;
+		json_string(f, pmon_trace_reader__channel(r, e->channel));
+		fprintf(f, ",\"ph\":\"%c\",\"ts\":%llu.%03llu,\"pid\":%d,\"tid\":%lld", ph[e->kind],
+			(unsigned long long)(e->ns / 1000), (unsigned long long)(e->ns % 1000),
+			(int)r->info.pid, tid);
+		if (e->kind == PMON_TRACE_MARK_EV)
+			fputs(",\"s\":\"t\"", f);
+		/* A kernel span's begin carries no args: speedscope names a frame
+		 * by its name and args (one frame per call and CPU otherwise, each
+		 * end warned as another's); its end carries them, as Chrome's and
+		 * Perfetto's importers merge an end's args into the slice. */
+		if (e->kind == PMON_TRACE_COUNTER_EV)
+			fprintf(f, ",\"args\":{\"value\":%lld}", (long long)e->value);
+		else if (kern && e->kind == PMON_TRACE_BEGIN_EV)
+			fputs(",\"cat\":\"kernel\"", f);
+		else if (kern)
+			fprintf(f,
+				",\"cat\":\"kernel\",\"args\":{\"value\":%lld,\"arg\":%lld,\"cpu\":"
+				"%d}",
+				(long long)e->value, (long long)e->arg, (int)e->cpu);
+		fputc('}', f);
+	}
+	free(named);
+	fputs("\n]}\n", f);
+	pmon__c_locale_leave(prev);
+	return ferror(f) ? -EIO : 0;
+}
+
+void pmon_trace_ticks_row(const struct pmon_trace_reader *r, uint32_t channel, uint64_t from_ns,
+			  uint64_t to_ns, char *row, size_t width)
+{
+	memset(row, '.', width);
+	row[width] = '\0';
+	if (to_ns <= from_ns || !width)
+		return;
+	uint64_t span = to_ns - from_ns;
+	int depth = 0; /* spans open on any thread, for the channel */
+	uint64_t since = from_ns;
+#define CELL(ns) ((size_t)((unsigned __int128)((ns)-from_ns) * width / span))
+	for (size_t i = 0; i < r->nev; i++) {
+		const struct pmon_trace_event *e = &r->ev[i];
+		if (e->channel != channel)
+			continue;
+		if (e->ns >= to_ns)
+			break;
+		uint64_t t = e->ns < from_ns ? from_ns : e->ns;
+		if (e->kind == PMON_TRACE_BEGIN_EV) {
+			if (depth++ == 0)
+				since = t;
+		} else if (e->kind == PMON_TRACE_END_EV && depth > 0) {
+			if (--depth == 0 && e->ns >= from_ns)
+				for (size_t c = CELL(since); c <= CELL(t) && c < width; c++)
+					row[c] = '#';
+		} else if ((e->kind == PMON_TRACE_MARK_EV || e->kind == PMON_TRACE_COUNTER_EV) &&
+			   e->ns >= from_ns) {
+			row[CELL(t)] = '|';
+		}
+	}
+	if (depth > 0)
+		for (size_t c = CELL(since); c < width; c++)
+			row[c] = '#';
+#undef CELL
+}

@@ -1,0 +1,71 @@
+#!/bin/sh
+# pmon trace's one clock (docs/trace.md "Time"): a trace with kernel events
+# states its time base -- the perf clock where the perf mmap page converts
+# the TSC, else calibrated CLOCK_MONOTONIC with the reason -- and the
+# alignment measured between the kernel's stamps and the hooks' TSC, in the
+# table and in JSON. On this project's VMs (kvm-clock) the page offers no
+# conversion: the fallback must be stated. Then KVM exits without a KVM
+# host: named and skipped in one warning line, with the reason.
+. "$(dirname "$0")/lib.sh"
+: "${PMON_WORKLOADS:?}"
+W=$PMON_WORKLOADS/wl-tracehooks
+
+# The page-faults software event needs no tracefs and no root.
+"$PMON" trace -e faults -o "$TMP/probe.trace" -- true >"$TMP/out" 2>"$TMP/err"
+if [ $? -ne 0 ]; then
+	echo "skip: no kernel event can be recorded here: $(cat "$TMP/err")"
+	exit 77
+fi
+
+run_pmon 0 trace -e faults -o "$TMP/f.trace" -- "$W" 10
+run_pmon 0 trace report "$TMP/f.trace" --format json -o "$TMP/f.json"
+base=$(jfield "$TMP/f.json" 'd["time_base"]')
+cs=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)
+echo "# time base here: $base (clocksource $cs)"
+json_has "$TMP/f.json" \
+	'd["time_base"] in ("perf", "mono")' \
+	'isinstance(d["kernel_align_ns"], int) and d["kernel_align_ns"] > 0' \
+	'd["align_measured_with"] in ("raw_syscalls:sys_enter", "page-faults")' \
+	'(d["time_base"] == "mono") == (d["time_base_why"] != "")'
+run_pmon 0 trace report "$TMP/f.trace"
+if [ "$base" = mono ]; then
+	check "table: the fallback stated, with the alignment in ns" \
+		grep -Eq "^# time base: calibrated CLOCK_MONOTONIC \(not the perf clock: .*cap_user_time_zero.*\); alignment with the kernel's events [0-9]+ ns \(measured on [a-z_:]+\)$" "$TMP/out"
+else
+	check "table: the perf clock stated, with the alignment in ns" \
+		grep -Eq "^# time base: the perf clock, the TSC converted through the perf mmap page \(time_mult [0-9]+, time_shift [0-9]+\); alignment with the kernel's events [0-9]+ ns" "$TMP/out"
+fi
+# A guest on kvm-clock never gets the conversion (x86 offers it only with the
+# TSC as a stable sched_clock, arch_perf_update_userpage()).
+if [ "$cs" = kvm-clock ]; then
+	check "kvm-clock: the calibrated CLOCK_MONOTONIC fallback" [ "$base" = mono ]
+	json_has "$TMP/f.json" 'd["clocksource"] == "kvm-clock"'
+fi
+check "the hooks and the kernel's faults are both there" python3 -c '
+import json, sys
+d = {c["channel"]: c for c in json.load(open(sys.argv[1]))["channels"]}
+assert d["outer"]["spans"] == 20 and d["page_fault"]["kernel"] and d["page_fault"]["marks"] > 0, d
+' "$TMP/f.json"
+
+# Hooks alone: no kernel events, nothing measured, and said so.
+run_pmon 0 trace -o "$TMP/h.trace" -- "$W" 10
+run_pmon 0 trace report "$TMP/h.trace"
+check "hooks alone: calibrated CLOCK_MONOTONIC, alignment not measured" \
+	grep -q "^# time base: calibrated CLOCK_MONOTONIC; alignment with the kernel's events not measured$" "$TMP/out"
+run_pmon 0 trace report "$TMP/h.trace" --format json
+json_has "$TMP/out" 'd["time_base"] == "mono" and d["kernel_align_ns"] is None'
+
+# KVM exits need a KVM host: without /dev/kvm, kvm is named and skipped.
+if [ ! -e /dev/kvm ]; then
+	echo "# /dev/kvm absent; kvm tracepoints: $(ls -d /sys/kernel/tracing/events/kvm 2>/dev/null || echo none)"
+	run_pmon 0 trace -e faults,kvm -o "$TMP/k.trace" -- true
+	check "one warning line names kvm:kvm_exit and why" \
+		sh -c "[ \$(grep -c '^pmon: warning:' '$TMP/err') -eq 1 ] && grep -q '^pmon: warning: kernel events skipped: kvm:kvm_exit: no KVM host here: /dev/kvm is absent' '$TMP/err'"
+	run_pmon 3 trace -e kvm -o "$TMP/k2.trace" -- true
+	one_line_error "kvm:kvm_exit: no KVM host here: /dev/kvm is absent"
+	run_pmon 0 trace -e help
+	check "-e help: kvm not here, and why" grep -q "not here: kvm:kvm_exit: no KVM host here" "$TMP/out"
+else
+	echo "# /dev/kvm is here: kvm exits are recorded when a guest runs"
+fi
+finish

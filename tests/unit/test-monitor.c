@@ -1,0 +1,458 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The monitor layer: the one list parser (table-driven), target validation
+ * against a given online list, deltas of (raw, enabled, running) before
+ * scaling on synthetic kernel triples, Welford statistics where the sum of
+ * squares cancels, perf's relative standard error, derived metrics; and on
+ * the kernel with software events, a process expanded to all its threads
+ * and the run-command helpers.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include <pmon/pmon.h>
+
+/* ---- the list parser ---------------------------------------------------- */
+
+static void test_monitor__idlist_parse(void **state)
+{
+	static const struct {
+		int line;
+		const char *s;
+		long max;
+		int err;
+		const char *want; /* the values, comma-separated */
+		const char *detail; /* part of the error detail */
+	} rows[] = {
+		{ __LINE__, "0-3,5", 100, 0, "0,1,2,3,5", NULL },
+		{ __LINE__, "7", 100, 0, "7", NULL },
+		{ __LINE__, "2-2", 100, 0, "2", NULL },
+		{ __LINE__, "1,1", 100, 0, "1,1", NULL },
+		{ __LINE__, "1,,2", 100, -EINVAL, NULL, "an empty item" },
+		{ __LINE__, ",1", 100, -EINVAL, NULL, "an empty item" },
+		{ __LINE__, "1,", 100, -EINVAL, NULL, "an empty item" },
+		{ __LINE__, "", 100, -EINVAL, NULL, "empty" },
+		{ __LINE__, "3-1", 100, -EINVAL, NULL, "backwards" },
+		{ __LINE__, "abc", 100, -EINVAL, NULL, "'abc' is not a valid list" },
+		{ __LINE__, "-1", 100, -EINVAL, NULL, "not a valid list" },
+		{ __LINE__, "1-", 100, -EINVAL, NULL, "not a valid list" },
+		{ __LINE__, " 1", 100, -EINVAL, NULL, "not a valid list" },
+		{ __LINE__, "1 ", 100, -EINVAL, NULL, "not a valid list" },
+		{ __LINE__, "0x10", 100, -EINVAL, NULL, "not a valid list" },
+		{ __LINE__, "5", 4, -EINVAL, NULL, "above the largest, 4" },
+		{ __LINE__, "99999999999999999999", 1L << 30, -EINVAL, NULL, "above the largest" },
+	};
+
+	(void)state;
+	for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
+		long *v = NULL;
+		size_t n = 0;
+		int err = pmon_idlist__parse(rows[r].s, rows[r].max, &v, &n);
+		if (err != rows[r].err)
+			fail_msg("line %d: '%s' gave %d, want %d", rows[r].line, rows[r].s, err,
+				 rows[r].err);
+		if (err) {
+			if (!strstr(pmon_errdetail(), rows[r].detail))
+				fail_msg("line %d: detail '%s' lacks '%s'", rows[r].line,
+					 pmon_errdetail(), rows[r].detail);
+			continue;
+		}
+		char got[256] = "";
+		size_t off = 0;
+		for (size_t i = 0; i < n; i++)
+			off += (size_t)snprintf(got + off, sizeof(got) - off, "%s%ld", i ? "," : "",
+						v[i]);
+		if (strcmp(got, rows[r].want))
+			fail_msg("line %d: '%s' gave %s, want %s", rows[r].line, rows[r].s, got,
+				 rows[r].want);
+		free(v);
+	}
+}
+
+/* No silent cap: a list as long as the user writes (top kept 64 pids, 256 CPUs). */
+static void test_monitor__idlist_no_cap(void **state)
+{
+	long *v;
+	size_t n;
+
+	(void)state;
+	assert_int_equal(pmon_idlist__parse("0-4999,7000", 1 << 20, &v, &n), 0);
+	assert_int_equal(n, 5001);
+	assert_int_equal(v[4999], 4999);
+	assert_int_equal(v[5000], 7000);
+	free(v);
+}
+
+/* ---- targets -------------------------------------------------------------- */
+
+static void test_monitor__target_validate(void **state)
+{
+	struct pmon_target t = { .sz = sizeof(t), .pid = -1 };
+	struct pmon_target_spec spec = { .sz = sizeof(spec), .cpu_list = "0,5" };
+	char self[32];
+
+	(void)state;
+	assert_int_equal(pmon_target__parse(&spec, &t), 0);
+	assert_true(t.system_wide); /* -C implies system-wide, as perf */
+	assert_int_equal(t.ncpus, 2);
+	/* CPU 5 on a two-CPU machine: named, with the online list. */
+	assert_int_equal(pmon_target__validate(&t, "0-1"), -ENODEV);
+	assert_string_equal(pmon_errdetail(), "CPU 5 does not exist (online: 0-1)");
+	assert_int_equal(pmon_target__validate(&t, "0-7"), 0);
+	assert_int_equal(pmon_target__validate(&t, "0,2-5"), 0);
+	pmon_target__release(&t);
+
+	/* Processes: this one exists, pid 0x3fffffff almost surely not. */
+	snprintf(self, sizeof(self), "%d", (int)getpid());
+	spec = (struct pmon_target_spec){ .sz = sizeof(spec), .pid = self };
+	t = (struct pmon_target){ .sz = sizeof(t), .pid = -1 };
+	assert_int_equal(pmon_target__parse(&spec, &t), 0);
+	assert_int_equal(t.npids, 1);
+	assert_false(t.system_wide);
+	assert_int_equal(pmon_target__validate(&t, NULL), 0);
+	pmon_target__release(&t);
+	spec.pid = "1073741823";
+	assert_int_equal(pmon_target__parse(&spec, &t), 0);
+	assert_int_equal(pmon_target__validate(&t, NULL), -ESRCH);
+	assert_string_equal(pmon_errdetail(), "process 1073741823 does not exist");
+	pmon_target__release(&t);
+
+	/* The same list parser behind each list: "1,,2" refused, named. */
+	spec = (struct pmon_target_spec){ .sz = sizeof(spec), .tid = "1,,2" };
+	assert_int_equal(pmon_target__parse(&spec, &t), -EINVAL);
+	assert_non_null(strstr(pmon_errdetail(), "threads: '1,,2' is not a valid list"));
+	assert_null(t.tids);
+}
+
+/* A cgroup target (perf's -G): per CPU, so system-wide; validated as a
+ * directory with cgroup.procs before anything opens (a fake tree here). */
+static void test_monitor__target_cgroup(void **state)
+{
+	char dir[] = "/tmp/pmon-test-cgroup-XXXXXX", path[128];
+	struct pmon_target t = { .sz = sizeof(t), .pid = 0 };
+	struct pmon_target_spec spec = { .sz = sizeof(spec) };
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/gone", dir);
+	spec.cgroup = path;
+	assert_int_equal(pmon_target__parse(&spec, &t), 0);
+	assert_true(t.system_wide);
+	assert_int_equal(t.pid, -1);
+	assert_string_equal(t.cgroup, path);
+	assert_int_equal(pmon_target__validate(&t, NULL), -ENOENT);
+	assert_non_null(strstr(pmon_errdetail(), "does not exist"));
+	/* Opening it fails before any counter, naming the cgroup. */
+	struct pmon_evlist *l = pmon_evlist__new(NULL);
+	assert_int_equal(pmon_evlist__add(l, "task-clock"), 0);
+	errno = 0;
+	assert_null(pmon_counters__open(l, &t));
+	assert_int_equal(errno, ENOENT);
+	assert_non_null(strstr(pmon_errdetail(), "cannot open cgroup"));
+	pmon_evlist__free(l);
+
+	t.cgroup = dir; /* a directory, but no cgroup.procs */
+	assert_int_equal(pmon_target__validate(&t, NULL), -ENOTDIR);
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fclose(f);
+	assert_int_equal(pmon_target__validate(&t, NULL), 0);
+	unlink(path);
+	rmdir(dir);
+	pmon_target__release(&t);
+
+	/* An older caller's spec (without the field) names no cgroup. */
+	struct pmon_target t2 = { .sz = sizeof(t2), .pid = 0 };
+	spec = (struct pmon_target_spec){ .sz = offsetof(struct pmon_target_spec, cgroup),
+					  .cgroup = "/nonexistent" };
+	assert_int_equal(pmon_target__parse(&spec, &t2), 0);
+	assert_null(t2.cgroup);
+	assert_false(t2.system_wide);
+}
+
+/* ---- deltas ----------------------------------------------------------------- */
+
+static struct pmon_count triple(uint64_t raw, uint64_t ena, uint64_t run)
+{
+	return (struct pmon_count){ .raw = raw, .enabled = ena, .running = run };
+}
+
+static void test_monitor__delta_scales_after_subtracting(void **state)
+{
+	static const struct {
+		int line;
+		uint64_t r0, e0, u0, r1, e1, u1;
+		double scale, want;
+		enum pmon_count_status st;
+	} rows[] = {
+		/* The case: (1000,100,50) -> (1100,200,150) is 100, never -533. */
+		{ __LINE__, 1000, 100, 50, 1100, 200, 150, 1, 100, PMON_COUNT_OK },
+		/* No multiplexing: the plain difference. */
+		{ __LINE__, 500, 1000, 1000, 800, 2000, 2000, 1, 300, PMON_COUNT_OK },
+		/* Half the interval running: doubled. */
+		{ __LINE__, 0, 0, 0, 100, 200, 100, 1, 200, PMON_COUNT_OK },
+		/* The unit scale (task-clock ns -> msec) after multiplexing. */
+		{ __LINE__, 1000000, 10, 10, 3000000, 30, 20, 1e-6, 4, PMON_COUNT_OK },
+		/* Enabled but never scheduled in the interval: not counted. */
+		{ __LINE__, 1000, 100, 50, 1000, 200, 50, 1, 0, PMON_COUNT_NOT_COUNTED },
+	};
+
+	(void)state;
+	for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
+		struct pmon_count a = triple(rows[r].r0, rows[r].e0, rows[r].u0);
+		struct pmon_count b = triple(rows[r].r1, rows[r].e1, rows[r].u1), d;
+		pmon_count__delta(&a, &b, rows[r].scale, &d);
+		if (fabs(d.value - rows[r].want) > 1e-9 || d.status != rows[r].st)
+			fail_msg("line %d: got %g status %d, want %g status %d", rows[r].line,
+				 d.value, d.status, rows[r].want, rows[r].st);
+	}
+	/* The old way, for the record: scaled totals subtracted. */
+	double wrong = pmon_count__scale(1100, 200, 150) - pmon_count__scale(1000, 100, 50);
+	assert_true(wrong < -533 && wrong > -534);
+
+	/* running percentage is the interval's own: 100 of 100 here. */
+	struct pmon_count a = triple(1000, 100, 50), b = triple(1100, 200, 150), d;
+	pmon_count__delta(&a, &b, 1, &d);
+	assert_int_equal(d.raw, 100);
+	assert_int_equal(d.enabled, 100);
+	assert_int_equal(d.running, 100);
+	assert_true(fabs(d.running_pct - 100) < 1e-9);
+	/* A first reading: the delta is the reading itself. */
+	pmon_count__delta(NULL, &b, 1, &d);
+	assert_true(fabs(d.value - 1100 * 200.0 / 150.0) < 1e-9);
+	/* Not supported stays so, with no value. */
+	b.status = PMON_COUNT_NOT_SUPPORTED;
+	pmon_count__delta(&a, &b, 1, &d);
+	assert_int_equal(d.status, PMON_COUNT_NOT_SUPPORTED);
+	assert_true(d.value == 0);
+}
+
+/* ---- statistics -------------------------------------------------------------- */
+
+static double naive_stddev(const double *v, size_t n)
+{
+	double sum = 0, sumsq = 0;
+
+	for (size_t i = 0; i < n; i++)
+		sum += v[i], sumsq += v[i] * v[i];
+	double var = (sumsq - sum * sum / (double)n) / (double)(n - 1);
+	return var > 0 ? sqrt(var) : 0;
+}
+
+static void test_monitor__welford_no_cancellation(void **state)
+{
+	static const double big[] = { 1e12 + 1, 1e12 + 2, 1e12 + 3 };
+	static const double ten[] = { 1.2345e10 - 1000, 1.2345e10, 1.2345e10 + 1000,
+				      1.2345e10 - 500, 1.2345e10 + 500 };
+	struct pmon_running_stats s = { 0 };
+
+	(void)state;
+	for (size_t i = 0; i < 3; i++)
+		pmon_running_stats__add(&s, big[i]);
+	assert_true(fabs(pmon_running_stats__stddev(&s) - 1.0) < 1e-6);
+	assert_true(fabs(s.mean - (1e12 + 2)) < 1e-3);
+	/* The one-pass sum of squares loses it all here. */
+	assert_true(fabs(naive_stddev(big, 3) - 1.0) > 0.1);
+
+	memset(&s, 0, sizeof(s));
+	for (size_t i = 0; i < 5; i++)
+		pmon_running_stats__add(&s, ten[i]);
+	/* sqrt(2.5e6 / 4) = 790.569... */
+	assert_true(fabs(pmon_running_stats__stddev(&s) - 790.5694150420949) < 1e-3);
+	assert_true(s.min == ten[0] && s.max == ten[2]);
+}
+
+/* perf's "+- x%": the standard error of the mean, relative to it. */
+static void test_monitor__rel_stderr_is_perfs(void **state)
+{
+	struct pmon_running_stats s = { 0 };
+
+	(void)state;
+	pmon_running_stats__add(&s, 90);
+	assert_true(pmon_running_stats__rel_stderr(&s) == 0); /* one value: no spread */
+	pmon_running_stats__add(&s, 100);
+	pmon_running_stats__add(&s, 110);
+	/* stddev 10, n 3: 10 / sqrt(3) / 100 = 5.7735 % */
+	assert_true(fabs(pmon_running_stats__rel_stderr(&s) - 5.773502691896258) < 1e-9);
+	assert_true(fabs(pmon_running_stats__stddev(&s) - 10) < 1e-12);
+}
+
+/* ---- metrics ------------------------------------------------------------------- */
+
+static struct pmon_evlist *events(const char *spec)
+{
+	struct pmon_evlist *l = pmon_evlist__new(NULL);
+
+	assert_non_null(l);
+	if (pmon_evlist__add(l, spec))
+		fail_msg("%s: %s", spec, pmon_errdetail());
+	return l;
+}
+
+static void test_monitor__metrics(void **state)
+{
+	struct pmon_evlist *l = events("task-clock,context-switches,cycles,instructions");
+	struct pmon_count v[4] = { { .value = 500, .status = PMON_COUNT_OK },
+				   { .value = 1000, .status = PMON_COUNT_OK },
+				   { .value = 2e9, .status = PMON_COUNT_OK },
+				   { .value = 3e9, .status = PMON_COUNT_OK } };
+	struct pmon_metric m;
+
+	(void)state;
+	m = pmon_metric__derive(l, v, 0, 0.25); /* 500 ms of task in 0.25 s */
+	assert_true(m.ok && fabs(m.value - 2.0) < 1e-12);
+	assert_string_equal(m.unit, "CPUs utilized");
+	m = pmon_metric__derive(l, v, 1, 0.25); /* 1000 switches per 0.5 s of task */
+	assert_true(m.ok && fabs(m.value - 2.0) < 1e-12);
+	assert_string_equal(m.unit, "K/sec");
+	m = pmon_metric__derive(l, v, 2, 0.25);
+	assert_true(m.ok && fabs(m.value - 4.0) < 1e-12);
+	assert_string_equal(m.unit, "GHz");
+	m = pmon_metric__derive(l, v, 3, 0.25);
+	assert_true(m.ok && fabs(m.value - 1.5) < 1e-12);
+	assert_string_equal(m.unit, "insn per cycle");
+	v[2].status = PMON_COUNT_NOT_SUPPORTED; /* no cycles: no IPC */
+	m = pmon_metric__derive(l, v, 3, 0.25);
+	assert_false(m.ok);
+	pmon_evlist__free(l);
+}
+
+/* ---- the kernel: a process is all its threads ----------------------------------- */
+
+static bool perf_allowed(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
+	int p = 3;
+
+	if (f) {
+		if (fscanf(f, "%d", &p) != 1)
+			p = 3;
+		fclose(f);
+	}
+	return p <= 2 || geteuid() == 0;
+}
+
+static volatile int stop_spin;
+
+static void *spin(void *arg)
+{
+	volatile unsigned long x = 0;
+
+	(void)arg;
+	while (!stop_spin)
+		x++;
+	return NULL;
+}
+
+static void test_monitor__process_is_all_threads(void **state)
+{
+	pthread_t th;
+	pid_t *tids;
+	size_t n;
+	struct pmon_target t = { .sz = sizeof(t), .pid = -1, .inherit = true };
+	pid_t self = getpid();
+
+	(void)state;
+	stop_spin = 0;
+	assert_int_equal(pthread_create(&th, NULL, spin, NULL), 0);
+	t.pids = &self;
+	t.npids = 1;
+	assert_int_equal(pmon_target__threads(&t, &tids, &n), 0);
+	assert_true(n >= 2);
+	free(tids);
+	if (!perf_allowed()) {
+		stop_spin = 1;
+		pthread_join(th, NULL);
+		skip();
+	}
+	/* Counting the process counts the spinning thread, not only main. */
+	struct pmon_evlist *l = events("task-clock");
+	struct pmon_monitor *m = pmon_monitor__open(l, &t);
+	assert_non_null(m);
+	assert_true(pmon_counters__nunits(pmon_monitor__counters(m)) >= 2);
+	assert_int_equal(pmon_monitor__start(m, NULL), 0);
+	struct pmon_count d,
+		*per = calloc(pmon_counters__nunits(pmon_monitor__counters(m)), sizeof(*per));
+	double dt = 0;
+	assert_non_null(per);
+	/* Wait until the spinner has run 20 ms of CPU (a count, not a duration). */
+	double total = 0;
+	for (int i = 0; i < 1000 && total < 20; i++) {
+		usleep(5000);
+		assert_int_equal(pmon_monitor__read_delta(m, &d, per, &dt), 0);
+		total += d.value;
+		assert_true(dt > 0);
+	}
+	assert_true(total >= 20);
+	stop_spin = 1;
+	pthread_join(th, NULL);
+	free(per);
+	pmon_monitor__close(m);
+	pmon_evlist__free(l);
+}
+
+/* ---- run-command ------------------------------------------------------------------ */
+
+static void test_monitor__child_never_started(void **state)
+{
+	char path[] = "/tmp/pmon-test-monitor-XXXXXX";
+	int fd = mkstemp(path);
+	char *argv[] = { "/bin/rm", "-f", path, NULL };
+	struct pmon_child ch;
+	int st;
+	struct stat sb;
+
+	(void)state;
+	assert_true(fd >= 0);
+	close(fd);
+	/* Closing the start pipe without the go byte: the child exits 127 and
+	 * the command never runs (child.c read an uninitialised byte here). */
+	assert_int_equal(pmon_child__fork(argv, &ch), 0);
+	assert_int_equal(pmon_child__wait(&ch, &st, NULL), 0);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 127);
+	assert_int_equal(stat(path, &sb), 0);
+	assert_int_equal(ch.pid, -1); /* reaped: never signalled again */
+	assert_int_equal(pmon_child__wait(&ch, &st, NULL), -ECHILD);
+	unlink(path);
+
+	/* Kill and reap; the shell's exit code of a signal death. */
+	char *sl[] = { "/bin/sleep", "10", NULL };
+	assert_int_equal(pmon_child__fork(sl, &ch), 0);
+	assert_int_equal(pmon_child__start(&ch), 0);
+	assert_int_equal(pmon_child__poll(&ch, &st, NULL), 0);
+	assert_int_equal(pmon_child__kill(&ch, SIGTERM, &st), 0);
+	assert_int_equal(pmon_exit_code(st), 128 + SIGTERM);
+	assert_int_equal(pmon_child__kill(&ch, SIGTERM, &st), -ECHILD);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_monitor__idlist_parse),
+		cmocka_unit_test(test_monitor__idlist_no_cap),
+		cmocka_unit_test(test_monitor__target_validate),
+		cmocka_unit_test(test_monitor__delta_scales_after_subtracting),
+		cmocka_unit_test(test_monitor__welford_no_cancellation),
+		cmocka_unit_test(test_monitor__rel_stderr_is_perfs),
+		cmocka_unit_test(test_monitor__metrics),
+		cmocka_unit_test(test_monitor__target_cgroup),
+		cmocka_unit_test(test_monitor__process_is_all_threads),
+		cmocka_unit_test(test_monitor__child_never_started),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

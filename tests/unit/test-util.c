@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: MIT
+/*
+ * lib/util: the ELF build-id reader the recording writer uses (a note
+ * parser over untrusted bytes, and a file reader that never blocks on a
+ * FIFO), and the C-locale number helpers.
+ */
+#define _GNU_SOURCE
+#include <elf.h>
+#include <fcntl.h>
+#include <locale.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "internal.h"
+
+/* A note: header, name padded to @align, descriptor padded to @align. */
+static size_t put_note(uint8_t *p, uint32_t type, const char *name, uint32_t namesz,
+		       const uint8_t *desc, uint32_t descsz, size_t align)
+{
+	Elf64_Nhdr nh = { .n_namesz = namesz, .n_descsz = descsz, .n_type = type };
+	size_t off = 0;
+	memcpy(p, &nh, sizeof(nh));
+	off += sizeof(nh);
+	memcpy(p + off, name, namesz);
+	off += (namesz + align - 1) & ~(align - 1);
+	memcpy(p + off, desc, descsz);
+	off += (descsz + align - 1) & ~(align - 1);
+	return off;
+}
+
+static void test_util__note_parser(void **state)
+{
+	uint8_t seg[256], id[20], want[20];
+	for (int i = 0; i < 20; i++)
+		want[i] = (uint8_t)(0xa0 + i);
+
+	/* A GNU property note first (8-aligned, as in a PT_NOTE with p_align 8),
+	 * then the build id: found after skipping the first. */
+	for (size_t align = 4; align <= 8; align += 4) {
+		uint8_t prop[16] = { 0 };
+		size_t n = put_note(seg, 5 /* NT_GNU_PROPERTY_TYPE_0 */, "GNU", 4, prop, 16, align);
+		n += put_note(seg + n, NT_GNU_BUILD_ID, "GNU", 4, want, 20, align);
+		memset(id, 0, sizeof(id));
+		assert_int_equal(pmon__elf_note_build_id(seg, n, align, id), 20);
+		assert_memory_equal(id, want, 20);
+		/* Cut anywhere inside the build-id note: nothing read past the end. */
+		for (size_t cut = n - 1; cut > n - 20; cut--)
+			assert_int_equal(pmon__elf_note_build_id(seg, cut, align, id), 0);
+	}
+	/* A name size that wraps the offset arithmetic is refused. */
+	Elf64_Nhdr bad = { .n_namesz = 0xfffffffcu, .n_descsz = 8, .n_type = NT_GNU_BUILD_ID };
+	memcpy(seg, &bad, sizeof(bad));
+	assert_int_equal(pmon__elf_note_build_id(seg, 64, 4, id), 0);
+	/* Another owner's note of the same type, and a too-long id: not ours. */
+	size_t n = put_note(seg, NT_GNU_BUILD_ID, "XYZ", 4, want, 20, 4);
+	assert_int_equal(pmon__elf_note_build_id(seg, n, 4, id), 0);
+	uint8_t big[32] = { 1 };
+	n = put_note(seg, NT_GNU_BUILD_ID, "GNU", 4, big, 32, 4);
+	assert_int_equal(pmon__elf_note_build_id(seg, n, 4, id), 0);
+}
+
+static void test_util__build_id_of_files(void **state)
+{
+	uint8_t id[20];
+	char dir[] = "/tmp/pmon-util-XXXXXX", fifo[64], text[64];
+
+	/* This test program itself carries a build id (Debian's gcc links with
+	 * --build-id): the same bytes `readelf -n` prints. */
+	size_t n = pmon__elf_build_id("/proc/self/exe", id);
+	assert_true(n == 20 || n == 16 || n == 8);
+	char cmd[128], want[64] = "", got[64] = "";
+	snprintf(cmd, sizeof(cmd), "readelf -n /proc/%d/exe 2>/dev/null", (int)getpid());
+	FILE *p = popen(cmd, "r");
+	if (p) {
+		char line[256];
+		while (fgets(line, sizeof(line), p))
+			if (sscanf(line, " Build ID: %63s", want) == 1)
+				break;
+		pclose(p);
+	}
+	for (size_t i = 0; i < n; i++)
+		snprintf(got + 2 * i, sizeof(got) - 2 * i, "%02x", id[i]);
+	if (want[0])
+		assert_string_equal(got, want);
+
+	/* A FIFO where a binary should be: refused at once, never blocking. */
+	assert_non_null(mkdtemp(dir));
+	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	assert_int_equal(pmon__elf_build_id(fifo, id), 0);
+	/* Not an ELF file, and a missing one. */
+	snprintf(text, sizeof(text), "%s/text", dir);
+	FILE *f = fopen(text, "w");
+	assert_non_null(f);
+	fputs("not an ELF file at all, just text\n", f);
+	fclose(f);
+	assert_int_equal(pmon__elf_build_id(text, id), 0);
+	assert_int_equal(pmon__elf_build_id("/nonexistent/pmon", id), 0);
+	unlink(fifo);
+	unlink(text);
+	rmdir(dir);
+}
+
+static void test_util__c_locale_numbers(void **state)
+{
+	/* Under a locale with a decimal comma (when the machine has one), the
+	 * library still parses and prints numbers the C way. */
+	const char *de = setlocale(LC_ALL, "de_DE.UTF-8");
+	char *end;
+	double v = pmon__strtod_c("2.328e-10", &end);
+	assert_true(*end == '\0');
+	assert_true(v > 2.3279e-10 && v < 2.3281e-10);
+	locale_t prev = pmon__c_locale_enter();
+	char buf[32];
+	snprintf(buf, sizeof(buf), "%.2f", 1.5);
+	pmon__c_locale_leave(prev);
+	assert_string_equal(buf, "1.50");
+	if (de) {
+		snprintf(buf, sizeof(buf), "%.2f", 1.5);
+		assert_string_equal(buf, "1,50"); /* the caller's locale is back */
+	}
+	setlocale(LC_ALL, "C");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_util__note_parser),
+		cmocka_unit_test(test_util__build_id_of_files),
+		cmocka_unit_test(test_util__c_locale_numbers),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
