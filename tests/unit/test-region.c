@@ -223,7 +223,13 @@ static void test_region__empty_is_zero(void **state)
 		      "%.1f\n",
 		      over, step, med);
 	assert_true(over > 0 && step >= 1);
-	assert_true(fabs(med) <= step);
+	/*
+	 * Without the subtraction the median would be the whole overhead, and
+	 * twice subtracted it would be minus it: half of it apart is the line.
+	 * The remainder is timing, so it is not held to one TSC step (a loaded
+	 * TSan run once missed that).
+	 */
+	assert_true(fabs(med) <= fmax(step, over / 2));
 	assert_true(metric(r, "page-faults", "median") == 0);
 	assert_true(metric(r, "context-switches", "median") == 0);
 	json_decref(j);
