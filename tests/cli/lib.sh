@@ -45,8 +45,10 @@ one_line_error() {
 # json_ok FILE...: every file parses as JSON (one interpreter for all).
 json_ok() { python3 -c 'import json,sys; [json.load(open(f)) for f in sys.argv[1:]]' "$@"; }
 
-# json_has FILE EXPR...: one ok/not ok line per expression that must exist
-# (evaluated with the document as d). Python starts once: it costs 0.3 s here.
+# json_has FILE EXPR...: one ok/not ok line per expression, evaluated with
+# the document as d. A lookup must exist (any value, 0 and null included); a
+# comparison must be true and a list (a filter) not empty. Python starts
+# once: it costs 0.3 s here.
 json_has() {
 	f=$1; shift
 	python3 - "$f" "$@" <<'PY' >"$TMP/json_has.out"
@@ -54,7 +56,9 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 for e in sys.argv[2:]:
     try:
-        eval(e)
+        v = eval(e)
+        if v is False or (isinstance(v, list) and not v):
+            raise ValueError("it is %r" % (v,))
         print("ok - JSON has " + e)
     except Exception as x:
         print("not ok - JSON lacks %s (%s)" % (e, x))
@@ -69,7 +73,16 @@ PY
 }
 
 # jq-like field read: jfield FILE 'd["perfmon"]["gp"]["count"]'
-jfield() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"; }
+# jfield FILE EXPR: the value, or a line naming FILE where it is missing, so
+# that two missing values never compare equal.
+jfield() {
+	python3 -c '
+import json, sys
+try:
+    d = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))
+except Exception as x:
+    print("<no %s in %s: %s>" % (sys.argv[2], sys.argv[1], x)); sys.exit(1)' "$1" "$2"
+}
 
 finish() {
 	echo "$passed passed, $failed failed"
