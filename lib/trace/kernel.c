@@ -39,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -52,6 +53,8 @@
 #include <pmon/event.h>
 #include <pmon/sample.h>
 #include <pmon/trace.h>
+
+#define TRACEFS_DEFAULT "/sys/kernel/tracing"
 
 /* The groups -e names, in the order `pmon trace -e help` lists them. */
 static const struct pmon_trace_kernel_group groups[] = {
@@ -116,6 +119,7 @@ struct pmon_trace_kernel {
 		struct pmon__krec *held; /* wake-ups of threads not seen yet */
 		size_t nheld, capheld;
 		int err;
+		bool mounted; /* tracefs mounted by ftrace_open(), for the trace */
 	} ft;
 	char ft_why[256]; /* why not through ftrace */
 	int32_t *tids; /* the traced threads: the target's, then those seen */
@@ -1011,6 +1015,8 @@ static void ftrace_close(struct ftrace *f)
 		write_file(f->dir, "events/sched/sched_wakeup/enable", "0");
 		rmdir(f->dir);
 	}
+	if (f->mounted)
+		umount2(TRACEFS_DEFAULT, MNT_DETACH);
 	free(f->fd);
 	free(f->cpu);
 	free(f->page);
@@ -1062,6 +1068,14 @@ static int ftrace_open(struct pmon_trace_kernel *k, const struct pmon_event_opts
 	char path[600];
 	int err;
 
+	/* An instance lives as long as the trace, but lib/event mounts tracefs
+	 * only while it parses (parse.c, tracefs_ready()): where nothing is
+	 * mounted at the usual place, mount it here, as root, until
+	 * ftrace_close() (a machine that mounts no tracefs at boot). */
+	pmon__fmt(path, sizeof(path), "%s/instances", TRACEFS_DEFAULT);
+	if (!root && access(path, F_OK) && geteuid() == 0 &&
+	    mount("nodev", TRACEFS_DEFAULT, "tracefs", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == 0)
+		f->mounted = true;
 	if (!(k->wev = pmon_evlist__new(eo)))
 		return -errno;
 	if ((err = pmon_evlist__add(k->wev, "sched:sched_wakeup")))
@@ -1077,9 +1091,9 @@ static int ftrace_open(struct pmon_trace_kernel *k, const struct pmon_event_opts
 		f->waker = (struct field){ .off = 4, .size = 4, .have = true };
 	if (!f->pid.have)
 		return pmon__err(-ENOENT, "sched:sched_wakeup has no field 'pid'");
-	remove_stale(root ? root : "/sys/kernel/tracing");
+	remove_stale(root ? root : TRACEFS_DEFAULT);
 	pmon__fmt(f->dir, sizeof(f->dir), "%s/instances/pmon-trace-%d-%u",
-		  root ? root : "/sys/kernel/tracing", (int)getpid(), seq++);
+		  root ? root : TRACEFS_DEFAULT, (int)getpid(), seq++);
 	if (mkdir(f->dir, 0700)) {
 		err = pmon__err(-errno, "cannot make the tracefs instance '%s': %s", f->dir,
 				strerror(errno));

@@ -20,4 +20,17 @@ unshare -m --propagation private sh -c '
 rc=$?
 check "tracefs mounted by pmon is unmounted, one mounted before is kept (rc $rc)" [ "$rc" -eq 0 ]
 [ "$rc" -eq 0 ] || head -c 300 "$TMP/ns.err"
+
+# pmon trace keeps tracefs mounted for the whole trace where it reads the
+# wake-ups from an instance of its own, and unmounts it after: with no
+# tracefs mounted, no "perf's instead" warning, and no mount left.
+unshare -m --propagation private sh -c '
+	while grep -q " $T " /proc/self/mounts; do umount "$T" || exit 3; done
+	"$PMON" trace -k sched -o "$0.trace" -- true >/dev/null 2>"$0.err" || exit 4
+	grep -q "perf.s instead" "$0.err" && exit 8
+	grep -q " $T " /proc/self/mounts && exit 5
+	exit 0' "$TMP/tr"
+rc=$?
+check "pmon trace: wake-ups from its tracefs instance, tracefs unmounted after (rc $rc)" [ "$rc" -eq 0 ]
+[ "$rc" -eq 0 ] || head -c 300 "$TMP/tr.err"
 finish
