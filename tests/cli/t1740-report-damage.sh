@@ -37,7 +37,7 @@ b = bytearray(open(path, "rb").read())
 ch = list(chunks(b))
 if cmd == "samples":  # samples of every data chunk, and of chunk K
     k = int(sys.argv[3])
-    print(sum(samples(b, *c) for c in ch), samples(b, *ch[k]), len(ch))
+    print(sum(samples(b, *c) for c in ch), samples(b, *ch[k]) if k < len(ch) else 0, len(ch))
     sys.exit(0)
 out, k = sys.argv[3], int(sys.argv[4]) if len(sys.argv) > 4 else 0
 off, magic, n = ch[k]
