@@ -608,7 +608,7 @@ static double legend(struct pic *p, double y0, bool draw)
 static void title(struct pic *p)
 {
 	const struct pmon_trace_info *in = pmon_trace_reader__info(p->r);
-	char cmd[300], a[64], b[64], len[32], line[512];
+	char cmd[300], a[64], b[64], len[32], align[160], line[640];
 	cairo_t *cr = p->cr;
 
 	pmon__plot_clean_text(in->command, cmd, 120);
@@ -620,10 +620,16 @@ static void title(struct pic *p)
 	axis_label(a, sizeof(a), p->from, &f);
 	axis_label(b, sizeof(b), p->to, &f);
 	fmt_dur(len, sizeof(len), (double)(p->to - p->from));
-	pmon__fmt(line, sizeof(line),
-		  "window %s .. %s from the trace's start (%s); %zu events; hooks aligned with "
-		  "the kernel's CLOCK_MONOTONIC to \xc2\xb1%u ns",
-		  a, b, len, pmon_trace_reader__nevents(p->r), in->align_err_ns);
+	/* The alignment the table's header states: measured on a kernel event
+	 * where the trace has them (TCLK), else the TSC/clock bracket. */
+	if (in->kernel_align_ns != UINT32_MAX)
+		pmon__fmt(align, sizeof(align), "kernel events aligned with the hooks to %u ns (%s)",
+			  in->kernel_align_ns, in->align_measured_with);
+	else
+		pmon__fmt(align, sizeof(align),
+			  "hooks aligned with CLOCK_MONOTONIC to \xc2\xb1%u ns", in->align_err_ns);
+	pmon__fmt(line, sizeof(line), "window %s .. %s from the trace's start (%s); %zu events; %s",
+		  a, b, len, pmon_trace_reader__nevents(p->r), align);
 	font(cr, 10, false);
 	text(cr, 8, 34, line, A_START, C_MUTED);
 }

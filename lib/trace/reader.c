@@ -778,8 +778,15 @@ int pmon_trace_write_chrome(const struct pmon_trace_reader *r, FILE *f)
 
 	fputs("{\"displayTimeUnit\":\"ns\",\"otherData\":{\"command\":", f);
 	json_string(f, r->info.command);
-	fprintf(f, ",\"align_err_ns\":%u,\"dropped\":%llu},\"traceEvents\":[\n",
-		r->info.align_err_ns, (unsigned long long)r->info.dropped);
+	fprintf(f, ",\"align_err_ns\":%u,\"time_base\":\"%s\",\"kernel_align_ns\":",
+		r->info.align_err_ns, r->info.time_base == PMON_TIMEBASE_PERF ? "perf" : "mono");
+	/* The alignment measured between the kernel's stamps and the hooks'
+	 * (the TCLK chunk), as the table's header states it; null: none. */
+	if (r->info.kernel_align_ns == UINT32_MAX)
+		fputs("null", f);
+	else
+		fprintf(f, "%u", r->info.kernel_align_ns);
+	fprintf(f, ",\"dropped\":%llu},\"traceEvents\":[\n", (unsigned long long)r->info.dropped);
 	/* A thread's kernel events go on a lane of their own (tid +
 	 * CHROME_KERNEL_TID, named "TID kernel"): the viewers want the spans of
 	 * one tid nested, and the kernel's and the hooks' are stamped by

@@ -27,6 +27,12 @@ json_has "$TMP/f.json" \
 	'isinstance(d["kernel_align_ns"], int) and d["kernel_align_ns"] > 0' \
 	'd["align_measured_with"] in ("raw_syscalls:sys_enter", "page-faults")' \
 	'(d["time_base"] == "mono") == (d["time_base_why"] != "")'
+run_pmon 0 trace report "$TMP/f.trace" --format chrome-json -o "$TMP/f.chrome.json"
+check "Chrome JSON's otherData: the same time base and alignment" python3 -c '
+import json, sys
+o = json.load(open(sys.argv[1]))["otherData"]; d = json.load(open(sys.argv[2]))
+assert o["time_base"] == d["time_base"] and o["kernel_align_ns"] == d["kernel_align_ns"], (o, d)
+' "$TMP/f.chrome.json" "$TMP/f.json"
 run_pmon 0 trace report "$TMP/f.trace"
 if [ "$base" = mono ]; then
 	check "table: the fallback stated, with the alignment in ns" \
@@ -54,6 +60,8 @@ check "hooks alone: calibrated CLOCK_MONOTONIC, alignment not measured" \
 	grep -q "^# time base: calibrated CLOCK_MONOTONIC; alignment with the kernel's events not measured$" "$TMP/out"
 run_pmon 0 trace report "$TMP/h.trace" --format json
 json_has "$TMP/out" 'd["time_base"] == "mono" and d["kernel_align_ns"] is None'
+run_pmon 0 trace report "$TMP/h.trace" --format chrome-json
+json_has "$TMP/out" 'd["otherData"]["kernel_align_ns"] is None'
 
 # KVM exits need a KVM host: without /dev/kvm, kvm is named and skipped.
 if [ ! -e /dev/kvm ]; then
