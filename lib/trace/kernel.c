@@ -69,7 +69,9 @@ static const struct pmon_trace_kernel_group groups[] = {
 	  "soft interrupts, softirq_NAME spans, while they interrupt the traced tasks" },
 	{ "block", "block:block_rq_issue, block:block_rq_complete",
 	  "block I/O issued and completed (sector, sectors)" },
-	{ "kvm", "kvm:kvm_exit", "VM exits of a guest on this host (exit reason)" },
+	{ "kvm", "kvm:kvm_exit, kvm:kvm_userspace_exit",
+	  "VM exits of a guest on this host (exit reason), and those that reach the VMM in user "
+	  "space (KVM_EXIT_*)" },
 };
 
 /* What each event becomes: a record type and the fields for its a and b. */
@@ -92,6 +94,10 @@ static const struct kdef {
 	{ "block", "block:block_rq_complete", PMON__K_BLOCK_COMPLETE, "sector", "nr_sector",
 	  false },
 	{ "kvm", "kvm:kvm_exit", PMON__K_KVM_EXIT, "exit_reason", "guest_rip", false },
+	/* KVM_RUN returning to the VMM (virt/kvm/kvm_main.c, kvm_vcpu_ioctl()):
+	 * on every host, also where kvm_exit never fires (a software-only KVM
+	 * such as kvm_pvm, whose exits are not the vendor module's). */
+	{ "kvm", "kvm:kvm_userspace_exit", PMON__K_KVM_USER_EXIT, "reason", "errno", false },
 };
 #define NDEFS (sizeof(defs) / sizeof(defs[0]))
 
@@ -165,6 +171,11 @@ static const char *no_kvm(void)
 	       "not loaded), so no guest can run and exit";
 }
 
+static bool is_kvm(uint16_t type)
+{
+	return type == PMON__K_KVM_EXIT || type == PMON__K_KVM_USER_EXIT;
+}
+
 const struct pmon_trace_kernel_group *pmon_trace_kernel_groups(size_t *n)
 {
 	*n = PMON_ARRAY_SIZE(groups);
@@ -183,7 +194,7 @@ int pmon_trace_kernel_probe(const char *name, const char *tracefs_root)
 		if (strcmp(defs[i].group, name))
 			continue;
 		known = true;
-		if (defs[i].type == PMON__K_KVM_EXIT && no_kvm()) {
+		if (is_kvm(defs[i].type) && no_kvm()) {
 			err = pmon__err(-ENOENT, "%s: %s", defs[i].event, no_kvm());
 			break;
 		}
@@ -620,7 +631,7 @@ int pmon_trace_kernel__open(const struct pmon_target *t, const char *path,
 	for (size_t i = 0; i < NDEFS; i++) {
 		if (!in_mask(mask, defs[i].group) || (defs[i].wide && (!k->all || k->ft.dir[0])))
 			continue;
-		if (defs[i].type == PMON__K_KVM_EXIT && no_kvm()) {
+		if (is_kvm(defs[i].type) && no_kvm()) {
 			note_skip(k, defs[i].event, no_kvm());
 			continue;
 		}

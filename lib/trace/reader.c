@@ -225,6 +225,9 @@ static enum pmon_trace_kind kernel_name(const struct pmon__krec *k, char *name, 
 	case PMON__K_KVM_EXIT:
 		pmon__strlcpy(name, "kvm_exit", len);
 		return PMON_TRACE_MARK_EV;
+	case PMON__K_KVM_USER_EXIT:
+		pmon__strlcpy(name, "kvm_userspace_exit", len);
+		return PMON_TRACE_MARK_EV;
 	default:
 		return 0; /* a later version's record: skipped */
 	}

@@ -112,6 +112,7 @@ enum {
 	PMON__K_BLOCK_ISSUE = 12, /* block_rq_issue: a sector, b nr_sector */
 	PMON__K_BLOCK_COMPLETE = 13, /* block_rq_complete: a sector, b nr_sector */
 	PMON__K_KVM_EXIT = 14, /* kvm_exit: a exit_reason, b guest_rip */
+	PMON__K_KVM_USER_EXIT = 15, /* kvm_userspace_exit: a reason (KVM_EXIT_*), b errno */
 	PMON__K_NTYPES
 };
 

@@ -74,6 +74,29 @@ if [ ! -e /dev/kvm ]; then
 	run_pmon 0 trace -e help
 	check "-e help: kvm not here, and why" grep -q "not here: kvm:kvm_exit: no KVM host here" "$TMP/out"
 else
-	echo "# /dev/kvm is here: kvm exits are recorded when a guest runs"
+	# A host: a tiny guest that writes N bytes to a port and halts
+	# (tests/workloads/kvmguest.c) returns to its VMM N times with
+	# KVM_EXIT_IO (2) and once with KVM_EXIT_HLT (5): kvm_userspace_exit,
+	# exactly. kvm_exit fires too where a vendor module (kvm_intel,
+	# kvm_amd) runs the guest: at least once per exit to user space.
+	G=$PMON_WORKLOADS/wl-kvmguest
+	"$G" 1 >"$TMP/g.out" 2>&1
+	grc=$?
+	if [ $grc -eq 77 ]; then
+		echo "# /dev/kvm is here but no guest runs: $(cat "$TMP/g.out")"
+	else
+		echo "# KVM modules: $(ls /sys/module | grep -E '^kvm' | tr '\n' ' ')"
+		run_pmon 0 trace -e kvm -o "$TMP/kvm.trace" -- "$G" 100
+		run_pmon 0 trace report "$TMP/kvm.trace" --format chrome-json -o "$TMP/kvm.json"
+		check "a guest's 100 port writes and its hlt: 100 KVM_EXIT_IO and 1 KVM_EXIT_HLT" python3 -c '
+import json, sys
+ev = [e for e in json.load(open(sys.argv[1]))["traceEvents"] if e.get("name") == "kvm_userspace_exit"]
+v = [e["args"]["value"] for e in ev]
+assert v.count(2) == 100 and v.count(5) == 1, (len(v), sorted(set(v)))
+x = [e for e in json.load(open(sys.argv[1]))["traceEvents"] if e.get("name") == "kvm_exit"]
+assert not x or len(x) >= 101, len(x)
+print("# kvm_userspace_exit %d, kvm_exit %d" % (len(v), len(x)))
+' "$TMP/kvm.json"
+	fi
 fi
 finish
