@@ -16,8 +16,9 @@ cp "$TMP/out" "$TMP/info.json"
 json_has "$TMP/info.json" 'd["cpu"]["vendor"]' 'd["cpu"]["family"]' 'd["cpu"]["model"]' \
 	'd["hypervisor"]' 'd["perfmon"]["version"]' 'd["perfmon"]["gp"]["count"]' \
 	'd["perfmon"]["gp"]["width"]' 'd["perfmon"]["fixed"]["count"]' \
-	'd["perfmon"]["fixed"]["width"]' 'd["perfmon"]["fixed"]["mask"]' 'd["rdt"]["cmt"]' \
-	'd["rdt"]["mbm_total"]' 'd["rdt"]["mbm_local"]' 'd["rdt"]["max_rmid"]' \
+	'd["perfmon"]["fixed"]["width"]' 'd["perfmon"]["fixed"]["mask"]' \
+	'd["rdt"]["cmt"] in (True, False)' 'd["rdt"]["mbm_total"] in (True, False)' \
+	'd["rdt"]["mbm_local"] in (True, False)' 'd["rdt"]["max_rmid"]' \
 	'd["rdt"]["upscale"]' 'd["tsc"]["hz"]' 'd["verdict"]["hardware_counters"]["state"]' \
 	'd["kernel"]["perf_event_paranoid"]' 'd["clocks"][0]["resolution_ns"]'
 

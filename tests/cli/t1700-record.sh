@@ -70,9 +70,19 @@ import json, sys
 e = json.load(open(sys.argv[1]))["entries"][0]
 assert e["symbol"] == "[unknown]", e' "$TMP/out"
 
-# A truncated file reports what its whole chunks hold, with a warning.
-size=$(wc -c <"$TMP/p.data")
-head -c $((size - 10)) "$TMP/p.data" >"$TMP/t.data"
+# A truncated file reports what its whole chunks hold, with a warning. It
+# needs a whole chunk before the cut one: a chunk is written at least every
+# 200 ms, and a fast machine ran the first workload in 0.1 s, so the run is
+# lengthened until the file has two.
+cp "$TMP/p.data" "$TMP/t0.data"
+iters=30000000
+for _ in 1 2 3 4 5; do
+	size=$(wc -c <"$TMP/t0.data")
+	head -c $((size - 10)) "$TMP/t0.data" >"$TMP/t.data"
+	"$PMON" report -i "$TMP/t.data" >/dev/null 2>&1 && break
+	iters=$((iters * 4))
+	"$PMON" record -e cpu-clock -F 2000 -o "$TMP/t0.data" -- "$W" "$iters" 2>/dev/null
+done
 run_pmon 0 report -i "$TMP/t.data"
 check "truncated: a warning" grep -q "cut short" "$TMP/err"
 # Killed mid-run: every chunk written so far is readable.
