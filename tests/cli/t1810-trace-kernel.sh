@@ -139,7 +139,9 @@ b, e = round(nap[0]["ts"] * 1000), round(nap[1]["ts"] * 1000)
 sl = [x for x in ev if x["name"] == "sys_clock_nanosleep" and x["tid"] == main + K
       and b < x["ts"] * 1000 < e]
 m = (round(sl[0]["ts"] * 1000) + round(sl[1]["ts"] * 1000)) // 2
-frm, to = b - (e - b) // 4, e + (e - b) // 4
+# (the window starts no earlier than the trace: a fast machine begins the
+# first nap 1 ms in)
+frm, to = max(0, b - (e - b) // 4), e + (e - b) // 4
 print("%.6f %.6f %d %d %d %d %d" % (frm / 1e6, to / 1e6, frm, to, b, e, m))
 PY
 read -r frm_ms to_ms frm to b e m <"$TMP/nap"
