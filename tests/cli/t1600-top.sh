@@ -75,8 +75,10 @@ rows = [json.loads(l) for l in open(sys.argv[1])]
 assert len(rows) == 3 and all(r["event"] == "task-clock" and "rate" in r for r in rows)
 ' "$TMP/top.json"
 # Per process (-P): a forking command's two processes, each with its share.
-# Both are busy, but on a loaded 2-CPU machine one may get no CPU for a whole
-# interval (CI once saw that), so a process counts when any interval shows it.
+# The workload forks at once: the child is seen only if the sampler was on
+# the command before it ran (it missed in a third of the runs when top
+# opened it after the exec). On a loaded 2-CPU machine one process may get
+# no CPU for a whole interval, so a process counts when any interval shows it.
 run_pmon 0 top --batch -P -I 200 -n 3 -e task-clock -- "$PMON_WORKLOADS/wl-stacks" fork 2000000000
 check "-P: both processes of a forking command, named, with a rate" python3 -c '
 import sys
