@@ -15,31 +15,16 @@
 set -eu
 PMON=${1:-build/pmon}
 SECS=${2:-8}
-EV=${SERVE_BENCH_EVENTS:-cpu-clock,task-clock,context-switches,cpu-migrations,page-faults,minor-faults,major-faults,alignment-faults}
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/pmon-serve-cost.XXXXXX")
-OWN_MOUNT=
-BASE=
+. "$(dirname "$0")/serve-lib.sh"
 cleanup() {
 	[ -n "${KEEP:-}" ] && mkdir -p "$KEEP" && { cp "$TMP"/strace "$TMP"/cg*.out "$KEEP"/ 2>/dev/null || true; }
 	[ -f "$TMP/pid" ] && kill "$(cat "$TMP/pid")" 2>/dev/null && sleep 1
-	if [ -n "$BASE" ]; then
-		for d in "$BASE"/cg*; do [ -d "$d" ] && rmdir "$d" 2>/dev/null; done
-		rmdir "$BASE" 2>/dev/null || true
-	fi
-	[ -n "$OWN_MOUNT" ] && { umount "$TMP/cg" 2>/dev/null || umount -l "$TMP/cg"; }
+	bench_cgroups_remove
 	rm -rf "$TMP"
 }
 trap cleanup EXIT INT TERM
-CGMNT=$(grep ' - cgroup ' /proc/self/mountinfo | grep -E '[ ,]perf_event(,|$)' | awk '{print $5; exit}')
-if [ -z "$CGMNT" ]; then
-	mkdir -p "$TMP/cg"
-	mount -t cgroup -o perf_event none "$TMP/cg"
-	CGMNT=$TMP/cg
-	OWN_MOUNT=1
-fi
-BASE=$CGMNT/pmon-cost-$$
-mkdir "$BASE"
-for i in $(seq 1 20); do mkdir "$BASE/cg$i"; done
+bench_cgroups pmon-cost
 
 # run WRAPPER...: pmon serve under WRAPPER for SECS seconds, then SIGTERM
 # (a wrapper passes it on); READINGS: the background readings it made

@@ -15,17 +15,11 @@ PMON=${1:-build/pmon}
 SECS=${2:-10}
 COST=${3:-30}
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/pmon-serve-bench.XXXXXX")
-CGMNT=
-OWN_MOUNT=
-BASE=
+. "$(dirname "$0")/serve-lib.sh"
 cleanup() {
 	for p in $(cat "$TMP"/*.pid 2>/dev/null); do kill "$p" 2>/dev/null || true; done
 	sleep 1
-	if [ -n "$BASE" ]; then
-		for d in "$BASE"/cg*; do [ -d "$d" ] && rmdir "$d" 2>/dev/null; done
-		rmdir "$BASE" 2>/dev/null || true
-	fi
-	[ -n "$OWN_MOUNT" ] && { umount "$TMP/cg" 2>/dev/null || umount -l "$TMP/cg"; }
+	bench_cgroups_remove
 	rm -rf "$TMP"
 }
 trap cleanup EXIT INT TERM
@@ -91,17 +85,7 @@ PY
 stop_pmon
 
 echo "== cost: 8 events, all CPUs, 20 cgroups, 1 s interval, $COST s =="
-EV=${SERVE_BENCH_EVENTS:-cpu-clock,task-clock,context-switches,cpu-migrations,page-faults,minor-faults,major-faults,alignment-faults}
-CGMNT=$(grep ' - cgroup ' /proc/self/mountinfo | grep -E '[ ,]perf_event(,|$)' | awk '{print $5; exit}')
-if [ -z "$CGMNT" ]; then
-	mkdir -p "$TMP/cg"
-	mount -t cgroup -o perf_event none "$TMP/cg"
-	CGMNT=$TMP/cg
-	OWN_MOUNT=1
-fi
-BASE=$CGMNT/pmon-bench-$$
-mkdir "$BASE"
-for i in $(seq 1 20); do mkdir "$BASE/cg$i"; done
+bench_cgroups pmon-bench
 
 # cpu_of PID PORT: CPU% of PID over COST s while /metrics is scraped each second.
 cpu_of() {
