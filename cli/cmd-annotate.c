@@ -79,15 +79,25 @@ static const char *src_line(struct src *s, unsigned no)
 	return no >= 1 && no <= s->n ? s->line[no - 1] : NULL;
 }
 
+/* @part of @whole in percent: shares are of periods, the events the samples
+ * stand for (perf annotate's local-period), which for a simulated recording
+ * are the exact counts. */
+static double share(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
 static void print_text(FILE *out, const struct pmon_annotation *a, bool source)
 {
 	struct src *srcs = calloc(a->nsrcs ? a->nsrcs : 1, sizeof(*srcs));
 	const char *last_src = NULL;
 	unsigned last_line = 0;
 
-	fprintf(out, "# pmon annotate: %s in %s: %llu of %llu samples (%.2f%%)\n#\n", a->symbol,
-		a->dso, (unsigned long long)a->samples, (unsigned long long)a->total,
-		a->total ? 100.0 * (double)a->samples / (double)a->total : 0.0);
+	fprintf(out,
+		"# pmon annotate: %s in %s: %llu of %llu samples, %.2f%% of the events they "
+		"stand for\n#\n",
+		a->symbol, a->dso, (unsigned long long)a->samples, (unsigned long long)a->total,
+		share(a->period, a->total_period));
 	fprintf(out, "# %8s %8s  %10s  %s\n", "percent", "samples", "address", "instruction");
 	for (size_t i = 0; i < a->n; i++) {
 		const struct pmon_annotate_insn *in = &a->insn[i];
@@ -111,8 +121,7 @@ static void print_text(FILE *out, const struct pmon_annotation *a, bool source)
 			last_line = in->line;
 		}
 		if (in->samples)
-			fprintf(out, "  %7.2f%% %8llu",
-				100.0 * (double)in->samples / (double)a->samples,
+			fprintf(out, "  %7.2f%% %8llu", share(in->period, a->period),
 				(unsigned long long)in->samples);
 		else
 			fprintf(out, "  %8s %8s", "", "");
@@ -134,7 +143,7 @@ static void print_json(FILE *out, const struct pmon_annotation *a)
 		json_t *j = json_pack(
 			"{s:s, s:s, s:I, s:I, s:f}", "address", addr, "text", in->text, "samples",
 			(json_int_t)in->samples, "period", (json_int_t)in->period, "percent",
-			a->samples ? 100.0 * (double)in->samples / (double)a->samples : 0.0);
+			share(in->period, a->period));
 		if (in->src) {
 			json_object_set_new(j, "source", json_string(in->src));
 			json_object_set_new(j, "line", json_integer(in->line));
@@ -142,10 +151,11 @@ static void print_json(FILE *out, const struct pmon_annotation *a)
 		json_array_append_new(insns, j);
 	}
 	snprintf(addr, sizeof(addr), "0x%llx", (unsigned long long)a->start);
-	json_t *j = json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, s:o}", "symbol", a->symbol, "dso",
-			      a->dso, "start", addr, "size", (json_int_t)a->size, "samples",
-			      (json_int_t)a->samples, "total", (json_int_t)a->total, "instructions",
-			      insns);
+	json_t *j = json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:o}", "symbol", a->symbol,
+			      "dso", a->dso, "start", addr, "size", (json_int_t)a->size, "samples",
+			      (json_int_t)a->samples, "total", (json_int_t)a->total, "period",
+			      (json_int_t)a->period, "total_period", (json_int_t)a->total_period,
+			      "instructions", insns);
 	json_dumpf(j, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	fputc('\n', out);
 	json_decref(j);

@@ -313,6 +313,10 @@ struct pmon_annotation {
 	size_t n;
 	char **srcs; /* distinct source files the instructions point into */
 	size_t nsrcs;
+	/* The events the samples stand for (their periods): in the symbol; in
+	 * the recording. Shares are of these, as perf annotate's local-period
+	 * (a simulated recording's "sample" is an instruction's exact count). */
+	uint64_t period, total_period;
 };
 
 /**

@@ -100,6 +100,7 @@ int pmon_annotate(const char *path, const char *symbol, const struct pmon_report
 	uint64_t bias = pmon__module_bias(h.mod);
 	for (size_t i = 0; !err && i < h.n; i++) {
 		a->samples += h.samples[i];
+		a->period += h.period[i];
 		for (size_t k = 0; k < a->n; k++)
 			if (a->insn[k].addr + bias == h.addr[i]) {
 				a->insn[k].samples += h.samples[i];

@@ -2355,6 +2355,7 @@ int pmon__annotate_hits(const char *path, const char *symbol, const struct pmon_
 	if (!err)
 		err = check_event(x, path);
 	a->total = r.samples;
+	a->total_period = r.period;
 	/* The file holding most of the symbol's samples. */
 	int best = -1;
 	uint64_t *per_file = err ? NULL : calloc(x->nfiles + 1, sizeof(uint64_t));

@@ -141,7 +141,8 @@ import json, sys
 a = json.load(open(sys.argv[1])); r = json.load(open(sys.argv[2]))
 hot = [e for e in r["entries"] if e["symbol"] == "hot"][0]
 assert a["samples"] == hot["samples"] == sum(i["samples"] for i in a["instructions"]), (a["samples"], hot)
-assert a["total"] == r["samples"]
+assert a["total"] == r["samples"] and a["period"] == sum(i["period"] for i in a["instructions"])
+assert abs(sum(i["percent"] for i in a["instructions"]) - 100) < 0.1
 assert all(i["source"].endswith("hotcold.c") for i in a["instructions"])' "$TMP/out" "$TMP/hc.json"
 run_pmon 0 annotate -i "$TMP/hc.data"
 check "annotate without a symbol: the hottest, hot" grep -q "^# pmon annotate: hot in " "$TMP/out"

@@ -73,6 +73,9 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 per = [i["period"] for i in d["instructions"]]
 assert per.count(int(sys.argv[2])) == 2 and d["symbol"] == "spin", per
+# shares of the simulated counts, not of the records (one per instruction)
+pct = [i["percent"] for i in d["instructions"] if i["period"] == int(sys.argv[2])]
+assert d["period"] == sum(per) and all(abs(p - 100.0 * int(sys.argv[2]) / d["period"]) < 0.01 for p in pct) and min(pct) > 45, pct
 ' "$TMP/out" $N
 run_pmon 0 annotate -i "$TMP/spin.data" spin
 check "annotate text lists spin's instructions" grep -q "dec" "$TMP/out"
