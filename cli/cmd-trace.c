@@ -348,8 +348,16 @@ static int trace_run(struct run_opts *o, struct pmon_target *pt, const char *abs
 		};
 		snprintf(kpath, sizeof(kpath), "%s.kernel", abs);
 		err = pmon_trace_kernel__open(&t, kpath, &ko, &k);
-		if (err) {
-			if (o->all && (err == -EACCES || err == -EPERM || err == -ENOENT))
+		bool missing = err == -EACCES || err == -EPERM || err == -ENOENT;
+		if (err && missing && o->cmd && o->hooks && !o->all) {
+			/* Named and skipped, not fatal (issue #18): the command's
+			 * hooks are still worth a trace. */
+			cli_warn("kernel events skipped: %s; the trace holds the hooks only",
+				 pmon_errdetail());
+			err = 0;
+			k = NULL;
+		} else if (err) {
+			if (o->all && missing)
 				cli_error(
 					"cannot trace all CPUs: %s (every CPU's events need root, "
 					"CAP_PERFMON or perf_event_paranoid <= 0)",
@@ -359,7 +367,7 @@ static int trace_run(struct run_opts *o, struct pmon_target *pt, const char *abs
 			pmon_child__kill(ch, SIGKILL, NULL);
 			return err == -EINVAL || err == -ESRCH ? CLI_USAGE : CLI_UNSUPPORTED;
 		}
-		if (*pmon_trace_kernel__skipped(k))
+		if (k && *pmon_trace_kernel__skipped(k))
 			cli_warn("kernel events skipped: %s", pmon_trace_kernel__skipped(k));
 	}
 	for (size_t i = 0; i < pt->npids; i++)

@@ -31,6 +31,7 @@ struct pmon_evlist {
 	char tracefs[256];
 	bool tracefs_default;
 	bool tracefs_mounted; /* by this list: unmounted when done with it */
+	int tracefs_errno; /* why tracefs_ready() last said no: ENOENT, EACCES */
 	bool no_pfm;
 };
 
@@ -528,6 +529,9 @@ static bool tracefs_ready(struct pmon_evlist *l)
 	pmon__fmt(path, sizeof(path), "%s/events", l->tracefs);
 	if (access(path, F_OK) == 0)
 		return true;
+	l->tracefs_errno = errno;
+	if (errno == EACCES) /* there, but root's (mode 0700 since Linux 6.x) */
+		return false;
 	if (l->tracefs_default && geteuid() == 0 &&
 	    mount("nodev", l->tracefs, "tracefs", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == 0) {
 		l->tracefs_mounted = true;
@@ -554,6 +558,11 @@ static int parse_tracepoint(struct pmon_evlist *l, struct pmon_event_desc *d, co
 	*no_subsystem = false;
 	if (!tracefs_ready(l)) {
 		*no_subsystem = true;
+		if (l->tracefs_errno == EACCES)
+			return pmon__err(-EACCES,
+					 "event '%s': %s is not readable by this user (tracepoints "
+					 "need root or CAP_PERFMON)",
+					 ev, l->tracefs);
 		return pmon__err(-ENOENT,
 				 "event '%s': tracefs is not available at %s (as root: mount -t "
 				 "tracefs nodev %s)",
@@ -924,11 +933,13 @@ static int resolve(struct pmon_evlist *l, struct pmon_event_desc *d, const char 
 					 name, enc.fstr);
 	}
 	if (colon && no_sub && !tracefs_ready(l) && !strchr(colon + 1, ':'))
-		return pmon__err(
-			-PMON_ERRNO__EVENT_UNKNOWN,
-			"event '%s' is unknown, and tracepoints cannot be checked: tracefs "
-			"is not available at %s",
-			name, l->tracefs);
+		return pmon__err(-PMON_ERRNO__EVENT_UNKNOWN,
+				 "event '%s' is unknown, and tracepoints cannot be checked: "
+				 "tracefs %s %s",
+				 name,
+				 l->tracefs_errno == EACCES ? "is not readable by this user at"
+							    : "is not available at",
+				 l->tracefs);
 	return unknown(l, name);
 }
 

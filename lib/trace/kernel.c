@@ -139,7 +139,11 @@ struct pmon_trace_kernel {
 	size_t n, cap;
 	uint64_t events, lost;
 	int err;
-	char skipped[1024];
+	struct skip { /* the events skipped for one reason */
+		char why[256], what[256];
+	} skip[8];
+	size_t nskip;
+	char skipped[2048]; /* "A, B: why; C: why" (pmon_trace_kernel__skipped()) */
 	struct pmon_trace_chunk_clock clk; /* the time base (time_base()) */
 	struct pmon_perf_tsc tc;
 };
@@ -151,12 +155,33 @@ static void measure_alignment(struct pmon_trace_kernel *k, const struct pmon_tra
 static void ftrace_close(struct ftrace *f);
 static int write_file(const char *dir, const char *name, const char *what);
 
+/* @what is skipped because of @why: events skipped for the same reason are
+ * named together, so that a warning for every group as an unprivileged
+ * user stays one readable line. */
 static void note_skip(struct pmon_trace_kernel *k, const char *what, const char *why)
 {
-	size_t n = strlen(k->skipped);
-	if (n + 4 < sizeof(k->skipped))
-		snprintf(k->skipped + n, sizeof(k->skipped) - n, "%s%s: %s", n ? "; " : "", what,
-			 why);
+	size_t i = 0, n = strcspn(what, " ");
+	/* lib/event's reasons name the event first: it is named here already */
+	if (!strncmp(why, "event '", 7) && !strncmp(why + 7, what, n) && !strncmp(why + 7 + n, "': ", 3))
+		why += 7 + n + 3;
+	while (i < k->nskip && strcmp(k->skip[i].why, why))
+		i++;
+	if (i == k->nskip) {
+		if (i == PMON_ARRAY_SIZE(k->skip))
+			i--; /* more reasons than room: the last one says "and more" */
+		else
+			pmon__strlcpy(k->skip[k->nskip++].why, why, sizeof(k->skip[0].why));
+	}
+	struct skip *s = &k->skip[i];
+	n = strlen(s->what);
+	if (n + 3 < sizeof(s->what))
+		snprintf(s->what + n, sizeof(s->what) - n, "%s%s", n ? ", " : "", what);
+	k->skipped[0] = '\0';
+	for (size_t j = 0, m = 0; j < k->nskip && m < sizeof(k->skipped); j++) {
+		int w = snprintf(k->skipped + m, sizeof(k->skipped) - m, "%s%s: %s", j ? "; " : "",
+				 k->skip[j].what, k->skip[j].why);
+		m += w > 0 ? (size_t)w : 0;
+	}
 }
 
 /* KVM exits come only where guests run: /dev/kvm is there (the kvm module

@@ -69,8 +69,11 @@ if [ ! -e /dev/kvm ]; then
 	run_pmon 0 trace -e faults,kvm -o "$TMP/k.trace" -- true
 	check "one warning line names kvm:kvm_exit and why" \
 		sh -c "[ \$(grep -c '^pmon: warning:' '$TMP/err') -eq 1 ] && grep -q '^pmon: warning: kernel events skipped: kvm:kvm_exit: no KVM host here: /dev/kvm is absent' '$TMP/err'"
-	run_pmon 3 trace -e kvm -o "$TMP/k2.trace" -- true
-	one_line_error "kvm:kvm_exit: no KVM host here: /dev/kvm is absent"
+	run_pmon 0 trace -e kvm -o "$TMP/k2.trace" -- true
+	check "-e kvm alone: skipped with the reason, the hooks kept" \
+		grep -q "^pmon: warning: kernel events skipped: .*kvm:kvm_exit.*: no KVM host here: /dev/kvm is absent.*; the trace holds the hooks only" "$TMP/err"
+	run_pmon 3 trace --no-hooks -e kvm -o "$TMP/k2.trace" -- true
+	one_line_error "kvm:kvm_exit"
 	run_pmon 0 trace -e help
 	check "-e help: kvm not here, and why" grep -q "not here: kvm:kvm_exit: no KVM host here" "$TMP/out"
 else
