@@ -34,6 +34,7 @@
 #include "report/report.h"
 #include "sample/datafile.h"
 #include <pmon/sample.h>
+#include <pmon/sim.h>
 
 struct map {
 	uint32_t pid;
@@ -822,6 +823,20 @@ static int vis_push(struct ctx *x);
  * each is one "epoch"; PMON_RECORD_EVENT), in file order: inline when one
  * thread reads, else after the parallel pass from the chunks' copies.
  */
+/* Is the recorded event @have the one asked for, @want? The same name, or
+ * for a simulated recording the same simulated event by either of its
+ * names: pmon's ("sim/L1-dcache-load-misses", with or without the final
+ * '/') or the engine's ("D1mr"). */
+static bool event_is(const char *have, const char *want)
+{
+	if (!strcmp(have, want))
+		return true;
+	if (strncmp(have, "sim/", 4))
+		return false;
+	int a = pmon_sim_event__find(have), b = pmon_sim_event__find(want);
+	return a >= 0 && a == b;
+}
+
 static int apply_record(struct ctx *x, const uint8_t *p, size_t len)
 {
 	struct perf_event_header h;
@@ -866,7 +881,7 @@ static int apply_record(struct ctx *x, const uint8_t *p, size_t len)
 		ev->freq = re.freq;
 		if (re.index >= x->r->nevents)
 			x->r->nevents = re.index + 1;
-		if (x->stack_event_name && !strcmp(ev->name, x->stack_event_name)) {
+		if (x->stack_event_name && event_is(ev->name, x->stack_event_name)) {
 			x->stack_ev = re.index;
 			x->stack_ev_found = true;
 		}
@@ -2181,7 +2196,7 @@ static int check_event(struct ctx *x, const char *path)
 
 	r->stack_event = x->stack_ev;
 	if (!x->stack_event_name || x->stack_ev_found ||
-	    (r->nevents == 1 && !strcmp(r->events[0].name, x->stack_event_name)))
+	    (r->nevents == 1 && event_is(r->events[0].name, x->stack_event_name)))
 		return 0;
 	for (size_t i = 0; i < r->nevents; i++) {
 		int w = snprintf(have + off, sizeof(have) - off, "%s%s", i ? ", " : "",

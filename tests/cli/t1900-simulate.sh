@@ -120,6 +120,11 @@ print(v.get("sim/L1-dcache-loads/", 0), v.get("sim/L1-dcache-load-misses/", 0), 
 set -- $(walk 16384 20)
 echo "# 16K x 20: loads ${1:-?}, L1 misses ${2:-?}, LL misses ${3:-?}"
 check "16K in a 32K L1: under 6% of loads miss" [ "${1:-0}" -ge 5120 ] && [ $(( ${2:-99999} * 100 )) -lt $(( ${1:-0} * 6 )) ]
+# --event takes the engine's name as the alias it is: the same folded
+# stacks as pmon's name gives.
+"$PMON" report -i "$TMP/walk.data" --format folded --event sim/L1-dcache-load-misses/ >"$TMP/f1" 2>&1
+"$PMON" report -i "$TMP/walk.data" --format folded --event D1mr >"$TMP/f2" 2>&1
+check "report --event D1mr is sim/L1-dcache-load-misses/" sh -c "[ -s '$TMP/f1' ] && cmp -s '$TMP/f1' '$TMP/f2' && ! cmp -s '$TMP/f1' /dev/null && grep -q walk '$TMP/f1'"
 set -- $(walk 262144 20)
 echo "# 256K x 20: loads ${1:-?}, L1 misses ${2:-?}, LL misses ${3:-?}"
 check "256K: over 95% of loads miss L1" [ "${1:-0}" -ge 81920 ] && [ $(( ${2:-0} * 100 )) -gt $(( ${1:-1} * 95 )) ]
