@@ -224,12 +224,17 @@ static void test_region__empty_is_zero(void **state)
 		      over, step, med);
 	assert_true(over > 0 && step >= 1);
 	/*
-	 * Without the subtraction the median would be the whole overhead, and
-	 * twice subtracted it would be minus it: half of it apart is the line.
-	 * The remainder is timing, so it is not held to one TSC step (a loaded
-	 * TSan run once missed that).
+	 * Within one TSC step (issue #12, item 13). A sanitizer's own code in
+	 * the window makes the remainder timing (a loaded TSan run once
+	 * missed one step): there, only the subtraction itself is held --
+	 * without it the median would be the whole overhead, twice done minus
+	 * it, so half of it apart is the line.
 	 */
+#ifdef UNDER_SANITIZER
 	assert_true(fabs(med) <= fmax(step, over / 2));
+#else
+	assert_true(fabs(med) <= step);
+#endif
 	assert_true(metric(r, "page-faults", "median") == 0);
 	assert_true(metric(r, "context-switches", "median") == 0);
 	json_decref(j);
