@@ -35,6 +35,11 @@ void pmon__clear_detail(void);
  * into that: @p when @err is 0, else NULL with errno = -@err. Call the
  * implementation before, not in the argument list: the order in which
  * arguments are evaluated is unspecified (C11 6.5.2.2p10). */
+/* The median of @v[0..@n) as pmon_summarize() gives it (the mean of the
+ * two middle values where @n is even), found in place by selection: @v is
+ * reordered, and nothing is allocated (lib/stats/summary.c). @n > 0. */
+double pmon__median_inplace(uint64_t *v, size_t n);
+
 static inline void *pmon__ret_ptr(int err, void *p)
 {
 	if (err) {

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,4 +126,49 @@ static int summarize(const double *v, size_t n, double cull_k, struct pmon_summa
 	free(s);
 	free(dev);
 	return 0;
+}
+
+/* The k-th smallest of v[lo..hi] (Hoare's selection; the middle element as
+ * the pivot, so sorted or constant runs stay linear). */
+static uint64_t select_kth(uint64_t *v, size_t lo, size_t hi, size_t k)
+{
+	while (lo < hi) {
+		uint64_t pivot = v[lo + (hi - lo) / 2];
+		size_t i = lo, j = hi;
+		while (i <= j) {
+			while (v[i] < pivot)
+				i++;
+			while (v[j] > pivot)
+				j--;
+			if (i <= j) {
+				uint64_t t = v[i];
+				v[i] = v[j];
+				v[j] = t;
+				i++;
+				if (j == 0)
+					break;
+				j--;
+			}
+		}
+		if (k <= j)
+			hi = j;
+		else if (k >= i)
+			lo = i;
+		else
+			return v[k];
+	}
+	return v[k];
+}
+
+double pmon__median_inplace(uint64_t *v, size_t n)
+{
+	size_t h = (n - 1) / 2;
+	uint64_t a = select_kth(v, 0, n - 1, h);
+	if (n % 2)
+		return (double)a;
+	uint64_t b = v[h + 1]; /* everything past h is >= a: its smallest */
+	for (size_t i = h + 2; i < n; i++)
+		if (v[i] < b)
+			b = v[i];
+	return (double)a + (double)(b - a) * 0.5;
 }

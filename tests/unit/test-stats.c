@@ -9,6 +9,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "internal.h"
 #include <pmon/stats.h>
 
 static void test_stats__basics(void **state)
@@ -66,6 +67,36 @@ static void test_stats__large_values_keep_precision(void **state)
 
 /* The output carries its size: an unset size is refused, a caller built
  * with a larger struct gets zeros past what this library knows. */
+/* The region runtime's overhead median (pmon__median_inplace(), selection
+ * in place) is the median pmon_summarize() gives, for odd and even counts,
+ * ties, sorted and reversed input. */
+static void test_stats__median_inplace_is_summarize_median(void **state)
+{
+	uint64_t v[301], w[301];
+	double d[301];
+	uint32_t x = 12345;
+
+	(void)state;
+	for (size_t n = 1; n <= 301; n += (n < 12 ? 1 : 37)) {
+		for (int shape = 0; shape < 4; shape++) {
+			for (size_t i = 0; i < n; i++) {
+				x = x * 1103515245u + 12345u;
+				v[i] = shape == 0    ? (x >> 16) % 1000
+					: shape == 1 ? (x >> 16) % 3 /* many ties */
+					: shape == 2 ? i /* sorted */
+						     : n - i; /* reversed */
+				d[i] = (double)v[i];
+			}
+			memcpy(w, v, n * sizeof(*w));
+			struct pmon_summary s = { .sz = sizeof(s) };
+			assert_int_equal(pmon_summarize(d, n, 0, &s), 0);
+			double m = pmon__median_inplace(w, n);
+			if (m != s.median)
+				fail_msg("n %zu shape %d: %g, summarize %g", n, shape, m, s.median);
+		}
+	}
+}
+
 static void test_stats__output_size(void **state)
 {
 	const double v[] = { 1, 2, 3 };
@@ -91,6 +122,7 @@ int main(void)
 		cmocka_unit_test(test_stats__basics),
 		cmocka_unit_test(test_stats__mode_and_culling),
 		cmocka_unit_test(test_stats__large_values_keep_precision),
+		cmocka_unit_test(test_stats__median_inplace_is_summarize_median),
 		cmocka_unit_test(test_stats__output_size),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
