@@ -488,6 +488,32 @@ static int compare_prepare(struct compare *c, const char *dir)
 	return CLI_USAGE;
 }
 
+/* The simulated misses --compare shows beside the compared pair. */
+static const char *const miss_events[] = { "sim/L1-dcache-load-misses/", "sim/LLC-load-misses/" };
+#define NMISS (sizeof(miss_events) / sizeof(miss_events[0]))
+
+struct miss {
+	const char *name;
+	struct pmon_sim_weight *w; /* per function, user space */
+	size_t n;
+	double total;
+};
+
+static const char *miss_label(const char *event)
+{
+	return strstr(event, "LLC") ? "LL misses" : "L1 misses";
+}
+
+/* Function @fn's share of @m's total, in percent (0 where it has none). */
+static double miss_share(const struct miss *m, const char *fn)
+{
+	double w = 0;
+	for (size_t i = 0; i < m->n; i++)
+		if (!strcmp(m->w[i].name, fn))
+			w += m->w[i].w;
+	return m->total > 0 ? 100.0 * w / m->total : 0.0;
+}
+
 static int compare_print(FILE *f, struct compare *c, const char *simrec, const char *dir,
 			 const struct stat_opts *so)
 {
@@ -507,6 +533,8 @@ static int compare_print(FILE *f, struct compare *c, const char *simrec, const c
 		cli_error("--compare: cannot read the report of '%s'", simrec);
 		return CLI_FAIL;
 	}
+	struct miss miss[NMISS] = { 0 };
+	size_t nmiss = 0;
 	double mk = 0, sk = 0, mt = 0;
 	ssize_t nm = weights_of(c->measured, c->mevent, &mw, &mk);
 	ssize_t ns = weights_of(sim, tab[c->sim].name, &sw, &sk);
@@ -519,6 +547,26 @@ static int compare_print(FILE *f, struct compare *c, const char *simrec, const c
 		cli_error("--compare: %s", pmon_errdetail());
 		goto out;
 	}
+	/* Beside the compared pair, each function's share of the simulated
+	 * misses (issue #17: "share of simulated instructions and misses"),
+	 * where the simulation counted them and they are not the pair itself. */
+	for (size_t e = 0; e < NMISS; e++) {
+		struct miss *ms = &miss[nmiss];
+		ms->name = miss_events[e];
+		if (!strcmp(ms->name, tab[c->sim].name))
+			continue;
+		double k = 0;
+		ssize_t nw = weights_of(sim, ms->name, &ms->w, &k);
+		if (nw < 0)
+			goto out;
+		ms->n = (size_t)nw;
+		for (size_t i = 0; i < ms->n; i++)
+			ms->total += ms->w[i].w;
+		if (ms->total > 0)
+			nmiss++;
+		else
+			free(ms->w), ms->w = NULL;
+	}
 	if (so->json) {
 		for (size_t i = 0; i < n; i++) {
 			json_t *j = json_pack("{s:s, s:s, s:s, s:f, s:f, s:f, s:b}", "function",
@@ -526,6 +574,14 @@ static int compare_print(FILE *f, struct compare *c, const char *simrec, const c
 					      "simulated_event", tab[c->sim].name, "measured",
 					      r[i].measured, "simulated", r[i].simulated, "diff",
 					      r[i].diff, "flagged", r[i].flagged);
+			if (nmiss) {
+				json_t *o = json_object();
+				for (size_t e = 0; e < nmiss; e++)
+					json_object_set_new(
+						o, miss[e].name,
+						json_real(miss_share(&miss[e], r[i].name)));
+				json_object_set_new(j, "simulated_misses", o);
+			}
 			json_dumpf(j, f, JSON_COMPACT | JSON_PRESERVE_ORDER);
 			fputc('\n', f);
 			json_decref(j);
@@ -545,16 +601,26 @@ static int compare_print(FILE *f, struct compare *c, const char *simrec, const c
 		fprintf(f,
 			"# time against instructions: a function's measured share over its "
 			"simulated share is its CPI over the program's\n");
-	fprintf(f, "#\n# %9s %10s %8s  %s\n", "measured", "simulated", "diff", "function");
+	for (size_t e = 0; e < nmiss; e++)
+		fprintf(f, "# %s: the function's share of %s (simulated)\n",
+			miss_label(miss[e].name), miss[e].name);
+	fprintf(f, "#\n# %9s %10s", "measured", "simulated");
+	for (size_t e = 0; e < nmiss; e++)
+		fprintf(f, " %10s", miss_label(miss[e].name));
+	fprintf(f, " %8s  %s\n", "diff", "function");
 	for (size_t i = 0, shown = 0; i < n && shown < 40; i++) {
 		if (!r[i].flagged && r[i].measured < 0.1 && r[i].simulated < 0.1)
 			continue;
 		shown++;
-		fprintf(f, "  %8.2f%% %9.2f%% %+8.2f  %s%s\n", r[i].measured, r[i].simulated,
-			r[i].diff, r[i].name, r[i].flagged ? "  <<" : "");
+		fprintf(f, "  %8.2f%% %9.2f%%", r[i].measured, r[i].simulated);
+		for (size_t e = 0; e < nmiss; e++)
+			fprintf(f, " %9.2f%%", miss_share(&miss[e], r[i].name));
+		fprintf(f, " %+8.2f  %s%s\n", r[i].diff, r[i].name, r[i].flagged ? "  <<" : "");
 	}
 	rc = CLI_OK;
 out:
+	for (size_t e = 0; e < NMISS; e++)
+		free(miss[e].w);
 	free(r);
 	free(mw);
 	free(sw);

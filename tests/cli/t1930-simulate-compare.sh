@@ -52,7 +52,31 @@ assert d == sorted(d, reverse=True)
 PY
 run_pmon 0 simulate $GEOM --compare "$TMP/rec.data" -o "$TMP/sim2.data" -- "$W" spin 1000
 check "table: says what is measured and what simulated" grep -q "^# measured: $EV in '.*rec.data' ([0-9]* samples); simulated: sim/instructions/ (callgrind)" "$TMP/out"
-check "table: spin's row" grep -Eq "^ +[0-9.]+% +[0-9.]+% +[-+][0-9.]+  spin" "$TMP/out"
+check "table: spin's row, with the simulated L1 and LL misses' shares" grep -Eq "^ +[0-9.]+% +[0-9.]+% +[0-9.]+% +[0-9.]+% +[-+][0-9.]+  spin" "$TMP/out"
+check "table: the miss columns named" grep -q "^# L1 misses: the function's share of sim/L1-dcache-load-misses/ (simulated)" "$TMP/out"
+# The misses beside the pair (issue #17): each function's share of the
+# simulation's own L1 and LL read misses, as its report gives them.
+run_pmon 0 simulate $GEOM --compare "$TMP/rec.data" --json -o "$TMP/sim3.data" -- "$W" spin 1000
+cp "$TMP/out" "$TMP/cmp3.jsonl"
+run_pmon 0 report -i "$TMP/sim3.data" --format json
+check "--json: simulated_misses are the simulation's shares of its misses" python3 - "$TMP/cmp3.jsonl" "$TMP/out" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+sim = json.load(open(sys.argv[2]))
+def shares(event):
+    t = {}
+    for e in sim["entries"]:
+        if e["event"] == event and not e["dso"].startswith("[kernel"):
+            t[e["symbol"]] = t.get(e["symbol"], 0) + e["period"]
+    total = sum(t.values())
+    return {k: 100.0 * v / total for k, v in t.items()}
+for ev in ("sim/L1-dcache-load-misses/", "sim/LLC-load-misses/"):
+    want = shares(ev)
+    assert want, ev
+    for r in rows:
+        assert abs(r["simulated_misses"][ev] - want.get(r["function"], 0)) < 1e-6, (ev, r)
+    assert abs(sum(r["simulated_misses"][ev] for r in rows) - 100) < 1e-6
+PY
 
 # Refusals, before anything is simulated.
 run_pmon 0 record -e page-faults -o "$TMP/pf.data" -- "$W" spin 1000
