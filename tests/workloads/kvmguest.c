@@ -33,7 +33,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: kvmguest N (1..65535)\n");
 		return 2;
 	}
-	const uint8_t code[] = { 0xba, 0xf8, 0x03, /* mov dx, 0x3f8 */
+	const uint8_t code[] = { 0xba, 0xf8,	   0x03, /* mov dx, 0x3f8 */
 				 0xb9, (uint8_t)n, (uint8_t)(n >> 8), /* mov cx, N */
 				 0xee, /* out dx, al */
 				 0xe2, 0xfd, /* loop -3 */
@@ -48,7 +48,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "kvmguest: KVM_CREATE_VM: %s\n", strerror(errno));
 		return 77;
 	}
-	uint8_t *mem = mmap(NULL, 0x1000, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	uint8_t *mem =
+		mmap(NULL, 0x1000, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (mem == MAP_FAILED)
 		return 1;
 	memcpy(mem, code, sizeof(code));
