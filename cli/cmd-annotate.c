@@ -140,10 +140,10 @@ static void print_json(FILE *out, const struct pmon_annotation *a)
 	for (size_t i = 0; i < a->n; i++) {
 		const struct pmon_annotate_insn *in = &a->insn[i];
 		snprintf(addr, sizeof(addr), "0x%llx", (unsigned long long)in->addr);
-		json_t *j = json_pack(
-			"{s:s, s:s, s:I, s:I, s:f}", "address", addr, "text", in->text, "samples",
-			(json_int_t)in->samples, "period", (json_int_t)in->period, "percent",
-			share(in->period, a->period));
+		json_t *j =
+			json_pack("{s:s, s:s, s:I, s:I, s:f}", "address", addr, "text", in->text,
+				  "samples", (json_int_t)in->samples, "period",
+				  (json_int_t)in->period, "percent", share(in->period, a->period));
 		if (in->src) {
 			json_object_set_new(j, "source", json_string(in->src));
 			json_object_set_new(j, "line", json_integer(in->line));

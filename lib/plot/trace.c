@@ -623,8 +623,9 @@ static void title(struct pic *p)
 	/* The alignment the table's header states: measured on a kernel event
 	 * where the trace has them (TCLK), else the TSC/clock bracket. */
 	if (in->kernel_align_ns != UINT32_MAX)
-		pmon__fmt(align, sizeof(align), "kernel events aligned with the hooks to %u ns (%s)",
-			  in->kernel_align_ns, in->align_measured_with);
+		pmon__fmt(align, sizeof(align),
+			  "kernel events aligned with the hooks to %u ns (%s)", in->kernel_align_ns,
+			  in->align_measured_with);
 	else
 		pmon__fmt(align, sizeof(align),
 			  "hooks aligned with CLOCK_MONOTONIC to \xc2\xb1%u ns", in->align_err_ns);

@@ -162,7 +162,8 @@ static void note_skip(struct pmon_trace_kernel *k, const char *what, const char 
 {
 	size_t i = 0, n = strcspn(what, " ");
 	/* lib/event's reasons name the event first: it is named here already */
-	if (!strncmp(why, "event '", 7) && !strncmp(why + 7, what, n) && !strncmp(why + 7 + n, "': ", 3))
+	if (!strncmp(why, "event '", 7) && !strncmp(why + 7, what, n) &&
+	    !strncmp(why + 7 + n, "': ", 3))
 		why += 7 + n + 3;
 	while (i < k->nskip && strcmp(k->skip[i].why, why))
 		i++;
