@@ -111,7 +111,7 @@ static void block_measured(const char *path, const struct pmon_report_opts *ro,
 		return;
 	}
 	struct pmon_annotation ac = { 0 }, ai = { 0 };
-	struct pmon_sim_block_cost c;
+	struct pmon_sim_block_cost c = { 0 };
 	o.event = cyc;
 	int err = pmon_annotate(path, a->symbol, &o, &ac);
 	o.event = ins;

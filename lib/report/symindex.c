@@ -230,6 +230,7 @@ static const struct pmon__sym *pass(const struct pmon__symindex *ix, size_t hi, 
 	}
 	/* In table order, as libdwfl reads them: a holder replaces the one
 	 * kept when the kept one starts lower or binds more weakly. */
+	// cppcheck-suppress uninitvar ; c[0..n) are set above
 	qsort(c, n, sizeof(c[0]), by_order);
 	for (size_t i = 0; i < n; i++)
 		if (!best || best->start < c[i]->start || best->rank < c[i]->rank)
