@@ -650,10 +650,10 @@ int cmd_top(int argc, char **argv)
 			"Live event rates with min, max and a trace; all CPUs by default (root "
 			"or\n"
 			"perf_event_paranoid <= 0). Keys: h."),
-		CLI_OPT_STRING('e', "event", &events, "EVENTS",
-			       "the events, comma-separated (default: cycles,\n"
-			       "instructions, cache and branch misses where a PMU\n"
-			       "exists; else software events)"),
+		CLI_OPT_JOIN('e', "event", &events, "EVENTS",
+			     "the events, comma-separated or -e again (default: cycles,\n"
+			     "instructions, cache and branch misses where a PMU\n"
+			     "exists; else software events)"),
 		CLI_OPT_UINT_MIN('I', "interval", &t->interval_ms, "MS", 10, 3600000,
 				 "at least 10 ms", "update every MS milliseconds (default 1000)"),
 		CLI_OPT_UINT_MIN('n', "count", &t->count, "COUNT", 1, 100000000,

@@ -173,13 +173,14 @@ static int run(int argc, char **argv)
 			"per-thread buffers, a writer thread in the program) and, with -e, kernel\n"
 			"events on the same timeline (docs/trace.md)."),
 		CLI_OPT_OUTPUT(&o.out, "FILE", "the trace file (default pmon.trace, created 0600)"),
-		CLI_OPT_STRING('e', "channels", &o.channels, "CHANNELS",
-			       "kernel events to record, comma-separated: sched\n"
-			       "(switches, wake-ups, off-CPU spans), syscalls,\n"
-			       "faults, irq, softirq, block, kvm, or all; -e help\n"
-			       "lists them and which this machine has; one missing\n"
-			       "here is named and skipped"),
-		CLI_OPT_STRING('k', "kernel", &o.channels, "CHANNELS", "the same as -e"),
+		CLI_OPT_JOIN('e', "channels", &o.channels, "CHANNELS",
+			     "kernel events to record, comma-separated or -e again:\n"
+			     "sched "
+			     "(switches, wake-ups, off-CPU spans), syscalls,\n"
+			     "faults, irq, softirq, block, kvm, or all; -e help\n"
+			     "lists them and which this machine has; one missing\n"
+			     "here is named and skipped"),
+		CLI_OPT_JOIN('k', "kernel", &o.channels, "CHANNELS", "the same as -e"),
 		CLI_OPT_SET_INT(0, "hooks", &o.hooks, 1,
 				"record the COMMAND's hooks (the default with one)"),
 		CLI_OPT_SET_INT(0, "no-hooks", &o.hooks, 0,
