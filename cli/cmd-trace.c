@@ -199,13 +199,18 @@ static int run(int argc, char **argv)
 				 "gets SIGTERM); -p and -a otherwise run until Ctrl-C\n"
 				 "or SIGTERM (or -p's processes end); the file is\n"
 				 "left whole"),
-		CLI_OPT_TEXT("Exit status: the command's (128+N if killed by signal N; 0 when "
-			     "--duration\n"
-			     "ended it); with -p or -a, 0, or 128+N when signal N ended the trace; "
-			     "1 when\n"
-			     "nothing was written; 2 for bad input; 3 when this machine or these "
-			     "rights\n"
-			     "allow no kernel event asked for."),
+		CLI_OPT_TEXT(
+			"Exit status: the command's (128+N if killed by signal N; 0 when "
+			"--duration\n"
+			"ended it), or 1 when it exited 0 but no trace file came out (not "
+			"linked with\n"
+			"libpmon, no -e); with -p or -a, 0 -- also for a trace with no events "
+			"in it:\n"
+			"the processes did nothing traced meanwhile -- or 128+N when signal N "
+			"ended\n"
+			"the trace; 2 for bad input; 3 when this machine or these rights allow "
+			"no\n"
+			"kernel event asked for."),
 		CLI_OPT_END(),
 	};
 	int argi = cli_parse_options("trace", run_usage, options, CLI_PARSE_STOP_AT_OPERAND, argc,
