@@ -87,6 +87,8 @@ enum cli_option_type {
 	CLI_OPTION_UINT, /* unsigned long *value, in [min, max] */
 	CLI_OPTION_CHOICE, /* int *value = the index of the argument in choices */
 	CLI_OPTION_LIST, /* struct cli_list *value: each argument appended */
+	CLI_OPTION_JOIN, /* const char **value: the arguments joined by commas (-e a -e b
+			  * is -e a,b, as a comma list is given) */
 	CLI_OPTION_CALLBACK, /* cb(): anything else, repeated options (-e a -e b) */
 };
 /* A repeatable option's values, in the order given (they point into argv);
@@ -134,6 +136,8 @@ struct cli_option {
 	.help = (h) }
 #define CLI_OPT_LIST(s, l, v, a, h) { .type = CLI_OPTION_LIST, .short_name = (s), \
 	.long_name = (l), .value = CLI_OPT_PTR_(struct cli_list, v), .argname = (a), .help = (h) }
+#define CLI_OPT_JOIN(s, l, v, a, h) { .type = CLI_OPTION_JOIN, .short_name = (s), \
+	.long_name = (l), .value = CLI_OPT_PTR_(const char *, v), .argname = (a), .help = (h) }
 #define CLI_OPT_CALLBACK(s, l, v, a, fn, h) { .type = CLI_OPTION_CALLBACK, .short_name = (s), \
 	.long_name = (l), .value = (v), .argname = (a), .cb = (fn), .help = (h) }
 #define CLI_OPT_END() { .type = CLI_OPTION_END }

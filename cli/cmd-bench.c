@@ -55,9 +55,10 @@ int cmd_bench(int argc, char **argv)
 			     "loop iterations per measurement (default 1000)"),
 		CLI_OPT_UINT('r', "samples", &samples, "R", 1000000, "measurements (default 101)"),
 		CLI_OPT_UINT(0, "warmup", &warmup, "W", 1000000, "untimed runs first (default 10)"),
-		CLI_OPT_STRING('e', "event", &events, "LIST",
-			       "also count these events (perf syntax); where a PMU\n"
-			       "exists, 'cycles' is added for core cycles"),
+		CLI_OPT_JOIN('e', "event", &events, "LIST",
+			     "also count these events (perf syntax; comma-separated\n"
+			     "or -e again); where a PMU exists, 'cycles' is added\n"
+			     "for core cycles"),
 		CLI_OPT_CPU(0, &cpu, "pin to CPU N while measuring"),
 		CLI_OPT_UINT(0, "timeout", &timeout, "SEC", 86400,
 			     "stop the body when no run of it ends for SEC seconds\n"

@@ -355,8 +355,9 @@ static int rdt_main(int argc, char **argv, struct pmon_target *tgtp)
 				 "at least 10 ms (resctrl updates about every 1 s)",
 				 "print every MS milliseconds (default 1000)"),
 		CLI_OPT_UINT('n', "count", &count, "N", 100000000, "stop after N intervals"),
-		CLI_OPT_STRING('e', "event", &events, "LIST",
-			       "core events of the same target, per second"),
+		CLI_OPT_JOIN('e', "event", &events, "LIST",
+			     "core events of the same target, per second\n"
+			     "(comma-separated or -e again)"),
 		CLI_OPT_STRING('p', "pid", &spec.pid, "PID", "these processes (each in a group)"),
 		CLI_OPT_FLAG('a', "all-cpus", &all_cpus, "the whole machine (the default group)"),
 		CLI_OPT_STRING('C', "cpus", &cpulist, "CPUS", "these CPUs (0-3,5)"),

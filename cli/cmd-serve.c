@@ -732,9 +732,10 @@ int cmd_serve(int argc, char **argv)
 		CLI_OPT_STRING(0, "listen", &listen, "ADDR:PORT",
 			       "default 127.0.0.1:9464; [::1]:PORT for IPv6; port 0\n"
 			       "picks a free one (printed on stderr)"),
-		CLI_OPT_STRING('e', "events", &o.events, "LIST",
-			       "events to count (default: the software events, and\n"
-			       "cycles, instructions, branches where a PMU exists)"),
+		CLI_OPT_JOIN('e', "events", &o.events, "LIST",
+			     "events to count, comma-separated or -e again (default:\n"
+			     "the software events, and cycles, instructions,\n"
+			     "branches where a PMU exists)"),
 		CLI_OPT_FLAG('a', "all-cpus", &o.system_wide,
 			     "every task on every CPU (the default without cgroups)"),
 		CLI_OPT_CALLBACK(0, "cgroup", &o, "PATH", opt_cgroup,

@@ -60,6 +60,7 @@ struct top {
 	struct pmon_count *cur; /* the last interval's counts */
 	struct pmon_count *unit_cur; /* the same per unit (CPU) */
 	double dt; /* the last interval's real length */
+	bool reopened; /* new counters: the next interval starts with them */
 	struct pmon_target target; /* -p/-C parsed once (pmon_target__parse) */
 	size_t npids, ncpus;
 	char **cmd;
@@ -120,6 +121,7 @@ static int reopen(struct top *t)
 	t->mon = m;
 	t->list = l;
 	t->dt = 0;
+	t->reopened = true;
 	t->cur = calloc(t->nev, sizeof(*t->cur));
 	t->unit_cur = calloc(t->nev * pmon_counters__nunits(pmon_monitor__counters(m)),
 			     sizeof(*t->unit_cur));
@@ -648,10 +650,10 @@ int cmd_top(int argc, char **argv)
 			"Live event rates with min, max and a trace; all CPUs by default (root "
 			"or\n"
 			"perf_event_paranoid <= 0). Keys: h."),
-		CLI_OPT_STRING('e', "event", &events, "EVENTS",
-			       "the events, comma-separated (default: cycles,\n"
-			       "instructions, cache and branch misses where a PMU\n"
-			       "exists; else software events)"),
+		CLI_OPT_JOIN('e', "event", &events, "EVENTS",
+			     "the events, comma-separated or -e again (default: cycles,\n"
+			     "instructions, cache and branch misses where a PMU\n"
+			     "exists; else software events)"),
 		CLI_OPT_UINT_MIN('I', "interval", &t->interval_ms, "MS", 10, 3600000,
 				 "at least 10 ms", "update every MS milliseconds (default 1000)"),
 		CLI_OPT_UINT_MIN('n', "count", &t->count, "COUNT", 1, 100000000,
@@ -794,6 +796,7 @@ int cmd_top(int argc, char **argv)
 	struct pmon_ticker tk;
 	pmon_ticker__init(&tk, (double)t->interval_ms / 1e3);
 	t->t0 = tk.start;
+	t->reopened = false;
 	unsigned long done = 0;
 	bool quit = false, have_status = false;
 	int status = 0;
@@ -809,6 +812,13 @@ int cmd_top(int argc, char **argv)
 				handle_key(t, ch);
 		} else if (wait > 0) {
 			pmon_ticker__sleep(&tk);
+		}
+		if (t->reopened) {
+			/* A whole interval from the new counters' base, not the
+			 * rest of the old one (an 'a' prompt left it overdue:
+			 * the next was microseconds long). */
+			t->reopened = false;
+			pmon_ticker__init(&tk, (double)t->interval_ms / 1e3);
 		}
 		if (pmon_ticker__remaining(&tk) > 0)
 			continue;

@@ -173,13 +173,14 @@ static int run(int argc, char **argv)
 			"per-thread buffers, a writer thread in the program) and, with -e, kernel\n"
 			"events on the same timeline (docs/trace.md)."),
 		CLI_OPT_OUTPUT(&o.out, "FILE", "the trace file (default pmon.trace, created 0600)"),
-		CLI_OPT_STRING('e', "channels", &o.channels, "CHANNELS",
-			       "kernel events to record, comma-separated: sched\n"
-			       "(switches, wake-ups, off-CPU spans), syscalls,\n"
-			       "faults, irq, softirq, block, kvm, or all; -e help\n"
-			       "lists them and which this machine has; one missing\n"
-			       "here is named and skipped"),
-		CLI_OPT_STRING('k', "kernel", &o.channels, "CHANNELS", "the same as -e"),
+		CLI_OPT_JOIN('e', "channels", &o.channels, "CHANNELS",
+			     "kernel events to record, comma-separated or -e again:\n"
+			     "sched "
+			     "(switches, wake-ups, off-CPU spans), syscalls,\n"
+			     "faults, irq, softirq, block, kvm, or all; -e help\n"
+			     "lists them and which this machine has; one missing\n"
+			     "here is named and skipped"),
+		CLI_OPT_JOIN('k', "kernel", &o.channels, "CHANNELS", "the same as -e"),
 		CLI_OPT_SET_INT(0, "hooks", &o.hooks, 1,
 				"record the COMMAND's hooks (the default with one)"),
 		CLI_OPT_SET_INT(0, "no-hooks", &o.hooks, 0,
@@ -198,13 +199,18 @@ static int run(int argc, char **argv)
 				 "gets SIGTERM); -p and -a otherwise run until Ctrl-C\n"
 				 "or SIGTERM (or -p's processes end); the file is\n"
 				 "left whole"),
-		CLI_OPT_TEXT("Exit status: the command's (128+N if killed by signal N; 0 when "
-			     "--duration\n"
-			     "ended it); with -p or -a, 0, or 128+N when signal N ended the trace; "
-			     "1 when\n"
-			     "nothing was written; 2 for bad input; 3 when this machine or these "
-			     "rights\n"
-			     "allow no kernel event asked for."),
+		CLI_OPT_TEXT(
+			"Exit status: the command's (128+N if killed by signal N; 0 when "
+			"--duration\n"
+			"ended it), or 1 when it exited 0 but no trace file came out (not "
+			"linked with\n"
+			"libpmon, no -e); with -p or -a, 0 -- also for a trace with no events "
+			"in it:\n"
+			"the processes did nothing traced meanwhile -- or 128+N when signal N "
+			"ended\n"
+			"the trace; 2 for bad input; 3 when this machine or these rights allow "
+			"no\n"
+			"kernel event asked for."),
 		CLI_OPT_END(),
 	};
 	int argi = cli_parse_options("trace", run_usage, options, CLI_PARSE_STOP_AT_OPERAND, argc,

@@ -18,6 +18,49 @@
 /* The widest option column of --help; a wider one puts its text after two spaces. */
 #define CLI_HELP_COLUMN 24
 
+/* The strings CLI_OPTION_JOIN made, freed at exit (they live as long as
+ * argv, which the other rows point into). */
+struct joined {
+	struct joined *next;
+	char s[];
+};
+static struct joined *joined;
+static bool free_at_exit;
+
+static void free_joined(void)
+{
+	while (joined) {
+		struct joined *j = joined;
+		joined = j->next;
+		free(j);
+	}
+}
+
+static int join(const char **value, const char *arg)
+{
+	size_t a = *value ? strlen(*value) : 0, b = strlen(arg);
+	struct joined *j;
+
+	if (!*value) {
+		*value = arg;
+		return CLI_OK;
+	}
+	j = malloc(sizeof(*j) + a + b + 2);
+	if (!j) {
+		cli_error("out of memory");
+		return CLI_FAIL;
+	}
+	if (!free_at_exit)
+		free_at_exit = !atexit(free_joined);
+	memcpy(j->s, *value, a);
+	j->s[a] = ',';
+	memcpy(j->s + a + 1, arg, b + 1);
+	j->next = joined;
+	joined = j;
+	*value = j->s;
+	return CLI_OK;
+}
+
 static bool listed(const struct cli_option *o)
 {
 	return o->type != CLI_OPTION_TEXT && o->help;
@@ -188,6 +231,8 @@ static int apply(const struct cli_option *o, const char *name, const char *arg)
 		l->v[l->n++] = (char *)arg;
 		return CLI_OK;
 	}
+	case CLI_OPTION_JOIN:
+		return join(o->value, arg);
 	case CLI_OPTION_CALLBACK:
 		return o->cb(o, arg);
 	case CLI_OPTION_END:
@@ -212,7 +257,7 @@ int cli_parse_options(const char *cmd, const char *usage, const struct cli_optio
 		/* A flag, set-int or callback row without an argname takes no value. */
 		bool has_arg = o->argname || o->type == CLI_OPTION_STRING ||
 			o->type == CLI_OPTION_UINT || o->type == CLI_OPTION_CHOICE ||
-			o->type == CLI_OPTION_LIST;
+			o->type == CLI_OPTION_LIST || o->type == CLI_OPTION_JOIN;
 		if (o->type == CLI_OPTION_TEXT)
 			continue;
 		if (i >= CLI_OPTIONS_MAX) {

@@ -121,7 +121,8 @@ PMON_API int pmon_monitor__start(struct pmon_monitor *m, struct pmon_child *chil
  * baseline.
  * @out: pmon_evlist__count() entries; @per_unit: NULL, or nunits x count
  * entries (unit-major) for per-CPU or per-thread rows; @elapsed_s: NULL, or
- * the real time between the two readings in seconds (CLOCK_MONOTONIC).
+ * the real time between the two readings in seconds (CLOCK_MONOTONIC), each
+ * timed at the mean of its units' reads, as its counts are.
  * Allocates nothing (its buffers are sized at open: an agent reads every
  * second for months); one thread at a time per monitor.
  * Return: 0, or -errno when a read failed.

@@ -92,6 +92,21 @@ run_pmon 0 trace report "$TMP/p.trace" --format json
 json_has "$TMP/out" 'd["complete"] and d["events"] == d["kernel_events"] > 0' \
 	'd["command"].startswith("-p %d" % '"$wpid"')'
 
+# -p of a process that does nothing in the window: an empty trace is an
+# answer, not an error -- exit 0, a whole file -- and --help says so (it
+# promised exit 1 "when nothing was written").
+sleep 1000 &
+spid=$!
+run_pmon 0 trace -p "$spid" --duration 1 -o "$TMP/idle.trace"
+check "-p of an idle process: 0 events written" grep -q "^pmon trace: 0 events on 0 channels written to " "$TMP/err"
+run_pmon 0 trace report "$TMP/idle.trace" --format json
+json_has "$TMP/out" 'd["complete"] and d["events"] == 0'
+kill "$spid"
+"$PMON" trace --help >"$TMP/help" 2>&1
+check "--help: exit 0 for a trace with no events, 1 only when no file came out" sh -c "
+	tr '\n' ' ' <'$TMP/help' | grep -q 'with -p or -a, 0 -- also for a trace with no events' &&
+	! grep -q 'nothing was written' '$TMP/help'"
+
 # A process that writes its own hooks (started with PMON_TRACE): said, and
 # its kernel events traced.
 PMON_TRACE="$TMP/own.trace" "$W" sleep 1000 &

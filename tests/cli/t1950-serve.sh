@@ -220,6 +220,18 @@ check "it says it stopped" grep -q "pmon serve: stopping" "$TMP/serve.err"
 check "no descriptor left open" sh -c "! grep -q 'still open' '$TMP/serve.err'"
 check "nothing else on stderr" [ "$(grep -vc '^pmon serve: ' "$TMP/serve.err")" -eq 0 ]
 
+# ---- -e again adds events, as record's and stat's (it kept only the last list) ----
+start_serve -e task-clock -e page-faults,context-switches --interval 200 || { finish; exit; }
+check "-e twice: 3 events ($(head -n 1 "$TMP/serve.err"))" grep -q "(3 events" "$TMP/serve.err"
+both() {
+	[ "$(http /metrics)" = 200 ] &&
+		grep -qx 'pmon_event_supported{event="task-clock"} 1' "$TMP/body" &&
+		grep -qx 'pmon_event_supported{event="page-faults"} 1' "$TMP/body" &&
+		grep -qx 'pmon_event_supported{event="context-switches"} 1' "$TMP/body"
+}
+check "-e twice: /metrics has the events of both" poll 100 both
+stop_serve
+
 # ---- basic authentication --------------------------------------------------------
 printf '# users\nalice:s3cret\n' >"$TMP/auth" && chmod 600 "$TMP/auth"
 start_serve -e task-clock --auth-file "$TMP/auth" || { finish; exit; }

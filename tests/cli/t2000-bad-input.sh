@@ -61,6 +61,11 @@ done <<ROWS
 2|'nosuchevent' is not a simulated event|simulate -e nosuchevent -- true
 2|PMU 'nopmu' does not exist here|stat -e nopmu/event=1/ -- true
 2|-e '': no event named|top -b -n 1 -e '' -- true
+# -e again adds to the list: a bad first list is not dropped for the last
+2|event 'nosuchevent' is unknown|top -b -n 1 -e nosuchevent -e task-clock -- true
+2|event 'nosuchevent' is unknown|bench -e nosuchevent -e task-clock --asm nop
+2|unknown kernel channel 'bogus'|trace -e bogus -e sched -o $TMP/again.trace -- true
+2|unknown kernel channel 'bogus'|trace -k sched -e bogus -o $TMP/again.trace -- true
 2|empty event in the list|top -b -n 1 -e task-clock,,cpu-clock -- true
 2|each event on its own row|top -b -n 1 -e {task-clock,cpu-clock} -- true
 2|-e '': no event named|record -e '' -o $TMP/r.data -- true

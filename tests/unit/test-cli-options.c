@@ -28,6 +28,7 @@ static struct {
 	unsigned long calibrate; /* --calibrate: 1000, --calibrate=N: N */
 	bool calibrate_given;
 	struct cli_list paths; /* -I a --include b */
+	const char *kinds; /* -k a --kind b,c: "a,b,c" */
 } st;
 
 static int add_event(const struct cli_option *opt, const char *arg)
@@ -72,6 +73,7 @@ static const struct cli_option *table(void)
 		CLI_OPT_CPU('c', &st.cpu, "on CPU N"),
 		CLI_OPT_CHOICE(0, "format", &st.format, "text|json|csv", formats, "the format"),
 		CLI_OPT_LIST('I', "include", &st.paths, "DIR", "look in DIR too; again: more"),
+		CLI_OPT_JOIN('k', "kind", &st.kinds, "K", "kinds, comma-separated; again: more"),
 		CLI_OPT_TEXT("The end."),
 		CLI_OPT_END(),
 	};
@@ -126,10 +128,11 @@ static void test_cli_options__values(void **state)
 	int rc = parse(CLI_PARSE_NO_OPERANDS,
 		       ARGS("-v", "-o", "a", "--output=b", "-n", "7", "--level=3", "-e", "x",
 			    "--event", "y", "-ez", "--calibrate", "--mode-b", "--cpu", "12",
-			    "--format", "csv", "-I", "a", "--include=b"),
+			    "--format", "csv", "-I", "a", "--include=b", "-k", "p", "--kind=q,r",
+			    "-ks"),
 		       argv, out, sizeof(out), err, sizeof(err));
 
-	assert_int_equal(rc, 22); /* argc: no operands */
+	assert_int_equal(rc, 26); /* argc: no operands */
 	assert_string_equal(err, "");
 	assert_string_equal(out, "");
 	assert_true(st.verbose);
@@ -146,6 +149,8 @@ static void test_cli_options__values(void **state)
 	assert_string_equal(st.paths.v[0], "a");
 	assert_string_equal(st.paths.v[1], "b");
 	free(st.paths.v);
+	/* repeated: joined as one comma list (serve's -e kept only the last) */
+	assert_string_equal(st.kinds, "p,q,r,s");
 
 	rc = parse(0, ARGS("--calibrate=50", "--mode-a", "--level-alias", "5", "-c", "3"), argv,
 		   out, sizeof(out), err, sizeof(err));
@@ -156,6 +161,7 @@ static void test_cli_options__values(void **state)
 	assert_int_equal(st.cpu, 3);
 	assert_false(st.verbose);
 	assert_null(st.output);
+	assert_null(st.kinds);
 }
 
 static void test_cli_options__operands(void **state)
@@ -281,7 +287,8 @@ static void test_cli_options__help(void **state)
 		const char *tail =
 			"  -c, --cpu N           on CPU N\n"
 			"      --format text|json|csv  the format\n"
-			"  -I, --include DIR     look in DIR too; again: more\n\nThe end.\n";
+			"  -I, --include DIR     look in DIR too; again: more\n"
+			"  -k, --kind K          kinds, comma-separated; again: more\n\nThe end.\n";
 		if (!(strlen(out) > strlen(tail) &&
 		      !strcmp(out + strlen(out) - strlen(tail), tail)))
 			fail_msg("--help ends otherwise: %s", out);

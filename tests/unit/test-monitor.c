@@ -405,6 +405,63 @@ static void test_monitor__process_is_all_threads(void **state)
 	pmon_evlist__free(l);
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The interval after a rebase (top's reopen) is timed between the same
+ * points as its counts: back-to-back readings, microseconds apart, add up
+ * to no more CPU time than the elapsed time allows. The elapsed time used
+ * to be taken after the base's reads and before the next reading's,
+ * leaving both readings' length out: 3000 msec/s of cpu-clock on 2 CPUs,
+ * 30 times the possible here. The median pair: one preempted read makes
+ * one pair's rate anything.
+ */
+static void rebase_rate(const char *spec, const struct pmon_target *t, double max_per_unit)
+{
+	enum { PAIRS = 2001 };
+	struct pmon_evlist *l = events(spec);
+	struct pmon_monitor *m = pmon_monitor__open(l, t);
+	double *ratio = calloc(PAIRS, sizeof(*ratio));
+
+	assert_non_null(m);
+	assert_non_null(ratio);
+	size_t n = pmon_counters__nunits(pmon_monitor__counters(m));
+	struct pmon_count d, *per = calloc(n, sizeof(*per));
+	assert_non_null(per);
+	for (int i = 0; i < PAIRS; i++) {
+		double dt = 0;
+		assert_int_equal(pmon_monitor__rebase(m), 0);
+		assert_int_equal(pmon_monitor__read_delta(m, &d, per, &dt), 0);
+		assert_true(dt > 0);
+		ratio[i] = d.value / (max_per_unit * (double)n * dt);
+	}
+	qsort(ratio, PAIRS, sizeof(*ratio), cmp_double);
+	if (ratio[PAIRS / 2] > 1.05)
+		fail_msg("%s: the median pair counts %.2f x the possible", spec, ratio[PAIRS / 2]);
+	free(ratio);
+	free(per);
+	pmon_monitor__close(m);
+	pmon_evlist__free(l);
+}
+
+static void test_monitor__rebase_interval(void **state)
+{
+	struct pmon_target self = { .sz = sizeof(self), .pid = 0 };
+	struct pmon_target all = { .sz = sizeof(all), .pid = -1, .system_wide = true };
+
+	(void)state;
+	if (!perf_allowed())
+		skip();
+	rebase_rate("task-clock", &self, 1000); /* msec per second */
+	if (geteuid() == 0) /* every CPU: a reading is one IPI per CPU */
+		rebase_rate("cpu-clock", &all, 1000);
+}
+
 /* ---- run-command ------------------------------------------------------------------ */
 
 static void test_monitor__child_never_started(void **state)
@@ -451,6 +508,7 @@ int main(void)
 		cmocka_unit_test(test_monitor__metrics),
 		cmocka_unit_test(test_monitor__target_cgroup),
 		cmocka_unit_test(test_monitor__process_is_all_threads),
+		cmocka_unit_test(test_monitor__rebase_interval),
 		cmocka_unit_test(test_monitor__child_never_started),
 	};
 
