@@ -40,6 +40,12 @@ static const struct {
 	{ "no free RMID", "; 'pmon rdt --cleanup' removes those", true },
 	{ "left the counters programmed", "; 'pmon stat --backend msr --cleanup' puts them back",
 	  true },
+	{ "is not a simulated event", " (see 'pmon list sim')", true },
+	{ "a pmon trace, not a pmon recording", " ('pmon trace report' reads it)", true },
+	{ "a pmon recording, not a pmon trace", " ('pmon report -i' reads it)", true },
+	{ "not a pmon interval log", "; 'pmon stat -I -x,' and 'pmon rdt -x,' write one", true },
+	{ "a record of counts has 8", " ('pmon stat -I -x,' and 'pmon rdt -x,' write them)", true },
+	{ "not an RDT log's", " ('pmon rdt -x,' writes one)", true },
 };
 
 void cli_hint(char *buf, size_t len)

@@ -1012,8 +1012,8 @@ static void report_table(FILE *f)
 				(unsigned long long)G.threads_seen);
 	} else {
 		fprintf(f,
-			"  events:    none (TSC only; set PMON_EVENTS or pmon stat --regions "
-			"-e)\n");
+			"  events:    none (TSC only; set PMON_EVENTS, or the events of "
+			"pmon_region_init())\n");
 	}
 	fprintf(f, "  overhead:  subtracted from every sample, the median of %u empty pairs:",
 		G.overhead_runs);
