@@ -311,11 +311,7 @@ static int run_msr(char **cmd, const char *dev, const char *cpuid_file, const in
 		rc = CLI_FAIL;
 	}
 	pmon_rdt_msr__free(m);
-	if (rc == CLI_OK && have_status)
-		rc = pmon_exit_code(status);
-	else if (rc == CLI_OK && got_sig)
-		rc = 128 + got_sig;
-	return rc;
+	return cli_exit_status(rc, have_status, status, got_sig);
 }
 
 static int rdt_main(int argc, char **argv, struct pmon_target *tgtp);
@@ -762,10 +758,7 @@ loop_out:
 			have_status = !cli_wait_child(&ch, 1000, &status, NULL) &&
 				(!count || printed < count);
 	}
-	if (rc == CLI_OK && have_status)
-		rc = pmon_exit_code(status);
-	else if (rc == CLI_OK && got_sig)
-		rc = 128 + got_sig;
+	rc = cli_exit_status(rc, have_status, status, got_sig);
 out:
 	pmon_monitor__close(mon);
 	for (size_t k = 0; k < ntg; k++) {

@@ -28,36 +28,17 @@ extern char **environ;
 
 #define MAX_TEXT (64u << 20) /* llvm-mca's or objdump's output larger than this is refused */
 
-/* @name is an executable file on PATH. */
-static bool on_path(const char *name)
-{
-	const char *path = getenv("PATH");
-	char found[4096];
-
-	if (!path)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	for (const char *p = path;; p++) {
-		const char *e = strchr(p, ':');
-		size_t n = e ? (size_t)(e - p) : strlen(p);
-		struct stat st;
-		snprintf(found, sizeof(found), "%.*s%s%s", (int)n, p, n ? "/" : "", name);
-		if (!access(found, X_OK) && !stat(found, &st) && S_ISREG(st.st_mode))
-			return true;
-		if (!e)
-			return false;
-		p = e;
-	}
-}
-
 bool sim_mca_available(const char *what, bool objdump)
 {
-	if (!on_path("llvm-mca")) {
+	char found[4096];
+
+	if (!cli_on_path("llvm-mca", found, sizeof(found))) {
 		cli_error("llvm-mca is not installed: %s runs LLVM's llvm-mca (Debian package "
 			  "'llvm')",
 			  what);
 		return false;
 	}
-	if (objdump && !on_path("objdump")) {
+	if (objdump && !cli_on_path("objdump", found, sizeof(found))) {
 		cli_error("objdump is not installed: %s disassembles with it (Debian package "
 			  "'binutils')",
 			  what);

@@ -150,6 +150,37 @@ int cli_mkstemp(char *path, size_t len, const char *stem)
 	return mkstemp(path);
 }
 
+bool cli_on_path(const char *name, char *found, size_t len)
+{
+	if (strchr(name, '/')) {
+		snprintf(found, len, "%s", name);
+		return access(name, X_OK) == 0;
+	}
+	const char *path = getenv("PATH");
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (const char *p = path;; p++) {
+		const char *e = strchr(p, ':');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		snprintf(found, len, "%.*s%s%s", (int)n, p, n ? "/" : "", name);
+		struct stat st;
+		if (!access(found, X_OK) && !stat(found, &st) && S_ISREG(st.st_mode))
+			return true;
+		if (!e)
+			return false;
+		p = e;
+	}
+}
+
+int cli_exit_status(int rc, bool have_status, int status, int got_sig)
+{
+	if (rc == CLI_OK && have_status)
+		return pmon_exit_code(status);
+	if (rc == CLI_OK && got_sig)
+		return 128 + got_sig;
+	return rc;
+}
+
 int cli_event_error_code(int err)
 {
 	const char *d = pmon_errdetail();
