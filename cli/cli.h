@@ -42,9 +42,15 @@ int cli_parse_u64(const char *s, int base, uint64_t *out);
  * created 0600 with mkstemp; its name in @path. Return: the fd or -1. */
 int cli_mkstemp(char *path, size_t len, const char *stem);
 
+/* A temporary directory "$TMPDIR/pmon-STEM-XXXXXX" (/tmp without TMPDIR),
+ * made 0700 with mkdtemp; its name in @path. Return: true, or false after
+ * one line naming the directory it could not be made in. */
+bool cli_mkdtemp(char *path, size_t len, const char *stem);
+
 /* @name found as execvp(3) finds it: a name with a '/' as it is, else the
  * first executable regular file of that name in $PATH (its default without
- * one); the path in @found. Return: whether it is there. */
+ * one); in @found, absolute, the path to run and to say. Return: whether it
+ * is there. */
 bool cli_on_path(const char *name, char *found, size_t len);
 
 /* A command's exit code once its run is over: @rc when something failed,

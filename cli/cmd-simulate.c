@@ -793,7 +793,7 @@ int sim_run(const struct sim_req *q)
 		if (!(sf = cli_open_output(q->stat_out)))
 			return CLI_USAGE;
 	}
-	char tmpl[] = "/tmp/pmon-sim.XXXXXX", dir[4096];
+	char dir[4096];
 	if (q->keep) {
 		if (mkdir(q->keep, 0700) && errno != EEXIST) {
 			cli_error("--callgrind-dir '%s': %s", q->keep, strerror(errno));
@@ -801,12 +801,9 @@ int sim_run(const struct sim_req *q)
 			goto out_file;
 		}
 		snprintf(dir, sizeof(dir), "%s", q->keep);
-	} else if (!mkdtemp(tmpl)) {
-		cli_error("cannot make a temporary directory: %s", strerror(errno));
+	} else if (!cli_mkdtemp(dir, sizeof(dir), "sim")) {
 		rc = CLI_FAIL;
 		goto out_file;
-	} else {
-		snprintf(dir, sizeof(dir), "%s", tmpl);
 	}
 	if (cmp.rec) {
 		if ((rc = compare_prepare(&cmp, dir)))
@@ -841,8 +838,9 @@ int sim_run(const struct sim_req *q)
 	geom_text(t2, sizeof(t2), "L1d", &caches.d1);
 	geom_text(t3, sizeof(t3), "LL", &caches.ll);
 	snprintf(geom, sizeof(geom), "%s, %s, %s from %s", t1, t2, t3, caches.source);
-	fprintf(stderr, "pmon simulate: simulating with callgrind: expect 20-100x slower (%s)\n",
-		geom);
+	fprintf(stderr,
+		"pmon simulate: simulating with callgrind (%s): expect 20-100x slower (%s)\n",
+		valgrind, geom);
 	if (caches.ll_assoc_enumerated)
 		fprintf(stderr,
 			"pmon simulate: the L%u cache's %u ways give a set count that is not a "

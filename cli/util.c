@@ -150,10 +150,39 @@ int cli_mkstemp(char *path, size_t len, const char *stem)
 	return mkstemp(path);
 }
 
+bool cli_mkdtemp(char *path, size_t len, const char *stem)
+{
+	const char *dir = getenv("TMPDIR");
+	bool env = dir && *dir;
+
+	if (!env)
+		dir = "/tmp";
+	if (snprintf(path, len, "%s/pmon-%s-XXXXXX", dir, stem) >= (int)len)
+		errno = ENAMETOOLONG;
+	else if (mkdtemp(path))
+		return true;
+	cli_error("cannot make a temporary directory in '%s'%s: %s", dir, env ? " ($TMPDIR)" : "",
+		  strerror(errno));
+	return false;
+}
+
+/* A relative PATH entry ("", ".") or name ("./prog") made absolute, so the
+ * path said is the one run whatever the directory then. */
+static bool found_at(const char *rel, char *found, size_t len)
+{
+	char cwd[4096];
+
+	if (rel[0] == '/' || !getcwd(cwd, sizeof(cwd)))
+		return snprintf(found, len, "%s", rel) < (int)len;
+	return snprintf(found, len, "%s/%s", cwd, rel) < (int)len;
+}
+
 bool cli_on_path(const char *name, char *found, size_t len)
 {
+	char cand[4096];
+
 	if (strchr(name, '/')) {
-		snprintf(found, len, "%s", name);
+		found_at(name, found, len);
 		return access(name, X_OK) == 0;
 	}
 	const char *path = getenv("PATH");
@@ -162,10 +191,10 @@ bool cli_on_path(const char *name, char *found, size_t len)
 	for (const char *p = path;; p++) {
 		const char *e = strchr(p, ':');
 		size_t n = e ? (size_t)(e - p) : strlen(p);
-		snprintf(found, len, "%.*s%s%s", (int)n, p, n ? "/" : "", name);
+		snprintf(cand, sizeof(cand), "%.*s%s%s", (int)n, p, n ? "/" : "", name);
 		struct stat st;
-		if (!access(found, X_OK) && !stat(found, &st) && S_ISREG(st.st_mode))
-			return true;
+		if (!access(cand, X_OK) && !stat(cand, &st) && S_ISREG(st.st_mode))
+			return found_at(cand, found, len);
 		if (!e)
 			return false;
 		p = e;
