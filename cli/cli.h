@@ -42,6 +42,22 @@ int cli_parse_u64(const char *s, int base, uint64_t *out);
  * created 0600 with mkstemp; its name in @path. Return: the fd or -1. */
 int cli_mkstemp(char *path, size_t len, const char *stem);
 
+/* A temporary directory "$TMPDIR/pmon-STEM-XXXXXX" (/tmp without TMPDIR),
+ * made 0700 with mkdtemp; its name in @path. Return: true, or false after
+ * one line naming the directory it could not be made in. */
+bool cli_mkdtemp(char *path, size_t len, const char *stem);
+
+/* @name found as execvp(3) finds it: a name with a '/' as it is, else the
+ * first executable regular file of that name in $PATH (its default without
+ * one); in @found, absolute, the path to run and to say. Return: whether it
+ * is there. */
+bool cli_on_path(const char *name, char *found, size_t len);
+
+/* A command's exit code once its run is over: @rc when something failed,
+ * else the command's own (@status, when @have_status), else 128+@got_sig
+ * when a signal stopped pmon before the command ended (docs/exit-codes.md). */
+int cli_exit_status(int rc, bool have_status, int status, int got_sig);
+
 /* Output stream: stdout, or the file named by -o, created 0600 (an existing
  * file keeps its mode). NULL after printing the error. */
 FILE *cli_open_output(const char *path);

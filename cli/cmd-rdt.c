@@ -24,6 +24,7 @@
 
 #define got_sig pmon_child__got_signal()
 #define now pmon_monotonic_s
+#define MSR_MAX_CPUS 256 /* CPUs --msr programs in one run */
 
 static const char *fmt_value(const struct pmon_rdt_value *v, char *buf, size_t len)
 {
@@ -172,6 +173,44 @@ static int msr_cleanup(const char *device)
 }
 
 /* --msr: the seed's interface, on CPUs rather than tasks. */
+/* The CPUs online, as the kernel lists them (Documentation/ABI/testing/
+ * sysfs-devices-system-cpu, "online"): an offline CPU leaves a hole that
+ * 0..count-1 would miss. More than --msr programs is refused, not cut. */
+static int online_cpus(int *cpus, size_t *ncpus)
+{
+	const char *path = "/sys/devices/system/cpu/online";
+	char buf[4096];
+	FILE *f = fopen(path, "re");
+	bool got = f && fgets(buf, sizeof(buf), f);
+	long *v;
+	size_t n;
+
+	if (f)
+		fclose(f);
+	if (!got) {
+		cli_error("--msr: cannot read '%s': %s (name the CPUs with --cpu)", path,
+			  f ? "empty" : strerror(errno));
+		return CLI_UNSUPPORTED;
+	}
+	buf[strcspn(buf, "\n")] = '\0';
+	if (pmon_idlist__parse(buf, 4095, &v, &n)) {
+		cli_error("--msr: %s: %s", path, pmon_errdetail());
+		return CLI_UNSUPPORTED;
+	}
+	if (n > MSR_MAX_CPUS) {
+		free(v);
+		cli_error("--msr: %zu CPUs online, --msr programs at most %d: choose them with "
+			  "--cpu",
+			  n, MSR_MAX_CPUS);
+		return CLI_USAGE;
+	}
+	for (size_t i = 0; i < n; i++)
+		cpus[i] = (int)v[i];
+	*ncpus = n;
+	free(v);
+	return CLI_OK;
+}
+
 static int run_msr(char **cmd, const char *dev, const char *cpuid_file, const int *cpus_in,
 		   size_t ncpus_in, unsigned rmid, unsigned long interval, unsigned long count,
 		   const char *sep, bool json)
@@ -181,7 +220,7 @@ static int run_msr(char **cmd, const char *dev, const char *cpuid_file, const in
 	struct pmon_cpu_info ci;
 	struct pmon_kernel_info k;
 	struct pmon_rdt_msr *m = NULL;
-	int cpus[256], status = 0, rc = CLI_OK, err;
+	int cpus[MSR_MAX_CPUS], status = 0, rc = CLI_OK, err;
 	size_t ncpus = ncpus_in;
 	struct pmon_child ch = { .pid = -1, .go_fd = -1, .err_fd = -1 };
 
@@ -198,13 +237,12 @@ static int run_msr(char **cmd, const char *dev, const char *cpuid_file, const in
 	pmon_cpuid__free(snap);
 	if (ncpus)
 		memcpy(cpus, cpus_in, ncpus * sizeof(*cpus));
-	else
-		for (long i = 0; i < sysconf(_SC_NPROCESSORS_ONLN) && ncpus < 256; i++)
-			cpus[ncpus++] = (int)i;
+	else if ((rc = online_cpus(cpus, &ncpus)))
+		return rc;
 	pmon_kernel_probe(NULL, &k);
 	/* One reading per L3 domain: IA32_QM_CTR answers for the reader's L3.
 	 * A machine whose sysfs lists no L3 is read as one domain. */
-	int l3[256];
+	int l3[MSR_MAX_CPUS];
 	bool have_l3 = pmon_cpu_l3_ids(NULL, cpus, ncpus, l3) == 0;
 	/* A state file while the registers are programmed: a pmon killed
 	 * meanwhile leaves what puts them back (--cleanup replays it). */
@@ -311,11 +349,7 @@ static int run_msr(char **cmd, const char *dev, const char *cpuid_file, const in
 		rc = CLI_FAIL;
 	}
 	pmon_rdt_msr__free(m);
-	if (rc == CLI_OK && have_status)
-		rc = pmon_exit_code(status);
-	else if (rc == CLI_OK && got_sig)
-		rc = 128 + got_sig;
-	return rc;
+	return cli_exit_status(rc, have_status, status, got_sig);
 }
 
 static int rdt_main(int argc, char **argv, struct pmon_target *tgtp);
@@ -343,7 +377,7 @@ static int rdt_main(int argc, char **argv, struct pmon_target *tgtp)
 	const char *msr_dev = NULL, *cpuid_file = NULL;
 	unsigned long rmid = 1;
 	const char *mcpu_list = NULL;
-	int mcpus[256];
+	int mcpus[MSR_MAX_CPUS];
 	size_t nmcpus = 0;
 	struct pmon_target_spec spec = { .sz = sizeof(spec) };
 	int rc = CLI_OK, err;
@@ -415,9 +449,9 @@ static int rdt_main(int argc, char **argv, struct pmon_target *tgtp)
 			cli_error("--cpu: %s", pmon_errdetail());
 			return CLI_USAGE;
 		}
-		if (n > 256) {
+		if (n > MSR_MAX_CPUS) {
 			free(v);
-			cli_error("--cpu: %zu CPUs; --msr programs at most 256", n);
+			cli_error("--cpu: %zu CPUs; --msr programs at most %d", n, MSR_MAX_CPUS);
 			return CLI_USAGE;
 		}
 		for (size_t i = 0; i < n; i++)
@@ -763,10 +797,7 @@ loop_out:
 			have_status = !cli_wait_child(&ch, 1000, &status, NULL) &&
 				(!count || printed < count);
 	}
-	if (rc == CLI_OK && have_status)
-		rc = pmon_exit_code(status);
-	else if (rc == CLI_OK && got_sig)
-		rc = 128 + got_sig;
+	rc = cli_exit_status(rc, have_status, status, got_sig);
 out:
 	pmon_monitor__close(mon);
 	for (size_t k = 0; k < ntg; k++) {

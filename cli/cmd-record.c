@@ -448,9 +448,5 @@ static int record(struct pmon_target *t, char **cmd, bool all, unsigned long cal
 		pmon_child__wait(&ch, &status, NULL), have_status = true;
 	if (rc != 127 && !write_failed)
 		fprintf(stderr, "pmon record: %ld records written to %s\n", records, out);
-	if (rc == CLI_OK && have_status)
-		rc = pmon_exit_code(status);
-	else if (rc == CLI_OK && got_sig)
-		rc = 128 + got_sig;
-	return rc;
+	return cli_exit_status(rc, have_status, status, got_sig);
 }

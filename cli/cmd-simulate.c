@@ -34,7 +34,9 @@ static volatile pid_t child_pid;
 /*
  * A signal typed at the terminal reaches the whole process group, so valgrind
  * has it too: it stops the program, writes what it gathered and dies with
- * the same signal. One sent to pmon alone (kill PID: SI_USER) is passed on.
+ * the same signal. One sent to pmon alone (kill PID: SI_USER) is passed on,
+ * once. Not pmon_child__forward_signals(): it passes on every signal, so
+ * valgrind would get a Ctrl-C twice, the second while it writes its output.
  */
 static void on_signal(int sig, siginfo_t *si, void *uc)
 {
@@ -42,29 +44,6 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 	if (!got_sig && child_pid > 0 && si && si->si_code != SI_KERNEL)
 		kill(child_pid, sig);
 	got_sig = sig;
-}
-
-/* @name found as execvp would find it; false if not there. */
-static bool on_path(const char *name, char *found, size_t len)
-{
-	if (strchr(name, '/')) {
-		snprintf(found, len, "%s", name);
-		return access(name, X_OK) == 0;
-	}
-	const char *path = getenv("PATH");
-	if (!path)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	for (const char *p = path;; p++) {
-		const char *e = strchr(p, ':');
-		size_t n = e ? (size_t)(e - p) : strlen(p);
-		snprintf(found, len, "%.*s%s%s", (int)n, p, n ? "/" : "", name);
-		struct stat st;
-		if (!access(found, X_OK) && !stat(found, &st) && S_ISREG(st.st_mode))
-			return true;
-		if (!e)
-			return false;
-		p = e;
-	}
 }
 
 static void geom_text(char *buf, size_t len, const char *name, const struct pmon_cache_geom *g)
@@ -864,12 +843,12 @@ int sim_run(const struct sim_req *q)
 				ev[nev++] = (unsigned)i;
 	}
 	char valgrind[4096], prog[4096];
-	if (!on_path("valgrind", valgrind, sizeof(valgrind))) {
+	if (!cli_on_path("valgrind", valgrind, sizeof(valgrind))) {
 		cli_error("valgrind is not installed: simulate runs valgrind's callgrind "
 			  "(Debian package 'valgrind')");
 		return CLI_UNSUPPORTED;
 	}
-	if (!on_path(q->argv[0], prog, sizeof(prog))) {
+	if (!cli_on_path(q->argv[0], prog, sizeof(prog))) {
 		cli_error("cannot run '%s': %s", q->argv[0],
 			  errno == EACCES ? "permission denied" : "no such file or directory");
 		return 127;
@@ -880,7 +859,7 @@ int sim_run(const struct sim_req *q)
 		if (!(sf = cli_open_output(q->stat_out)))
 			return CLI_USAGE;
 	}
-	char tmpl[] = "/tmp/pmon-sim.XXXXXX", dir[4096];
+	char dir[4096];
 	if (q->keep) {
 		if (mkdir(q->keep, 0700) && errno != EEXIST) {
 			cli_error("--callgrind-dir '%s': %s", q->keep, strerror(errno));
@@ -888,12 +867,9 @@ int sim_run(const struct sim_req *q)
 			goto out_file;
 		}
 		snprintf(dir, sizeof(dir), "%s", q->keep);
-	} else if (!mkdtemp(tmpl)) {
-		cli_error("cannot make a temporary directory: %s", strerror(errno));
+	} else if (!cli_mkdtemp(dir, sizeof(dir), "sim")) {
 		rc = CLI_FAIL;
 		goto out_file;
-	} else {
-		snprintf(dir, sizeof(dir), "%s", tmpl);
 	}
 	if (cmp.rec) {
 		if ((rc = compare_prepare(&cmp, dir)))
@@ -928,8 +904,9 @@ int sim_run(const struct sim_req *q)
 	geom_text(t2, sizeof(t2), "L1d", &caches.d1);
 	geom_text(t3, sizeof(t3), "LL", &caches.ll);
 	snprintf(geom, sizeof(geom), "%s, %s, %s from %s", t1, t2, t3, caches.source);
-	fprintf(stderr, "pmon simulate: simulating with callgrind: expect 20-100x slower (%s)\n",
-		geom);
+	fprintf(stderr,
+		"pmon simulate: simulating with callgrind (%s): expect 20-100x slower (%s)\n",
+		valgrind, geom);
 	if (caches.ll_assoc_enumerated)
 		fprintf(stderr,
 			"pmon simulate: the L%u cache's %u ways give a set count that is not a "

@@ -138,7 +138,7 @@ static void block_measured(const char *path, const struct pmon_report_opts *ro,
 int sim_mca_annotation(FILE *f, const struct pmon_annotation *a, bool exact, const char *mcpu,
 		       const char *cpuid_file, const char *path, const struct pmon_report_opts *ro)
 {
-	char m[96], from[160], tmpl[] = "/tmp/pmon-mca.XXXXXX", what[320], measured[600];
+	char m[96], from[160], tmpl[4096], what[320], measured[600];
 	struct pmon_sim_insn *in = calloc(a->n ? a->n : 1, sizeof(*in));
 	size_t lo, hi, hot;
 	int rc = CLI_FAIL;
@@ -162,8 +162,7 @@ int sim_mca_annotation(FILE *f, const struct pmon_annotation *a, bool exact, con
 		free(in);
 		return CLI_USAGE;
 	}
-	if (!mkdtemp(tmpl)) {
-		cli_error("cannot make a temporary directory: %s", strerror(errno));
+	if (!cli_mkdtemp(tmpl, sizeof(tmpl), "mca")) {
 		free(in);
 		return CLI_FAIL;
 	}

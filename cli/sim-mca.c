@@ -28,36 +28,31 @@ extern char **environ;
 
 #define MAX_TEXT (64u << 20) /* llvm-mca's or objdump's output larger than this is refused */
 
-/* @name is an executable file on PATH. */
-static bool on_path(const char *name)
+/* The tools, found on PATH once and run by that absolute path, the one the
+ * output names (NULL: not there). */
+static const char *tool(const char *name)
 {
-	const char *path = getenv("PATH");
-	char found[4096];
+	static char mca[4096], objdump[4096];
+	static bool looked[2], there[2];
+	bool is_mca = !strcmp(name, "llvm-mca");
+	char *buf = is_mca ? mca : objdump;
 
-	if (!path)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	for (const char *p = path;; p++) {
-		const char *e = strchr(p, ':');
-		size_t n = e ? (size_t)(e - p) : strlen(p);
-		struct stat st;
-		snprintf(found, sizeof(found), "%.*s%s%s", (int)n, p, n ? "/" : "", name);
-		if (!access(found, X_OK) && !stat(found, &st) && S_ISREG(st.st_mode))
-			return true;
-		if (!e)
-			return false;
-		p = e;
+	if (!looked[is_mca]) {
+		there[is_mca] = cli_on_path(name, buf, sizeof(mca));
+		looked[is_mca] = true;
 	}
+	return there[is_mca] ? buf : NULL;
 }
 
 bool sim_mca_available(const char *what, bool objdump)
 {
-	if (!on_path("llvm-mca")) {
+	if (!tool("llvm-mca")) {
 		cli_error("llvm-mca is not installed: %s runs LLVM's llvm-mca (Debian package "
 			  "'llvm')",
 			  what);
 		return false;
 	}
-	if (objdump && !on_path("objdump")) {
+	if (objdump && !tool("objdump")) {
 		cli_error("objdump is not installed: %s disassembles with it (Debian package "
 			  "'binutils')",
 			  what);
@@ -84,19 +79,21 @@ bool sim_mca_cpu(const char *cpuid_file, char *mcpu, size_t mcpulen, char *cpu, 
 	return true;
 }
 
-/* Run @argv (searched on PATH) with its standard output in @path.
+/* Run @argv (argv[0] a name for tool()) with its standard output in @path.
  * Return: its exit status, or -1 when it could not run or died. */
-static int run_to_file(char *const argv[], const char *path)
+static int run_to_file(char *argv[], const char *path)
 {
 	posix_spawn_file_actions_t fa;
 	pid_t pid;
 	int status = 0;
 
+	if (!(argv[0] = (char *)tool(argv[0])))
+		return -1;
 	if (posix_spawn_file_actions_init(&fa))
 		return -1;
 	posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, path, O_WRONLY | O_CREAT | O_TRUNC,
 					 0600);
-	int err = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+	int err = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
 	if (err)
 		return -1;
@@ -174,9 +171,11 @@ int sim_mca_block(FILE *f, const struct sim_mca_block *b, const char *dir)
 		fprintf(f, " (%s)", b->count_of);
 	}
 	fprintf(f,
-		"\n# llvm-mca -mcpu=%s (%s), the block repeated 100 times\n"
+		"\n# llvm-mca -mcpu=%s (%s), the block repeated 100 times (%s, disassembled by "
+		"%s)\n"
 		"# predicted: %.2f cycles an iteration (%.2f instructions a cycle)",
-		b->mcpu, b->cpu, per, sum.instructions / sum.cycles);
+		b->mcpu, b->cpu, tool("llvm-mca") ?: "?", tool("objdump") ?: "?", per,
+		sum.instructions / sum.cycles);
 	bool simulated = b->count && b->count_of && !strcmp(b->count_of, "simulated");
 	if (simulated) {
 		char cnt[40], tot[40];
@@ -224,7 +223,7 @@ out:
 
 int sim_mca_predict(const char *body, const char *mcpu, struct sim_prediction *pr)
 {
-	char tmpl[] = "/tmp/pmon-mca.XXXXXX";
+	char tmpl[4096];
 	char *asmtext = NULL, *text = NULL;
 	size_t len = 0, cap = strlen(body) * 2 + 64;
 	struct pmon_mca_summary sum;
@@ -251,8 +250,7 @@ int sim_mca_predict(const char *body, const char *mcpu, struct sim_prediction *p
 		if (*p)
 			p++;
 	}
-	if (!mkdtemp(tmpl)) {
-		cli_error("cannot make a temporary directory: %s", strerror(errno));
+	if (!cli_mkdtemp(tmpl, sizeof(tmpl), "mca")) {
 		free(asmtext);
 		return CLI_FAIL;
 	}
@@ -296,9 +294,9 @@ void sim_mca_predict_print(FILE *f, const struct sim_prediction *pr, const struc
 	double cyc = sim_measured_cycles(ms, &how);
 
 	fprintf(f,
-		"\n  predicted by llvm-mca -mcpu=%s (%s), the body repeated 1000 times:\n"
+		"\n  predicted by llvm-mca -mcpu=%s (%s), the body repeated 1000 times (%s):\n"
 		"    %.2f cycles an execution of the body (%.2f instructions a cycle)\n",
-		pr->mcpu, pr->cpu, per, pr->ipc);
+		pr->mcpu, pr->cpu, tool("llvm-mca") ?: "?", per, pr->ipc);
 	if (ms->core_cycles >= 0) {
 		fprintf(f,
 			"  measured: %.2f core cycles an execution (median of the PMU's cycles "

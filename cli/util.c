@@ -40,6 +40,12 @@ static const struct {
 	{ "no free RMID", "; 'pmon rdt --cleanup' removes those", true },
 	{ "left the counters programmed", "; 'pmon stat --backend msr --cleanup' puts them back",
 	  true },
+	{ "is not a simulated event", " (see 'pmon list sim')", true },
+	{ "a pmon trace, not a pmon recording", " ('pmon trace report' reads it)", true },
+	{ "a pmon recording, not a pmon trace", " ('pmon report -i' reads it)", true },
+	{ "not a pmon interval log", "; 'pmon stat -I -x,' and 'pmon rdt -x,' write one", true },
+	{ "a record of counts has 8", " ('pmon stat -I -x,' and 'pmon rdt -x,' write them)", true },
+	{ "not an RDT log's", " ('pmon rdt -x,' writes one)", true },
 };
 
 void cli_hint(char *buf, size_t len)
@@ -142,6 +148,66 @@ int cli_mkstemp(char *path, size_t len, const char *stem)
 		return -1;
 	}
 	return mkstemp(path);
+}
+
+bool cli_mkdtemp(char *path, size_t len, const char *stem)
+{
+	const char *dir = getenv("TMPDIR");
+	bool env = dir && *dir;
+
+	if (!env)
+		dir = "/tmp";
+	if (snprintf(path, len, "%s/pmon-%s-XXXXXX", dir, stem) >= (int)len)
+		errno = ENAMETOOLONG;
+	else if (mkdtemp(path))
+		return true;
+	cli_error("cannot make a temporary directory in '%s'%s: %s", dir, env ? " ($TMPDIR)" : "",
+		  strerror(errno));
+	return false;
+}
+
+/* A relative PATH entry ("", ".") or name ("./prog") made absolute, so the
+ * path said is the one run whatever the directory then. */
+static bool found_at(const char *rel, char *found, size_t len)
+{
+	char cwd[4096];
+
+	if (rel[0] == '/' || !getcwd(cwd, sizeof(cwd)))
+		return snprintf(found, len, "%s", rel) < (int)len;
+	return snprintf(found, len, "%s/%s", cwd, rel) < (int)len;
+}
+
+bool cli_on_path(const char *name, char *found, size_t len)
+{
+	char cand[4096];
+
+	if (strchr(name, '/')) {
+		found_at(name, found, len);
+		return access(name, X_OK) == 0;
+	}
+	const char *path = getenv("PATH");
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (const char *p = path;; p++) {
+		const char *e = strchr(p, ':');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		snprintf(cand, sizeof(cand), "%.*s%s%s", (int)n, p, n ? "/" : "", name);
+		struct stat st;
+		if (!access(cand, X_OK) && !stat(cand, &st) && S_ISREG(st.st_mode))
+			return found_at(cand, found, len);
+		if (!e)
+			return false;
+		p = e;
+	}
+}
+
+int cli_exit_status(int rc, bool have_status, int status, int got_sig)
+{
+	if (rc == CLI_OK && have_status)
+		return pmon_exit_code(status);
+	if (rc == CLI_OK && got_sig)
+		return 128 + got_sig;
+	return rc;
 }
 
 int cli_event_error_code(int err)

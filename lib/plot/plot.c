@@ -178,8 +178,8 @@ static int rdt_header(char *line, char sep, struct rdt_cols *c, const char *path
 
 	if (nf < 5 || strcmp(fld[1], "domain"))
 		return pmon__err(-PMON_ERRNO__PARSE,
-				 "%s:%u: a header that is not pmon rdt's (time, domain, ...)", path,
-				 ln);
+				 "%s:%u: a header that is not an RDT log's (time, domain, ...)",
+				 path, ln);
 	if (nf > 5 + PMON_PLOT_MAX_SERIES)
 		return -E2BIG;
 	c->n = nf;
@@ -347,8 +347,8 @@ int pmon_plot_read_log(const char *path, struct pmon_plot_data *d)
 		if (!number(fld[0], &t) || t < 0) {
 			err = pmon__err(
 				-PMON_ERRNO__PARSE,
-				"%s:%u: '%.40s' is not a time: not a pmon interval log (pmon stat "
-				"-I -x, or pmon rdt -x,)",
+				"%s:%u: '%.40s' is not a time: not a pmon interval log (CSV of "
+				"counts or of RDT domains, time first)",
 				path, ln, fld[0]);
 		} else if ((rdt && nf == rc->n && !*fld[1]) || (!rdt && nf == 8 && !*fld[3])) {
 			err = pmon__err(-PMON_ERRNO__PARSE, "%s:%u: the %s name is empty", path, ln,
@@ -371,8 +371,8 @@ int pmon_plot_read_log(const char *path, struct pmon_plot_data *d)
 		} else {
 			err = pmon__err(
 				-PMON_ERRNO__PARSE,
-				"%s:%u: %s%d fields: a pmon stat -I record has 8, a pmon rdt "
-				"record %d (5, and one per event in its header)",
+				"%s:%u: %s%d fields: a record of counts has 8, one of RDT domains "
+				"%d (5, and one per event in its header)",
 				path, ln, nf > (rdt ? rc->n : 8) ? "more than " : "",
 				nf > (rdt ? rc->n : 8) ? nf - 1 : nf, rdt ? rc->n : 5);
 		}

@@ -496,6 +496,26 @@ static int parse_fence(const char *s, enum pmon_fence *f)
 	return pmon__err(-EINVAL, "PMON_FENCE '%s': expected rdtscp, lfence, cpuid or none", s);
 }
 
+/* The report file: appended to, and owner-only (0600) like every other
+ * file pmon writes (recordings, traces, stat -o): it names the program's
+ * code and its costs. Return: the stream, or NULL with errno set. */
+static FILE *open_report(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY, 0600);
+	FILE *f;
+
+	if (fd < 0)
+		return NULL;
+	f = fdopen(fd, "a");
+	if (!f) {
+		int e = errno;
+
+		close(fd);
+		errno = e;
+	}
+	return f;
+}
+
 /* A set-up from the environment has no caller to return an error to (the
  * program called pmon_region_begin()): each problem is said once on
  * standard error, with what is done instead, and set-up goes on with what
@@ -628,7 +648,7 @@ static int setup(const struct pmon_region_opts *opts, bool from_env)
 	G.output[0] = 0;
 	if (out && *out) {
 		/* Found out now, not at exit when nobody can do anything about it. */
-		FILE *f = fopen(out, "ae");
+		FILE *f = open_report(out);
 		if (f) {
 			fclose(f);
 			pmon__strlcpy(G.output, out, sizeof(G.output));
@@ -997,8 +1017,8 @@ static void report_table(FILE *f)
 				(unsigned long long)G.threads_seen);
 	} else {
 		fprintf(f,
-			"  events:    none (TSC only; set PMON_EVENTS or pmon stat --regions "
-			"-e)\n");
+			"  events:    none (TSC only; set PMON_EVENTS, or the events of "
+			"pmon_region_init())\n");
 	}
 	fprintf(f, "  overhead:  subtracted from every sample, the median of %u empty pairs:",
 		G.overhead_runs);
@@ -1160,7 +1180,7 @@ int pmon_region_report(FILE *f, enum pmon_report_format fmt)
 		return pmon__err(-EINVAL, "regions are not set up");
 	if (!f) {
 		if (G.output[0]) {
-			f = fopen(G.output, "ae");
+			f = open_report(G.output);
 			if (!f)
 				return pmon__err(-errno, "%s: %s", G.output, strerror(errno));
 			own = true;

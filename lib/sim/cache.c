@@ -285,8 +285,5 @@ int pmon_sim_event__find(const char *name)
 		    !strcmp(name, events[i].engine))
 			return (int)i;
 	}
-	return pmon__err(-PMON_ERRNO__EVENT_UNKNOWN,
-			 "'%s' is not a simulated event (see 'pmon "
-			 "list sim')",
-			 name);
+	return pmon__err(-PMON_ERRNO__EVENT_UNKNOWN, "'%s' is not a simulated event", name);
 }

@@ -4,7 +4,8 @@
  * a device or FIFO, an empty file, perf's recording, or pmon's other format
  * (issue #14.11). One place for every reader (pmon report, annotate, trace
  * report, simulate --compare through report), so each says the same thing
- * and names what does read the file.
+ * and says what the file is. The library names no pmon command (issue
+ * #11): the tool adds which one reads it (cli_hint(), cli/util.c).
  */
 #define _GNU_SOURCE
 #include <string.h>
@@ -19,10 +20,9 @@
 static const struct {
 	const char magic[9];
 	const char *name; /* "a pmon recording" */
-	const char *reader; /* the command that reads it, before the path */
 } pmon_formats[] = {
-	[PMON__FILE_RECORDING] = { "PMONDATA", "a pmon recording", "pmon report -i" },
-	[PMON__FILE_TRACE] = { "PMONTRC1", "a pmon trace", "pmon trace report" },
+	[PMON__FILE_RECORDING] = { "PMONDATA", "a pmon recording" },
+	[PMON__FILE_TRACE] = { "PMONTRC1", "a pmon trace" },
 };
 
 /* perf's file header starts with the u64 "PERFILE2" (tools/perf/util/
@@ -79,9 +79,8 @@ int pmon__file_check(int fd, const char *path, enum pmon__file_format want)
 				 subject, perf == 2 ? " in pipe mode" : "", name, path, path);
 	for (size_t i = 0; i < PMON_ARRAY_SIZE(pmon_formats); i++)
 		if (i != (size_t)want && n >= 8 && !memcmp(h, pmon_formats[i].magic, 8))
-			return pmon__err(-PMON_ERRNO__PARSE, "%s %s, not %s: '%s %s' reads it",
-					 subject, pmon_formats[i].name, name,
-					 pmon_formats[i].reader, path);
+			return pmon__err(-PMON_ERRNO__PARSE, "%s %s, not %s", subject,
+					 pmon_formats[i].name, name);
 	return pmon__err(-PMON_ERRNO__PARSE, "%s not %s (no %s header)", subject, name,
 			 pmon_formats[want].magic);
 }

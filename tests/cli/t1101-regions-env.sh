@@ -33,6 +33,13 @@ env_case "PMON_OUTPUT=/nonexistent/x" PMON_OUTPUT=/nonexistent/x
 check "PMON_OUTPUT unwritable: names the file" grep -q "^pmon: regions: .*/nonexistent/x.*standard error" "$TMP/err"
 check "PMON_OUTPUT unwritable: the report comes on standard error" grep -Eq '^faults +10 tsc' "$TMP/err"
 
+# The report file is owner-only (0600) like every file pmon writes, whatever
+# the umask: it names the program's code and its costs.
+rm -f "$TMP/reg.txt"
+(umask 022 && env PMON_OUTPUT="$TMP/reg.txt" PMON_FORMAT=csv "$W" 10 >"$TMP/out" 2>"$TMP/err")
+check "PMON_OUTPUT: the report is in the file" grep -q '^faults,[0-9]*,10,1,tsc,' "$TMP/reg.txt"
+check "PMON_OUTPUT: the file is 0600" test "$(stat -c %a "$TMP/reg.txt")" = 600
+
 env_case "PMON_FORMAT=xml" PMON_FORMAT=xml
 check "PMON_FORMAT=xml: a table instead" grep -Eq '^faults +10 tsc' "$TMP/err"
 

@@ -191,5 +191,5 @@ run_pmon 2 plot "$TMP/rdtbad.csv" -o "$TMP/b.svg"
 one_line_error "rdtbad.csv:1: column 6 'task-clock' is not 'EVENT UNIT/s'"
 printf 'time,domain,llc_occupancy_bytes,mbm_total_bytes_per_s,mbm_local_bytes_per_s,x /s\n0.1,d,1,2,3\n' >"$TMP/rdtshort.csv"
 run_pmon 2 plot "$TMP/rdtshort.csv" -o "$TMP/b.svg"
-one_line_error "rdtshort.csv:2: 5 fields: a pmon stat -I record has 8, a pmon rdt record 6"
+one_line_error "rdtshort.csv:2: 5 fields: a record of counts has 8, one of RDT domains 6 (5, and one per event in its header) ('pmon stat -I -x,' and 'pmon rdt -x,' write them)"
 finish

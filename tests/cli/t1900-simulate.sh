@@ -32,7 +32,7 @@ for k, v in t.items():
 # ---- the exact instruction count of a known loop ----------------------
 N=200000
 run_pmon 0 simulate $GEOM -e sim/instructions/ -o "$TMP/spin.data" --callgrind-dir "$TMP/cg" -- "$W" spin $N
-check "the slowdown is announced" grep -q "simulating with callgrind: expect 20-100x slower" "$TMP/err"
+check "the slowdown is announced, naming the valgrind run" grep -qF "simulating with callgrind ($(command -v valgrind)): expect 20-100x slower" "$TMP/err"
 run_pmon 0 report -i "$TMP/spin.data" --format json
 cp "$TMP/out" "$TMP/spin.json"
 cga "$TMP/cg"
@@ -150,6 +150,22 @@ names = [r["event"] for r in rows]
 assert all(r["simulated"] and r["engine"] == "callgrind" for r in rows)
 assert "sim/branch-misses/" in names and "sim/instructions/" in names, names
 ' "$TMP/err"
+
+# ---- the engine found once, by an absolute path; temporary files in $TMPDIR --
+# (valgrind found through a relative PATH entry: Debian's valgrind is a
+# script that runs "$0.bin", so a link to it elsewhere would not do)
+mkdir "$TMP/tmpdir"
+VG=$(command -v valgrind)
+(cd "$(dirname "$(dirname "$VG")")" && PATH=$(basename "$(dirname "$VG")"):$PATH \
+	TMPDIR=$TMP/tmpdir "$PMON" simulate $GEOM -o "$TMP/t.data" -- \
+	/bin/sh -c 'ls "$TMPDIR" >"$0"' "$TMP/seen" >"$TMP/out" 2>"$TMP/err")
+check "a relative PATH entry: its valgrind is named by its absolute path" \
+	grep -qF "simulating with callgrind ($VG)" "$TMP/err"
+check "the run's directory is in \$TMPDIR" grep -q '^pmon-sim-' "$TMP/seen"
+check "and removed at the end" [ -z "$(ls "$TMP/tmpdir")" ]
+TMPDIR=$TMP/nonexistent "$PMON" simulate $GEOM -o "$TMP/t.data" -- /bin/true >"$TMP/out" 2>"$TMP/err"
+check "a TMPDIR that does not exist: exit 1" [ $? -eq 1 ]
+one_line_error "cannot make a temporary directory in '$TMP/nonexistent' (\$TMPDIR): No such file or directory"
 
 # ---- errors -----------------------------------------------------------------
 mkdir "$TMP/empty"

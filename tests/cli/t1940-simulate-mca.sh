@@ -39,6 +39,7 @@ check "-mcpu from CPUID, said" grep -q "^# llvm-mca -mcpu=[a-z0-9-]* (.* family 
 
 run_pmon 0 simulate $GEOM -e Ir -o "$TMP/c2.data" --mca chain --mcpu skylake -- "$W" chain 1000
 check "--mcpu names the model" grep -q "^# llvm-mca -mcpu=skylake (--mcpu)" "$TMP/out"
+check "the tools run are named by their paths" grep -qF "the block repeated 100 times ($(command -v llvm-mca), disassembled by $(command -v objdump))" "$TMP/out"
 run_pmon 0 simulate -e Ir -o "$TMP/c3.data" --mca chain --cpuid-file "$PMON_CPUID_DIR/amd-epyc-7742-zen2-rome.txt" -- "$W" chain 1000
 check "a dump's CPU: Rome is znver2" grep -q "^# llvm-mca -mcpu=znver2 (AuthenticAMD family 17H model 31H, from the dump)" "$TMP/out"
 

@@ -58,7 +58,7 @@ done <<ROWS
 2|event 'nosuchevent' is unknown|top -b -n 1 -e nosuchevent -- true
 2|event 'nosuchevent' is unknown|record -e nosuchevent -o $TMP/r.data -- true
 2|event 'nosuchevent' is unknown|bench -e nosuchevent --asm nop
-2|'nosuchevent' is not a simulated event|simulate -e nosuchevent -- true
+2|'nosuchevent' is not a simulated event (see 'pmon list sim')|simulate -e nosuchevent -- true
 2|PMU 'nopmu' does not exist here|stat -e nopmu/event=1/ -- true
 2|-e '': no event named|top -b -n 1 -e '' -- true
 # -e again adds to the list: a bad first list is not dropped for the last
@@ -80,7 +80,7 @@ done <<ROWS
 2|$TMP/perf.data: perf's recording, not a pmon recording: 'perf report -i $TMP/perf.data' or 'perf script -i $TMP/perf.data' reads it|report -i $TMP/perf.data
 2|$TMP/pipe.data: perf's recording in pipe mode, not a pmon recording: 'perf report -i $TMP/pipe.data'|report -i $TMP/pipe.data
 2|$TMP/empty.data: an empty file, not a pmon recording|report -i $TMP/empty.data
-2|$TMP/t.trace: a pmon trace, not a pmon recording: 'pmon trace report $TMP/t.trace' reads it|report -i $TMP/t.trace
+2|$TMP/t.trace: a pmon trace, not a pmon recording ('pmon trace report' reads it)|report -i $TMP/t.trace
 2|/dev/null: not a regular file, so not a pmon recording|report -i /dev/null
 2|$TMP/missing.data: No such file or directory|annotate -i $TMP/missing.data
 2|$TMP/bad.txt: not a pmon recording|annotate -i $TMP/bad.txt
@@ -92,7 +92,7 @@ done <<ROWS
 2|'$TMP/bad.txt' is not a pmon trace|trace report $TMP/bad.txt
 2|'$TMP/dir' is a directory, not a pmon trace|trace report $TMP/dir
 2|'$TMP/perf.data' is perf's recording, not a pmon trace: 'perf report -i $TMP/perf.data'|trace report $TMP/perf.data
-2|'$TMP/rec.data' is a pmon recording, not a pmon trace: 'pmon report -i $TMP/rec.data' reads it|trace report $TMP/rec.data
+2|'$TMP/rec.data' is a pmon recording, not a pmon trace ('pmon report -i' reads it)|trace report $TMP/rec.data
 2|cannot read trace '$TMP/nonexistent.trace': No such file or directory|trace report $TMP/nonexistent.trace
 2|'NOSUCH' is not an MSR pmon knows by name|msr read NOSUCH
 2|is not a 32-bit value|rdpmc --ecx 0x1ffffffff
