@@ -70,6 +70,15 @@ if [ -w /dev/full ]; then
 	check "top -o /dev/full: the command was stopped" wait_gone "$TMP/pid"
 	run_pmon 1 record -e cpu-clock -o /dev/full -- true
 	one_line_error "cannot write '/dev/full': No space left on device"
+	# Standard output on a full disk: said once, by the command (a UI
+	# module's or a built-in one), not again when pmon closes stdout.
+	run_pmon 0 record -e cpu-clock -o "$TMP/full.data" -- true
+	for args in "report -i $TMP/full.data" info; do
+		# shellcheck disable=SC2086
+		"$PMON" $args >/dev/full 2>"$TMP/err"
+		check "$args >/dev/full: exit 1" [ $? -eq 1 ]
+		one_line_error "cannot write 'standard output': No space left on device"
+	done
 fi
 
 # A disk that fills during record: a small tmpfs (root only).
