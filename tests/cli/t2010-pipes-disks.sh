@@ -30,6 +30,13 @@ check "stat -I | head: the command was stopped" wait_gone "$TMP/pid"
 check "stat -I | head: nothing on stderr" [ ! -s "$TMP/err" ]
 
 rm -f "$TMP/pid"
+st=$( (timeout 30 "$PMON" record -e cpu-clock -o /dev/stdout -- sh -c "$LONG" \
+	2>"$TMP/err"; echo $? >"$TMP/rc") | head -c 10 >/dev/null; cat "$TMP/rc")
+check "record -o /dev/stdout | head -c 10: exit 1 (got $st)" [ "$st" = 1 ]
+check "record | head: the command was stopped" wait_gone "$TMP/pid"
+check "record | head: nothing on stderr" [ ! -s "$TMP/err" ]
+
+rm -f "$TMP/pid"
 st=$( (timeout 30 "$PMON" top -b -I 100 -e task-clock -- sh -c "$LONG" 2>"$TMP/err"
 	echo $? >"$TMP/rc") | head -1 >/dev/null; cat "$TMP/rc")
 check "top -b | head -1: exit 1 (got $st)" [ "$st" = 1 ]
