@@ -258,7 +258,7 @@ struct pmon_report {
 	/* What a damaged file lost: chunks skipped (a damaged stretch counted
 	 * as the chunks it held, docs/pmon-data-format.md), the bytes skipped,
 	 * and the samples they held, estimated from the good chunks' samples
-	 * per byte. */
+	 * per byte (junk between two consecutive chunks held none). */
 	uint64_t damaged_chunks, damaged_bytes, damaged_samples;
 };
 

@@ -1179,8 +1179,10 @@ static char header_at(const struct scan *s, uint64_t off, uint64_t fsize, struct
 {
 	char k;
 
+	/* The writer never writes an empty chunk: a length of 0 (whose CRC
+	 * over no bytes is 0) is no header, however it begins. */
 	if (fsize - off < sizeof(*h) || !read_at(s->fd, h, sizeof(*h), off) ||
-	    !(k = chunk_kind(h->magic, s->version)) || h->len > PMON_CHUNK_RAW_MAX ||
+	    !(k = chunk_kind(h->magic, s->version)) || !h->len || h->len > PMON_CHUNK_RAW_MAX ||
 	    h->len > fsize - off - sizeof(*h))
 		return 0;
 	return k;
@@ -1937,10 +1939,11 @@ static int cmp_u64(const void *a, const void *b)
 /*
  * How many chunks damaged stretch @k held. Where the good chunks around
  * it carry their numbers (PMON_RECORD_CHUNK), the gap between them, less
- * the damaged chunks whose headers are still there: exact. Else (an older
- * recording, a cut tail, several stretches in one gap) its bytes over the
- * median stored size of the good data chunks (a recording's first and
- * last chunks are often short), rounded, at least 1.
+ * the damaged chunks whose headers are still there: exact, and 0 for junk
+ * inserted between two consecutive chunks. Else (an older recording, a
+ * cut tail, several stretches in one gap) its bytes over the median stored
+ * size of the good data chunks (a recording's first and last chunks are
+ * often short), rounded, at least 1.
  */
 static uint64_t stretch_chunks(const struct scan *s, size_t k, uint64_t median)
 {
@@ -1961,7 +1964,7 @@ static uint64_t stretch_chunks(const struct scan *s, size_t k, uint64_t median)
 	/* lo - 1: the numbered chunk before (none: the count starts at 0) */
 	uint64_t before = lo ? s->c[lo - 1].seq : 0, gap = s->c[hi].seq - before - 1;
 	/* A chunk is at least its 16-byte header and a 16-byte number. */
-	if (between != 1 || s->c[hi].seq <= before || gap <= hi - lo ||
+	if (between != 1 || s->c[hi].seq <= before || gap < hi - lo ||
 	    (gap - (hi - lo)) * 32 > t->bytes)
 		return est;
 	return gap - (hi - lo);
@@ -1971,9 +1974,9 @@ static uint64_t stretch_chunks(const struct scan *s, size_t k, uint64_t median)
 static void note_damage(struct scan *s, const char *path, uint64_t samples, uint64_t good_bytes)
 {
 	struct pmon_report *r = s->x->r;
-	uint64_t bad = 0, bad_bytes = 0, sample_bytes = 0, lost = 0;
+	uint64_t bad = 0, bad_bytes = 0, sample_bytes = 0, junk = 0, lost = 0;
 	size_t good = 0;
-	char extra[160] = "";
+	char extra[160] = "", junk_s[96] = "";
 
 	for (size_t i = 0; i < s->n; i++) {
 		if (s->c[i].bad) {
@@ -2001,28 +2004,40 @@ static void note_damage(struct scan *s, const char *path, uint64_t samples, uint
 		free(sz);
 	}
 	for (size_t k = 0; k < s->nst; k++) {
-		lost += stretch_chunks(s, k, median);
+		uint64_t n = stretch_chunks(s, k, median);
+		if (!n) { /* junk between two consecutive chunks: nothing lost */
+			junk += s->st[k].bytes;
+			continue;
+		}
+		lost += n;
 		bad_bytes += s->st[k].bytes;
 		if (s->st[k].samples)
 			sample_bytes += s->st[k].bytes;
 	}
 	r->damaged_chunks = bad + lost;
-	r->damaged_bytes = bad_bytes;
+	r->damaged_bytes = bad_bytes + junk;
 	/* The samples a byte of the good chunks held, times the bytes lost. */
 	r->damaged_samples = good_bytes
 		? (uint64_t)((double)samples * (double)sample_bytes / (double)good_bytes + 0.5)
 		: 0;
-	if (!r->damaged_chunks && !extra[0])
+	if (!r->damaged_chunks && !junk && !extra[0])
 		return;
 	r->truncated = true;
+	if (junk)
+		pmon__fmt(junk_s, sizeof(junk_s), "%s%llu bytes that were no chunk",
+			  r->damaged_chunks ? " and " : "", (unsigned long long)junk);
 	if (r->damaged_chunks)
 		pmon__fmt(r->warning, sizeof(r->warning),
-			  "skipped %llu damaged chunk%s (%llu bytes, about %llu samples%s): "
+			  "skipped %llu damaged chunk%s (%llu bytes, about %llu samples%s)%s: "
 			  "reporting the %zu good chunk%s around them%s",
 			  (unsigned long long)r->damaged_chunks, r->damaged_chunks > 1 ? "s" : "",
 			  (unsigned long long)bad_bytes, (unsigned long long)r->damaged_samples,
 			  s->tail_cut ? "; the last is cut short: was the recording killed?" : "",
-			  good, good == 1 ? "" : "s", extra);
+			  junk_s, good, good == 1 ? "" : "s", extra);
+	else if (junk)
+		pmon__fmt(r->warning, sizeof(r->warning),
+			  "skipped %s between chunks numbered in sequence: no chunk is missing%s",
+			  junk_s, extra);
 	else
 		pmon__fmt(r->warning, sizeof(r->warning), "%s", extra + 2);
 	(void)path;

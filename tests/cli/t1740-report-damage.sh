@@ -54,6 +54,8 @@ elif cmd == "zero":  # chunks K to L (header and payload) all zeros
     last = int(sys.argv[5])
     end = ch[last][0] + 16 + ch[last][2]
     b[off:end] = bytes(end - off)
+elif cmd == "junk":  # 777 bytes, "CHNZ" then zeros, inserted before chunk K
+    b[off:off] = b"CHNZ" + bytes(773)
 elif cmd == "unnumber":  # as an older pmon wrote it: no chunk numbers, raw
     hs = struct.unpack_from("<I", b, 12)[0]
     nb = bytearray(b[:hs])
@@ -150,6 +152,19 @@ lost = sum(n for m, n in sizes[1:4])
 want = max(1, (lost + good[len(good) // 2] // 2) // good[len(good) // 2])
 assert d["damaged"]["chunks"] == want and d["damaged"]["bytes"] == lost, (d["damaged"], want)' \
 	"$TMP/out" "$TMP/u.data"
+
+# Junk inserted between two chunks (a header of length 0 and zeros) hides
+# no chunk: every sample is reported, none is said to be lost.
+python3 "$TMP/chunks.py" junk "$TMP/p.data" "$TMP/j.data" 4
+run_pmon 0 report -i "$TMP/j.data" --format json
+check "junk between chunks: one warning line, no chunk missing" \
+	sh -c "[ \$(wc -l <'$TMP/err') -eq 1 ] && grep -q 'skipped 777 bytes that were no chunk between chunks numbered in sequence: no chunk is missing' '$TMP/err'"
+check "junk between chunks: every sample reported, none estimated lost" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["samples"] == int(sys.argv[2]), (d["samples"], sys.argv[2])
+dm = d["damaged"]
+assert dm["chunks"] == 0 and dm["samples_estimate"] == 0 and dm["bytes"] == 777, dm' "$TMP/out" "$total"
 
 python3 "$TMP/chunks.py" all "$TMP/p.data" "$TMP/all.data"
 run_pmon 2 report -i "$TMP/all.data"
