@@ -379,16 +379,18 @@ static int record(struct pmon_target *t, char **cmd, bool all, unsigned long cal
 	 * in the chunk being built (@pending). */
 	long records = 0, pending = 0;
 	bool write_failed = false;
+	long werr = 0; /* the write's -errno */
 	while (rc == CLI_OK) {
 		pmon_sampler__poll(s, 200);
 		long n = pmon_sampler__drain(s, write_rec, w);
 		if (n < 0) {
 			write_failed = true;
+			werr = n;
 			break;
 		}
 		pending += n;
 		/* A chunk at least every poll: a crash loses at most ~200 ms. */
-		if (pmon_data_writer__flush(w)) {
+		if ((werr = pmon_data_writer__flush(w))) {
 			write_failed = true;
 			break;
 		}
@@ -420,10 +422,13 @@ static int record(struct pmon_target *t, char **cmd, bool all, unsigned long cal
 	if (write_failed) {
 		/* A full disk: what is on it stays readable (whole chunks; a
 		 * report skips a torn last one), nothing more can be kept, so
-		 * the command is stopped rather than run on unsampled. */
-		cli_error("%s; the recording keeps the first %ld records, the command was "
-			  "stopped",
-			  pmon_errdetail(), records);
+		 * the command is stopped rather than run on unsampled. A
+		 * closed pipe is the end of the output: exit 1, nothing said
+		 * (docs/exit-codes.md), as stat and top. */
+		if (werr != -EPIPE)
+			cli_error("%s; the recording keeps the first %ld records, the command "
+				  "was stopped",
+				  pmon_errdetail(), records);
 		rc = CLI_FAIL;
 		cli_stop_child(&ch, 2000, &status);
 		have_status = ch.pid <= 0 && cmd;

@@ -105,8 +105,13 @@ int main(int argc, char **argv)
 		if (!fn)
 			return CLI_UNSUPPORTED;
 		rc = fn(argc - 1, argv + 1);
-		/* A full disk or closed pipe must not pass for success. */
-		if (cli_close_output(stdout, NULL) != CLI_OK && rc == CLI_OK)
+		/* A full disk or closed pipe must not pass for success. A
+		 * command that failed has said why: a UI module has its own
+		 * copy of cli/util.c, whose "said once" does not reach here,
+		 * so its stdout is not reported twice. */
+		if (rc != CLI_OK)
+			fflush(stdout);
+		else if (cli_close_output(stdout, NULL) != CLI_OK)
 			rc = CLI_FAIL;
 		return rc;
 	}

@@ -255,9 +255,10 @@ struct pmon_report {
 	size_t nframes;
 	struct pmon_report_stack *stacks;
 	size_t nstacks;
-	/* What a damaged file lost: chunks (or damaged stretches) skipped, their
-	 * bytes, and the samples they held, estimated from the good chunks'
-	 * samples per byte. */
+	/* What a damaged file lost: chunks skipped (a damaged stretch counted
+	 * as the chunks it held, docs/pmon-data-format.md), the bytes skipped,
+	 * and the samples they held, estimated from the good chunks' samples
+	 * per byte (junk between two consecutive chunks held none). */
 	uint64_t damaged_chunks, damaged_bytes, damaged_samples;
 };
 

@@ -360,6 +360,7 @@ int pmon_report_write_callgraph(const struct pmon_report *r, FILE *out, bool cal
 			err = j ? -EIO : -ENOMEM;
 		json_decref(j);
 	} else {
+		locale_t prev = pmon__c_locale_enter(); /* "12.50%", as every pmon number */
 		fprintf(out,
 			"# pmon report: %llu %s of %s%s%s%s, call graph %s (nodes under "
 			"%.1f%% left out)\n",
@@ -378,6 +379,7 @@ int pmon_report_write_callgraph(const struct pmon_report *r, FILE *out, bool cal
 		fprintf(out, "#\n# %8s %8s  %s\n", "total", "self",
 			callee ? "function, then its callers" : "function");
 		graph_text(&g, root, 0);
+		pmon__c_locale_leave(prev);
 		err = ferror(out) ? -EIO : 0;
 	}
 	node_free(root);
@@ -391,6 +393,7 @@ int pmon_report_write_flamegraph(const struct pmon_report *r, FILE *out, unsigne
 
 	if (!root)
 		return -ENOMEM;
+	locale_t prev = pmon__c_locale_enter(); /* x="1.5", never "1,5", in the XML */
 	if (!err) {
 		struct fg g = {
 			.r = r, .out = out, .row = 16, .total = root->value ? root->value : 1
@@ -430,6 +433,7 @@ int pmon_report_write_flamegraph(const struct pmon_report *r, FILE *out, unsigne
 		fg_draw(&g, root, 0, 0);
 		fprintf(out, "</g>\n</svg>\n");
 	}
+	pmon__c_locale_leave(prev);
 	node_free(root);
 	return err ? err : ferror(out) ? -EIO : 0;
 }

@@ -1120,6 +1120,15 @@ struct chunk {
 	uint16_t misaligned_size;
 	uint8_t *keep; /* its MMAP2/FORK/EVENT records, for the ordered merge */
 	size_t nkeep;
+	uint64_t seq; /* its PMON_RECORD_CHUNK number + 1; 0: none read */
+};
+
+/* A damaged stretch: bytes between two chunks (or before the end) that
+ * hold no valid chunk header. */
+struct stretch {
+	size_t next; /* the index of the chunk after it (s->n: none) */
+	uint64_t bytes;
+	bool samples; /* not a torn kernel-symbol chunk */
 };
 
 struct scan {
@@ -1135,7 +1144,8 @@ struct scan {
 	size_t next, published; /* chunks claimed; chunks whose first epoch is known */
 	uint32_t epoch_next; /* the first epoch of chunk `published` */
 	/* what the pre-pass skipped */
-	uint64_t skip_places, skip_bytes, skip_sample_bytes;
+	struct stretch *st;
+	size_t nst;
 	bool tail_cut;
 };
 
@@ -1184,8 +1194,10 @@ static char header_at(const struct scan *s, uint64_t off, uint64_t fsize, struct
 {
 	char k;
 
+	/* The writer never writes an empty chunk: a length of 0 (whose CRC
+	 * over no bytes is 0) is no header, however it begins. */
 	if (fsize - off < sizeof(*h) || !read_at(s->fd, h, sizeof(*h), off) ||
-	    !(k = chunk_kind(h->magic, s->version)) || h->len > PMON_CHUNK_RAW_MAX ||
+	    !(k = chunk_kind(h->magic, s->version)) || !h->len || h->len > PMON_CHUNK_RAW_MAX ||
 	    h->len > fsize - off - sizeof(*h))
 		return 0;
 	return k;
@@ -1250,12 +1262,20 @@ static int find_chunks(struct scan *s, uint64_t pos, uint64_t fsize, uint8_t *bu
 			}
 		}
 		uint64_t to = resync(s, pos + 1, fsize, buf);
-		s->skip_places++;
-		s->skip_bytes += to - pos;
+		if (!(s->nst & (s->nst + 1))) { /* 0, 1, 3, 7...: grow */
+			struct stretch *n = realloc(s->st, (2 * s->nst + 1) * sizeof(*n));
+			if (!n)
+				return -ENOMEM;
+			s->st = n;
+		}
 		/* A torn kernel-symbol chunk (the last of a file) held no samples. */
-		if (!(fsize - pos >= sizeof(h) && read_at(s->fd, &h, sizeof(h), pos) &&
-		      chunk_kind(h.magic, s->version) == 'S'))
-			s->skip_sample_bytes += to - pos;
+		s->st[s->nst++] = (struct stretch){
+			.next = s->n,
+			.bytes = to - pos,
+			.samples =
+				!(fsize - pos >= sizeof(h) && read_at(s->fd, &h, sizeof(h), pos) &&
+				  chunk_kind(h.magic, s->version) == 'S'),
+		};
 		s->tail_cut = to == fsize;
 		pos = to;
 	}
@@ -1456,6 +1476,12 @@ static void *work(void *arg)
 		size_t len = 0, used = 0;
 		uint32_t epochs = 0;
 		if (c->kind != 'S' && !w->err && (p = load(w, c, &len))) {
+			struct pmon_record_chunk cn;
+			if (len >= sizeof(cn)) {
+				memcpy(&cn, p, sizeof(cn));
+				if (cn.type == PMON_RECORD_CHUNK && cn.size == sizeof(cn))
+					c->seq = cn.seq + 1;
+			}
 			used = walk(c, p, len, &epochs);
 			w->good_bytes += c->len;
 		}
@@ -1918,13 +1944,54 @@ static int worker_merge(struct worker *a, const struct worker *b)
 	return err;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * How many chunks damaged stretch @k held. Where the good chunks around
+ * it carry their numbers (PMON_RECORD_CHUNK), the gap between them, less
+ * the damaged chunks whose headers are still there: exact, and 0 for junk
+ * inserted between two consecutive chunks. Else (an older recording, a
+ * cut tail, several stretches in one gap) its bytes over the median stored
+ * size of the good data chunks (a recording's first and last chunks are
+ * often short), rounded, at least 1.
+ */
+static uint64_t stretch_chunks(const struct scan *s, size_t k, uint64_t median)
+{
+	const struct stretch *t = &s->st[k];
+	size_t hi = t->next, lo = t->next, between = 0;
+	uint64_t est = median ? (t->bytes + median / 2) / median : 1;
+
+	if (!est)
+		est = 1;
+	while (hi < s->n && !s->c[hi].seq)
+		hi++;
+	while (lo > 0 && !s->c[lo - 1].seq)
+		lo--;
+	if (hi == s->n)
+		return est;
+	for (size_t j = 0; j < s->nst; j++)
+		between += s->st[j].next >= lo && s->st[j].next <= hi;
+	/* lo - 1: the numbered chunk before (none: the count starts at 0) */
+	uint64_t before = lo ? s->c[lo - 1].seq : 0, gap = s->c[hi].seq - before - 1;
+	/* A chunk is at least its 16-byte header and a 16-byte number. */
+	if (between != 1 || s->c[hi].seq <= before || gap < hi - lo ||
+	    (gap - (hi - lo)) * 32 > t->bytes)
+		return est;
+	return gap - (hi - lo);
+}
+
 /* The one-line account of what a damaged file lost. */
 static void note_damage(struct scan *s, const char *path, uint64_t samples, uint64_t good_bytes)
 {
 	struct pmon_report *r = s->x->r;
-	uint64_t bad = 0, bad_bytes = s->skip_bytes, sample_bytes = s->skip_sample_bytes;
+	uint64_t bad = 0, bad_bytes = 0, sample_bytes = 0, junk = 0, lost = 0;
 	size_t good = 0;
-	char extra[160] = "";
+	char extra[160] = "", junk_s[96] = "";
 
 	for (size_t i = 0; i < s->n; i++) {
 		if (s->c[i].bad) {
@@ -1941,23 +2008,51 @@ static void note_damage(struct scan *s, const char *path, uint64_t samples, uint
 				  "byte %u ends its records",
 				  i, s->c[i].misaligned_size, s->c[i].misaligned - 1);
 	}
-	r->damaged_chunks = bad + s->skip_places;
-	r->damaged_bytes = bad_bytes;
+	uint64_t median = 0, *sz = good ? malloc(good * sizeof(*sz)) : NULL;
+	if (sz) {
+		size_t m = 0;
+		for (size_t i = 0; i < s->n; i++)
+			if (!s->c[i].bad && s->c[i].kind != 'S')
+				sz[m++] = sizeof(struct pmon_data_chunk) + s->c[i].len;
+		qsort(sz, m, sizeof(*sz), cmp_u64);
+		median = sz[m / 2];
+		free(sz);
+	}
+	for (size_t k = 0; k < s->nst; k++) {
+		uint64_t n = stretch_chunks(s, k, median);
+		if (!n) { /* junk between two consecutive chunks: nothing lost */
+			junk += s->st[k].bytes;
+			continue;
+		}
+		lost += n;
+		bad_bytes += s->st[k].bytes;
+		if (s->st[k].samples)
+			sample_bytes += s->st[k].bytes;
+	}
+	r->damaged_chunks = bad + lost;
+	r->damaged_bytes = bad_bytes + junk;
 	/* The samples a byte of the good chunks held, times the bytes lost. */
 	r->damaged_samples = good_bytes
 		? (uint64_t)((double)samples * (double)sample_bytes / (double)good_bytes + 0.5)
 		: 0;
-	if (!r->damaged_chunks && !extra[0])
+	if (!r->damaged_chunks && !junk && !extra[0])
 		return;
 	r->truncated = true;
+	if (junk)
+		pmon__fmt(junk_s, sizeof(junk_s), "%s%llu bytes that were no chunk",
+			  r->damaged_chunks ? " and " : "", (unsigned long long)junk);
 	if (r->damaged_chunks)
 		pmon__fmt(r->warning, sizeof(r->warning),
-			  "skipped %llu damaged chunk%s (%llu bytes, about %llu samples%s): "
+			  "skipped %llu damaged chunk%s (%llu bytes, about %llu samples%s)%s: "
 			  "reporting the %zu good chunk%s around them%s",
 			  (unsigned long long)r->damaged_chunks, r->damaged_chunks > 1 ? "s" : "",
 			  (unsigned long long)bad_bytes, (unsigned long long)r->damaged_samples,
 			  s->tail_cut ? "; the last is cut short: was the recording killed?" : "",
-			  good, good == 1 ? "" : "s", extra);
+			  junk_s, good, good == 1 ? "" : "s", extra);
+	else if (junk)
+		pmon__fmt(r->warning, sizeof(r->warning),
+			  "skipped %s between chunks numbered in sequence: no chunk is missing%s",
+			  junk_s, extra);
 	else
 		pmon__fmt(r->warning, sizeof(r->warning), "%s", extra + 2);
 	(void)path;
@@ -2106,6 +2201,7 @@ out:
 	for (size_t k = 0; k < s.n; k++)
 		free(s.c[k].keep);
 	free(s.c);
+	free(s.st);
 	free(tmp);
 	close(s.fd);
 	return err;

@@ -24,6 +24,8 @@
 #include <pmon/sample.h>
 
 #define CHUNK_MAX (256 * 1024)
+/* A chunk's numbering record, records up to CHUNK_MAX, and one more record. */
+#define CHUNK_BUF (sizeof(struct pmon_record_chunk) + CHUNK_MAX + 65536)
 
 struct pmon_data_writer {
 	FILE *f;
@@ -31,6 +33,7 @@ struct pmon_data_writer {
 	uint8_t *buf;
 	size_t len;
 	uint32_t nrec;
+	uint64_t seq; /* data chunks written (PMON_RECORD_CHUNK) */
 	uint8_t *z; /* the deflated chunk */
 	size_t zcap;
 	uint64_t sample_type;
@@ -62,8 +65,8 @@ static int writer_open(const char *path, const struct pmon_data_header *h,
 	int fd;
 	struct pmon_data_disk_header dh;
 
-	if (!w || !(w->buf = malloc(CHUNK_MAX + 65536)) ||
-	    !(w->z = malloc(w->zcap = compressBound(CHUNK_MAX + 65536)))) {
+	if (!w || !(w->buf = malloc(CHUNK_BUF)) ||
+	    !(w->z = malloc(w->zcap = compressBound(CHUNK_BUF)))) {
 		if (w)
 			free(w->buf);
 		free(w);
@@ -164,6 +167,8 @@ static int write_chunk(struct pmon_data_writer *w, const char *magic, bool may_d
 	}
 	c.crc = (uint32_t)crc32(0L, payload, (uInt)c.len);
 	c.nrec = w->nrec;
+	if (memcmp(magic, PMON_CHUNKS_MAGIC, 4))
+		w->seq++; /* a data chunk, numbered by its first record */
 	err = write_all(w, &c, sizeof(c));
 	if (!err)
 		err = write_all(w, payload, c.len);
@@ -314,6 +319,14 @@ int pmon_data_writer__add(struct pmon_data_writer *w, const void *rec, size_t le
 		int err = note_sample(w, rec, len);
 		if (err)
 			return err;
+	}
+	if (!w->len) {
+		struct pmon_record_chunk n = { .type = PMON_RECORD_CHUNK,
+					       .size = sizeof(n),
+					       .seq = w->seq };
+		memcpy(w->buf, &n, sizeof(n));
+		w->len = sizeof(n);
+		w->nrec = 1;
 	}
 	memcpy(w->buf + w->len, rec, len);
 	w->len += len;

@@ -68,6 +68,18 @@ struct pmon_record_event {
 	char name[64];
 	uint64_t ids[]; /* nids */
 } __attribute__((packed));
+/*
+ * pmon's own record: the first of every CHNK/CHNZ chunk, numbering the
+ * data chunks from 0, so a reader that skips a damaged stretch between
+ * two good chunks knows how many chunks it held (none: junk, nothing
+ * lost). Not in CHNS chunks; absent from recordings of older pmon.
+ */
+#define PMON_RECORD_CHUNK 0x7003
+struct pmon_record_chunk {
+	uint32_t type; /* struct perf_event_header: PMON_RECORD_CHUNK */
+	uint16_t misc, size; /* 16 */
+	uint64_t seq;
+} __attribute__((packed));
 struct pmon_record_ksym {
 	uint32_t type; /* struct perf_event_header: PMON_RECORD_KSYM */
 	uint16_t misc, size;

@@ -50,6 +50,24 @@ elif cmd == "len":  # chunk K's length points far past its end
 elif cmd == "all":  # every chunk's payload
     for off, magic, n in ch:
         b[off + 16 + n // 2] ^= 0x40
+elif cmd == "zero":  # chunks K to L (header and payload) all zeros
+    last = int(sys.argv[5])
+    end = ch[last][0] + 16 + ch[last][2]
+    b[off:end] = bytes(end - off)
+elif cmd == "junk":  # 777 bytes, "CHNZ" then zeros, inserted before chunk K
+    b[off:off] = b"CHNZ" + bytes(773)
+elif cmd == "unnumber":  # as an older pmon wrote it: no chunk numbers, raw
+    hs = struct.unpack_from("<I", b, 12)[0]
+    nb = bytearray(b[:hs])
+    for off, magic, n in ch:
+        data = bytes(b[off + 16:off + 16 + n])
+        nrec = struct.unpack_from("<I", b, off + 12)[0]
+        if magic == b"CHNZ":
+            data, magic = zlib.decompress(data), b"CHNK"
+        if magic == b"CHNK" and struct.unpack_from("<I", data, 0)[0] == 0x7003:
+            data, nrec = data[16:], nrec - 1
+        nb += struct.pack("<4sIII", magic, len(data), zlib.crc32(data), nrec) + data
+    b = nb
 open(out, "wb").write(b)
 PY
 
@@ -93,6 +111,61 @@ assert d["truncated"] and d["damaged"]["chunks"] == 1 and d["damaged"]["bytes"] 
 est = d["damaged"]["samples_estimate"]; lost = int(sys.argv[3])
 assert lost / 3 <= est <= lost * 3, (est, lost)' "$TMP/out" "$total" "$lost3"
 done
+# Three damaged chunks in a row, zeroed (no header left to count), with
+# data chunks on both sides (the last chunk may hold kernel symbols): the
+# chunk numbers around them say three; a recording without them (an older
+# pmon's) is counted at the good chunks' average size.
+set -- $(python3 "$TMP/chunks.py" samples "$TMP/p.data" 1)
+lost=$2
+for k in 2 3; do
+	set -- $(python3 "$TMP/chunks.py" samples "$TMP/p.data" $k)
+	lost=$((lost + $2))
+done
+python3 "$TMP/chunks.py" zero "$TMP/p.data" "$TMP/z.data" 1 3
+run_pmon 0 report -i "$TMP/z.data" --format json
+check "zeroed chunks 1 to 3: one warning line saying 3 chunks" \
+	sh -c "[ \$(wc -l <'$TMP/err') -eq 1 ] && grep -q 'skipped 3 damaged chunks (' '$TMP/err'"
+check "zeroed chunks 1 to 3: 3 damaged chunks, the other samples reported" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1])); total, lost = int(sys.argv[2]), int(sys.argv[3])
+assert d["samples"] == total - lost, (d["samples"], total, lost)
+assert d["damaged"]["chunks"] == 3, d["damaged"]
+est = d["damaged"]["samples_estimate"]
+assert lost / 3 <= est <= lost * 3, (est, lost)' "$TMP/out" "$total" "$lost"
+python3 "$TMP/chunks.py" unnumber "$TMP/p.data" "$TMP/u.data"
+run_pmon 0 report -i "$TMP/u.data" --format json
+check "a recording without chunk numbers reads whole" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["samples"] == int(sys.argv[2]) and not d["truncated"], d["samples"]' "$TMP/out" "$total"
+python3 "$TMP/chunks.py" zero "$TMP/u.data" "$TMP/uz.data" 1 3
+run_pmon 0 report -i "$TMP/uz.data" --format json
+check "zeroed chunks 1 to 3 without chunk numbers: counted by the median chunk size" python3 -c '
+import json, struct, sys
+d = json.load(open(sys.argv[1])); b = open(sys.argv[2], "rb").read()
+off, sizes = struct.unpack_from("<I", b, 12)[0], []
+while off < len(b):
+    magic, n = struct.unpack_from("<4sI", b, off)
+    sizes.append((magic, 16 + n)); off += 16 + n
+good = sorted(n for i, (m, n) in enumerate(sizes) if m != b"CHNS" and not 1 <= i <= 3)
+lost = sum(n for m, n in sizes[1:4])
+want = max(1, (lost + good[len(good) // 2] // 2) // good[len(good) // 2])
+assert d["damaged"]["chunks"] == want and d["damaged"]["bytes"] == lost, (d["damaged"], want)' \
+	"$TMP/out" "$TMP/u.data"
+
+# Junk inserted between two chunks (a header of length 0 and zeros) hides
+# no chunk: every sample is reported, none is said to be lost.
+python3 "$TMP/chunks.py" junk "$TMP/p.data" "$TMP/j.data" 4
+run_pmon 0 report -i "$TMP/j.data" --format json
+check "junk between chunks: one warning line, no chunk missing" \
+	sh -c "[ \$(wc -l <'$TMP/err') -eq 1 ] && grep -q 'skipped 777 bytes that were no chunk between chunks numbered in sequence: no chunk is missing' '$TMP/err'"
+check "junk between chunks: every sample reported, none estimated lost" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["samples"] == int(sys.argv[2]), (d["samples"], sys.argv[2])
+dm = d["damaged"]
+assert dm["chunks"] == 0 and dm["samples_estimate"] == 0 and dm["bytes"] == 777, dm' "$TMP/out" "$total"
+
 python3 "$TMP/chunks.py" all "$TMP/p.data" "$TMP/all.data"
 run_pmon 2 report -i "$TMP/all.data"
 one_line_error "every chunk is damaged"

@@ -30,6 +30,13 @@ check "stat -I | head: the command was stopped" wait_gone "$TMP/pid"
 check "stat -I | head: nothing on stderr" [ ! -s "$TMP/err" ]
 
 rm -f "$TMP/pid"
+st=$( (timeout 30 "$PMON" record -e cpu-clock -o /dev/stdout -- sh -c "$LONG" \
+	2>"$TMP/err"; echo $? >"$TMP/rc") | head -c 10 >/dev/null; cat "$TMP/rc")
+check "record -o /dev/stdout | head -c 10: exit 1 (got $st)" [ "$st" = 1 ]
+check "record | head: the command was stopped" wait_gone "$TMP/pid"
+check "record | head: nothing on stderr" [ ! -s "$TMP/err" ]
+
+rm -f "$TMP/pid"
 st=$( (timeout 30 "$PMON" top -b -I 100 -e task-clock -- sh -c "$LONG" 2>"$TMP/err"
 	echo $? >"$TMP/rc") | head -1 >/dev/null; cat "$TMP/rc")
 check "top -b | head -1: exit 1 (got $st)" [ "$st" = 1 ]
@@ -70,6 +77,15 @@ if [ -w /dev/full ]; then
 	check "top -o /dev/full: the command was stopped" wait_gone "$TMP/pid"
 	run_pmon 1 record -e cpu-clock -o /dev/full -- true
 	one_line_error "cannot write '/dev/full': No space left on device"
+	# Standard output on a full disk: said once, by the command (a UI
+	# module's or a built-in one), not again when pmon closes stdout.
+	run_pmon 0 record -e cpu-clock -o "$TMP/full.data" -- true
+	for args in "report -i $TMP/full.data" info; do
+		# shellcheck disable=SC2086
+		"$PMON" $args >/dev/full 2>"$TMP/err"
+		check "$args >/dev/full: exit 1" [ $? -eq 1 ]
+		one_line_error "cannot write 'standard output': No space left on device"
+	done
 fi
 
 # A disk that fills during record: a small tmpfs (root only).

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <linux/perf_event.h>
+#include <locale.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -266,11 +267,73 @@ static void test_report__flamegraph_of_a_garbage_chain(void **state)
 	free(svg);
 }
 
+/* A numeric attribute of @svg (x="", y="", width="", height="") holding a comma. */
+static const char *comma_in_number(const char *svg)
+{
+	static const char *const attrs[] = { " x=\"", " y=\"", " width=\"", " height=\"" };
+
+	for (size_t i = 0; i < sizeof(attrs) / sizeof(attrs[0]); i++)
+		for (const char *p = strstr(svg, attrs[i]); p; p = strstr(p + 1, attrs[i])) {
+			const char *v = strchr(p, '"') + 1, *end = strchr(v, '"');
+			const char *c = strchr(v, ',');
+			if (c && c < end)
+				return p;
+		}
+	return NULL;
+}
+
+/*
+ * A program in a German locale (LC_NUMERIC de_DE: "1,5") gets the same
+ * flame graph and call graph as in "C": numbers in SVG and in pmon's text
+ * are written with a point.
+ */
+static void test_report__exports_in_a_comma_locale(void **state)
+{
+	struct pmon_report_frame frames[] = { { "main", "a.out" }, { "f", "a.out" } };
+	uint32_t a[] = { 0, 1 }, b[] = { 0 };
+	struct pmon_report_stack stacks[] = { { a, 2, 7, 7 }, { b, 1, 3, 3 } };
+	struct pmon_report r = { .frames = frames, .nframes = 2, .stacks = stacks, .nstacks = 2 };
+	char *out = NULL, probe[16];
+	size_t len = 0;
+
+	(void)state;
+	if (!setlocale(LC_NUMERIC, "de_DE.UTF-8") && !setlocale(LC_NUMERIC, "de_DE.utf8"))
+		skip(); /* the locale is not installed */
+	snprintf(probe, sizeof(probe), "%.1f", 1.5);
+	assert_string_equal(probe, "1,5"); /* the locale is in force */
+	r.callchains = true;
+	snprintf(r.header.event, sizeof(r.header.event), "cpu-clock");
+	FILE *f = open_memstream(&out, &len);
+	assert_non_null(f);
+	assert_int_equal(pmon_report_write_flamegraph(&r, f, 1201), 0);
+	fclose(f);
+	assert_non_null(strstr(out, "<rect x=\""));
+	const char *bad = comma_in_number(out);
+	if (bad)
+		fail_msg("a comma in a number: %.60s", bad);
+	assert_non_null(strstr(out, "70.00%"));
+	free(out);
+
+	f = open_memstream(&out, &len);
+	assert_int_equal(pmon_report_write_callgraph(&r, f, false, 0.5, false), 0);
+	fclose(f);
+	assert_non_null(strstr(out, "nodes under 0.5% left out"));
+	assert_non_null(strstr(out, "100.00%"));
+	assert_null(strstr(out, "00,00%"));
+	free(out);
+
+	/* The caller's locale is given back. */
+	snprintf(probe, sizeof(probe), "%.1f", 1.5);
+	assert_string_equal(probe, "1,5");
+	setlocale(LC_NUMERIC, "C");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_report__kernel_chains_merge),
 		cmocka_unit_test(test_report__flamegraph_of_a_garbage_chain),
+		cmocka_unit_test(test_report__exports_in_a_comma_locale),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -850,6 +850,22 @@ static int first_object(struct dl_phdr_info *info, size_t size, void *data)
 	return 1;
 }
 
+/*
+ * Remove a recording this test wrote at @path, and the FILE.old the writer
+ * kept of what was there before (perf's rule, lib/sample/datafile.c): a
+ * run leaves nothing in /tmp.
+ */
+static void remove_recording(const char *path)
+{
+	char old[512];
+
+	snprintf(old, sizeof(old), "%s.old", path);
+	unlink(path);
+	unlink(old);
+	assert_int_not_equal(access(path, F_OK), 0);
+	assert_int_not_equal(access(old, F_OK), 0);
+}
+
 /* A synthetic run in this test program's own code, written as a
  * recording: pmon report names the function and weighs it by the count. */
 static void test_sim__recording_roundtrip(void **state)
@@ -907,7 +923,7 @@ static void test_sim__recording_roundtrip(void **state)
 	}
 	assert_true(found);
 	pmon_report_release(&r);
-	unlink(path);
+	remove_recording(path);
 }
 
 /* ---- annotate --mca's measured cost: synthetic cycles/instructions ---- */
@@ -1096,7 +1112,7 @@ static void test_sim__block_cost(void **state)
 	assert_int_equal(r.nevents, 1);
 	assert_int_equal(pmon_sim_event_role(r.events[0].name), PMON_SIM_ROLE_OTHER);
 	pmon_report_release(&r);
-	unlink(path);
+	remove_recording(path);
 }
 
 static void test_sim__event_role(void **state)
