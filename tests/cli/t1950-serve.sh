@@ -246,7 +246,9 @@ check "SIGTERM with auth: exit 0" [ "$STATUS" -eq 0 ]
 # ---- --rdt where the machine has no resctrl monitoring: said once, exported as 0 ----
 if [ ! -d /sys/fs/resctrl/info/L3_MON ]; then
 	start_serve -e task-clock --rdt || { finish; exit; }
-	check "--rdt without resctrl: a warning" grep -q '^pmon: warning: --rdt: no resctrl monitoring here' "$TMP/serve.err"
+	# (said by the collector when it sets up, which may come after the
+	# "listening" line start_serve waits for: polled)
+	check "--rdt without resctrl: a warning" poll 100 grep -q '^pmon: warning: --rdt: no resctrl monitoring here' "$TMP/serve.err"
 	check "pmon_rdt_available 0" sh -c "[ \"\$(curl -s http://127.0.0.1:$PORT/metrics | grep '^pmon_rdt_available')\" = 'pmon_rdt_available 0' ]"
 	stop_serve
 	check "SIGTERM with --rdt: exit 0" [ "$STATUS" -eq 0 ]
