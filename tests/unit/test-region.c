@@ -583,8 +583,15 @@ static void test_region__german_locale(void **state)
 		}
 		rows++;
 		assert_int_equal(csv_fields(line), header);
-		if (!strncmp(line, "faults,", 7) && strstr(line, ",page-faults,"))
+		if (!strncmp(line, "faults,", 7) && strstr(line, ",page-faults,")) {
+			/* the total is exact only without a sanitizer, whose own
+			 * trace faults in a page now and then (assert_exact_total) */
+#ifdef UNDER_SANITIZER
+			assert_non_null(strstr(line, ",16.00,16.00,")); /* median, mode */
+#else
 			assert_non_null(strstr(line, ",800,16.00,16.00,16.00,0.00,"));
+#endif
+		}
 	}
 	assert_true(header == 21 && rows > 0);
 	assert_non_null(strstr(table, "faults "));
