@@ -73,7 +73,7 @@ static int print_entries(FILE *out, const struct pmon_report *r, enum pmon_repor
 				      r->header.event, "command", r->header.command, "samples",
 				      (json_int_t)r->samples, "lost", (json_int_t)r->lost,
 				      "truncated", r->truncated, "events", evs, "entries", a);
-		if (r->truncated)
+		if (r->warning[0])
 			json_object_set_new(
 				j, "damaged",
 				json_pack("{s:I, s:I, s:I, s:s}", "chunks",
@@ -195,7 +195,7 @@ int cmd_report(int argc, char **argv)
 		cli_error("%s", pmon_errdetail());
 		return err == -ENOENT || err == -PMON_ERRNO__PARSE ? CLI_USAGE : CLI_FAIL;
 	}
-	if (r.truncated)
+	if (r.warning[0])
 		cli_warn("%s: %s", in, r.warning);
 	if (r.stale[0])
 		cli_warn("%s", r.stale);

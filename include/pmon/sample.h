@@ -240,7 +240,9 @@ struct pmon_report {
 	size_t n;
 	uint64_t samples, lost, period;
 	/* Chunks were damaged (a torn or flipped middle chunk, a cut tail): the
-	 * reader skipped to the next valid chunk; ->warning says what. */
+	 * reader skipped to the next valid chunk; ->warning says what (it also
+	 * names junk between two chunks numbered in sequence, which hides
+	 * nothing: then ->truncated is false). */
 	bool truncated;
 	bool callchains; /* the samples carry call chains (recorded with -g) */
 	char warning[256];

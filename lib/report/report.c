@@ -2037,7 +2037,9 @@ static void note_damage(struct scan *s, const char *path, uint64_t samples, uint
 		: 0;
 	if (!r->damaged_chunks && !junk && !extra[0])
 		return;
-	r->truncated = true;
+	/* Truncated: something is missing. Junk between two chunks numbered in
+	 * sequence is said (->warning) but hides no sample. */
+	r->truncated = r->damaged_chunks || extra[0];
 	if (junk)
 		pmon__fmt(junk_s, sizeof(junk_s), "%s%llu bytes that were no chunk",
 			  r->damaged_chunks ? " and " : "", (unsigned long long)junk);

@@ -164,7 +164,8 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["samples"] == int(sys.argv[2]), (d["samples"], sys.argv[2])
 dm = d["damaged"]
-assert dm["chunks"] == 0 and dm["samples_estimate"] == 0 and dm["bytes"] == 777, dm' "$TMP/out" "$total"
+assert dm["chunks"] == 0 and dm["samples_estimate"] == 0 and dm["bytes"] == 777, dm
+assert not d["truncated"], "junk alone hides no sample: not truncated"' "$TMP/out" "$total"
 
 python3 "$TMP/chunks.py" all "$TMP/p.data" "$TMP/all.data"
 run_pmon 2 report -i "$TMP/all.data"
