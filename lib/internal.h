@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 #include <locale.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -35,6 +36,16 @@ void pmon__clear_detail(void);
  * into that: @p when @err is 0, else NULL with errno = -@err. Call the
  * implementation before, not in the argument list: the order in which
  * arguments are evaluated is unspecified (C11 6.5.2.2p10). */
+/* An output struct's copy to a caller built with another size of it
+ * (docs/architecture.md: output structs that may grow): @out_sz bytes of
+ * @full, zeros past this library's @full_sz. */
+static inline void pmon__copy_out(void *out, size_t out_sz, const void *full, size_t full_sz)
+{
+	memcpy(out, full, out_sz < full_sz ? out_sz : full_sz);
+	if (out_sz > full_sz)
+		memset((char *)out + full_sz, 0, out_sz - full_sz);
+}
+
 /* The median of @v[0..@n) as pmon_summarize() gives it (the mean of the
  * two middle values where @n is even), found in place by selection: @v is
  * reordered, and nothing is allocated (lib/stats/summary.c). @n > 0. */

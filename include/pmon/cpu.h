@@ -289,10 +289,18 @@ struct pmon_cpu_info {
  * @out: filled completely (zeroed first).
  *
  * Pure: reads only @c. Leaves beyond the maximum leaf are marked
- * PMON_LEAF_NOT_ENUMERATED and never decoded.
+ * PMON_LEAF_NOT_ENUMERATED and never decoded. A macro: it passes the size
+ * of *@out as the caller was built to pmon_cpu_decode_sized(), so that
+ * struct pmon_cpu_info may grow (a caller built with a larger one gets
+ * zeros past this library's; one smaller than the first release's is
+ * refused with -EINVAL).
  * Return: 0, or -EINVAL with a detail when @c lacks leaf 0 (nothing to decode).
  */
-PMON_API int pmon_cpu_decode(const struct pmon_cpuid *c, struct pmon_cpu_info *out);
+PMON_API int pmon_cpu_decode_sized(const struct pmon_cpuid *c, struct pmon_cpu_info *out,
+				   size_t out_sz);
+#define pmon_cpu_decode(c, out) pmon_cpu_decode_sized((c), (out), sizeof(*(out)))
+/* The function of release 0.1, for programs linked before the macro. */
+PMON_API int(pmon_cpu_decode)(const struct pmon_cpuid *c, struct pmon_cpu_info *out);
 
 /**
  * pmon_rdt_mbm_correct() - an MBM byte count of RMID @rmid with Linux's

@@ -67,11 +67,19 @@ struct pmon_kernel_probe_opts {
 /**
  * pmon_kernel_probe() - find out what this kernel offers.
  * @opts: may be NULL.
+ * A macro: it passes the size of *@out as the caller was built to
+ * pmon_kernel_probe_sized(), so that struct pmon_kernel_info may grow (a
+ * caller built with a larger one gets zeros past this library's; one
+ * smaller than the first release's is refused with -EINVAL).
  * Return: 0 (every field filled, absences recorded in it), or -EINVAL for
  * bad @opts.
  */
-PMON_API int pmon_kernel_probe(const struct pmon_kernel_probe_opts *opts,
-			       struct pmon_kernel_info *out);
+PMON_API int pmon_kernel_probe_sized(const struct pmon_kernel_probe_opts *opts,
+				     struct pmon_kernel_info *out, size_t out_sz);
+#define pmon_kernel_probe(opts, out) pmon_kernel_probe_sized((opts), (out), sizeof(*(out)))
+/* The function of release 0.1, for programs linked before the macro. */
+PMON_API int(pmon_kernel_probe)(const struct pmon_kernel_probe_opts *opts,
+				struct pmon_kernel_info *out);
 
 /**
  * pmon_kernel_core_pmus() - the core PMUs under @sysfs_root (NULL: "/sys"):

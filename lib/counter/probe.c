@@ -159,7 +159,36 @@ static void probe_resctrl(const char *proc, struct pmon_kernel_info *k)
 	}
 }
 
-int pmon_kernel_probe(const struct pmon_kernel_probe_opts *opts, struct pmon_kernel_info *k)
+/* The size of struct pmon_kernel_info in its first release (0.1): every
+ * caller's is at least this. A field added later goes at the end. */
+#define KERNEL_INFO_SZ_V1 sizeof(struct pmon_kernel_info)
+
+static int probe_full(const struct pmon_kernel_probe_opts *opts, struct pmon_kernel_info *k);
+
+int pmon_kernel_probe_sized(const struct pmon_kernel_probe_opts *opts, struct pmon_kernel_info *out,
+			    size_t out_sz)
+{
+	if (out_sz == sizeof(*out))
+		return probe_full(opts, out);
+	if (out_sz < KERNEL_INFO_SZ_V1)
+		return pmon__err(-EINVAL,
+				 "struct pmon_kernel_info: size %zu unknown (at least %zu)", out_sz,
+				 KERNEL_INFO_SZ_V1);
+	struct pmon_kernel_info *full = malloc(sizeof(*full));
+	if (!full)
+		return -ENOMEM;
+	int err = probe_full(opts, full);
+	pmon__copy_out(out, out_sz, full, sizeof(*full));
+	free(full);
+	return err;
+}
+
+int(pmon_kernel_probe)(const struct pmon_kernel_probe_opts *opts, struct pmon_kernel_info *out)
+{
+	return probe_full(opts, out);
+}
+
+static int probe_full(const struct pmon_kernel_probe_opts *opts, struct pmon_kernel_info *k)
 {
 	const char *sys = "/sys", *proc = "/proc", *dev = "/dev";
 	bool no_perf = false;

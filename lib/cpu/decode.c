@@ -7,6 +7,7 @@
  * 80000022H) and AMD's PQoS spec (leaf 0FH on AMD uses Intel's layout).
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
@@ -616,7 +617,34 @@ static void decode_hybrid(const struct leafctx *x, struct pmon_hybrid *h)
 	}
 }
 
-int pmon_cpu_decode(const struct pmon_cpuid *c, struct pmon_cpu_info *out)
+/* The size of struct pmon_cpu_info in its first release (0.1): every
+ * caller's is at least this. A field added later goes at the end. */
+#define CPU_INFO_SZ_V1 sizeof(struct pmon_cpu_info)
+
+static int decode_full(const struct pmon_cpuid *c, struct pmon_cpu_info *out);
+
+int pmon_cpu_decode_sized(const struct pmon_cpuid *c, struct pmon_cpu_info *out, size_t out_sz)
+{
+	if (out_sz == sizeof(*out))
+		return decode_full(c, out);
+	if (out_sz < CPU_INFO_SZ_V1)
+		return pmon__err(-EINVAL, "struct pmon_cpu_info: size %zu unknown (at least %zu)",
+				 out_sz, CPU_INFO_SZ_V1);
+	struct pmon_cpu_info *full = malloc(sizeof(*full));
+	if (!full)
+		return -ENOMEM;
+	int err = decode_full(c, full);
+	pmon__copy_out(out, out_sz, full, sizeof(*full));
+	free(full);
+	return err;
+}
+
+int(pmon_cpu_decode)(const struct pmon_cpuid *c, struct pmon_cpu_info *out)
+{
+	return decode_full(c, out);
+}
+
+static int decode_full(const struct pmon_cpuid *c, struct pmon_cpu_info *out)
 {
 	struct pmon_cpuid_regs r;
 	struct leafctx x = { .c = c };

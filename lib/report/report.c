@@ -1963,7 +1963,8 @@ static int cmp_u64(const void *a, const void *b)
 static uint64_t stretch_chunks(const struct scan *s, size_t k, uint64_t median)
 {
 	const struct stretch *t = &s->st[k];
-	size_t hi = t->next, lo = t->next, between = 0;
+	size_t hi = t->next, between = 0;
+	size_t lo = hi;
 	uint64_t est = median ? (t->bytes + median / 2) / median : 1;
 
 	if (!est)

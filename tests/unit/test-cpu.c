@@ -187,6 +187,18 @@ static void test_cpu__every_dump_decodes(void **state)
 		snprintf(name, sizeof(name), "%.*s", (int)(len - 4), de->d_name);
 		c = load(name);
 		assert_int_equal(pmon_cpu_decode(c, &ci), 0);
+		/* The output struct may grow (docs/architecture.md): a caller's
+		 * larger one gets the same decoding and zeros past it. */
+		struct {
+			struct pmon_cpu_info ci;
+			unsigned char more[64];
+		} big;
+		memset(&big, 0xaa, sizeof(big));
+		assert_int_equal(pmon_cpu_decode_sized(c, &big.ci, sizeof(big)), 0);
+		assert_memory_equal(&big.ci, &ci, sizeof(ci));
+		for (size_t i = 0; i < sizeof(big.more); i++)
+			assert_int_equal(big.more[i], 0);
+		assert_int_equal(pmon_cpu_decode_sized(c, &big.ci, sizeof(ci) - 8), -EINVAL);
 		assert_true(ci.id.vendor == PMON_VENDOR_INTEL || ci.id.vendor == PMON_VENDOR_AMD);
 		assert_true(ci.id.family >= 5);
 		assert_int_equal(ci.pm.gp_count, (unsigned)__builtin_popcountll(ci.pm.gp_mask));

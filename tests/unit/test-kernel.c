@@ -106,6 +106,26 @@ static void test_kernel__fake_tree(void **state)
 	assert_false(pmon_kernel_has_core_pmu(sys));
 	assert_int_equal(pmon_kernel_core_pmus(sys, NULL, 0), 0);
 
+	/* The output struct may grow: a caller built with a larger one gets
+	 * this library's fields and zeros past them; a smaller one is refused,
+	 * never overrun (docs/architecture.md). */
+	struct {
+		struct pmon_kernel_info k;
+		unsigned char more[64];
+	} big;
+	assert_int_equal(pmon_kernel_probe(&o, &k), 0);
+	memset(&big, 0xaa, sizeof(big));
+	assert_int_equal(pmon_kernel_probe_sized(&o, &big.k, sizeof(big)), 0);
+	assert_int_equal(big.k.paranoid, k.paranoid);
+	assert_string_equal(big.k.core_pmu, k.core_pmu);
+	for (size_t i = 0; i < sizeof(big.more); i++)
+		assert_int_equal(big.more[i], 0);
+	memset(&big, 0xaa, sizeof(big));
+	assert_int_equal(pmon_kernel_probe_sized(&o, &big.k, sizeof(big.k) - 8), -EINVAL);
+	assert_int_equal(((unsigned char *)&big)[0], 0xaa); /* untouched */
+	assert_int_equal((pmon_kernel_probe)(&o, &big.k), 0); /* release 0.1's symbol */
+	assert_int_equal(big.k.paranoid, k.paranoid);
+
 	o.sz = 3; /* not a size this library knows */
 	assert_int_equal(pmon_kernel_probe(&o, &k), -EINVAL);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
