@@ -568,6 +568,39 @@ int pmon_report_write_pprof(const struct pmon_report *r, FILE *out)
 	vt[1].unit = str_index(&st, unit);
 	pt.type = vt[1].type;
 	pt.unit = vt[1].unit;
+	uint64_t best_period = 0;
+	/* pprof takes the first mapping for the program's own file ("File:"
+	 * in go tool pprof -top): the user-space DSO most samples end in,
+	 * not whichever came first (a system-wide profile's kernel, libc). */
+	const char *main_dso = NULL;
+	struct {
+		const char *dso;
+		uint64_t period;
+	} *leaf = calloc(nf ? nf : 1, sizeof(*leaf)); /* per DSO: at most one per frame */
+	size_t nleaf = 0;
+	for (size_t i = 0; leaf && i < ns; i++) {
+		const struct pmon_report_stack *s = &r->stacks[i];
+		const char *d = s->depth ? r->frames[s->frame[s->depth - 1]].dso : NULL;
+		if (!d || d[0] == '[')
+			continue; /* [kernel.kallsyms], [jit], [unknown] */
+		size_t k = 0;
+		while (k < nleaf && strcmp(leaf[k].dso, d))
+			k++;
+		if (k == nleaf)
+			leaf[nleaf++].dso = d;
+		leaf[k].period += s->period;
+		if (!main_dso || leaf[k].period > best_period)
+			main_dso = leaf[k].dso, best_period = leaf[k].period;
+	}
+	free(leaf);
+	if (main_dso && nf) {
+		perftools__profiles__mapping__init(&map[0]);
+		map[0].id = 1;
+		map[0].filename = str_index(&st, main_dso);
+		map[0].has_functions = true;
+		mapp[0] = &map[0];
+		nmap = 1;
+	}
 	/* One function, one location per frame; one mapping per DSO. */
 	for (size_t i = 0; i < nf; i++) {
 		size_t m = 0;

@@ -277,6 +277,21 @@ vals = [list(map(int, re.findall(r"value: (\d+)", b))) for b in re.findall(r"sam
 assert vals and all(len(v) == 2 for v in vals)
 assert sum(v[0] for v in vals) == r["samples"], (sum(v[0] for v in vals), r["samples"])
 assert sum(v[1] for v in vals) == sum(e["period"] for e in r["entries"])' "$TMP/pprof.txt" "$TMP/g.json"
+	# pprof takes the first mapping for the program's file (go tool pprof's
+	# "File:"): the user-space DSO most samples end in, even in a
+	# system-wide profile whose first frames are the kernel's.
+	if [ "$(id -u)" = 0 ]; then
+		run_pmon 0 record -a -e cpu-clock -F 999 -o "$TMP/a.data" -- "$H" 100000000
+		run_pmon 0 report -i "$TMP/a.data" --format pprof -o "$TMP/a.pb.gz"
+		gunzip -c "$TMP/a.pb.gz" | protoc --decode perftools.profiles.Profile -I "$PROTO_DIR" \
+			"$PROTO_DIR/profile.proto" >"$TMP/a.txt" 2>"$TMP/err"
+		check "pprof: the first mapping is the program's ($(basename "$H"))" python3 -c '
+import re, sys
+t = open(sys.argv[1]).read()
+strs = re.findall(r"string_table: \"([^\"]*)\"", t)
+m = re.search(r"mapping \{\s*id: 1\s*filename: (\d+)", t)
+assert m and strs[int(m.group(1))] == sys.argv[2], (m and strs[int(m.group(1))])' "$TMP/a.txt" "$(basename "$H")"
+	fi
 else
 	echo "ok - # SKIP pprof decode: protoc or pprof's profile.proto missing"
 fi
