@@ -58,12 +58,20 @@ bool cli_on_path(const char *name, char *found, size_t len);
  * when a signal stopped pmon before the command ended (docs/exit-codes.md). */
 int cli_exit_status(int rc, bool have_status, int status, int got_sig);
 
-/* Output stream: stdout, or the file named by -o, created 0600 (an existing
- * file keeps its mode). NULL after printing the error. */
-FILE *cli_open_output(const char *path);
+/* Output stream: stdout for NULL or "-", else what -o names, opened by
+ * pmon_output__open() (include/pmon/output.h) with @flags: a regular file
+ * is written to a temporary beside it and replaced at cli_close_output()
+ * (PMON_OUTPUT_IN_PLACE: truncated and written where it is, for logs read
+ * while written); a character device or FIFO is a stream where @flags has
+ * PMON_OUTPUT_STREAM, else refused; nothing a user named is ever removed.
+ * NULL after printing the one-line error. */
+FILE *cli_open_output_as(const char *path, unsigned flags);
+#define cli_open_output(path) cli_open_output_as(path, 1u /* PMON_OUTPUT_STREAM */)
 /* Close an output stream, reporting write errors. A closed pipe (EPIPE:
  * `pmon ... | head`) is the reader's choice, not an error: no message, but
- * still CLI_FAIL (docs/exit-codes.md). Return: CLI_OK or CLI_FAIL. */
+ * still CLI_FAIL (docs/exit-codes.md). A file written through a temporary
+ * replaces the named one only when every write succeeded. Return: CLI_OK
+ * or CLI_FAIL. */
 int cli_close_output(FILE *f, const char *path);
 /* Has writing @f failed (after flushing it)? A full disk or a closed file is
  * reported once, naming @path (NULL: standard output) and the reason; a
@@ -71,10 +79,14 @@ int cli_close_output(FILE *f, const char *path);
 bool cli_output_failed(FILE *f, const char *path);
 /* Is @fd the write end of a pipe or socket whose reader has gone? */
 bool cli_reader_gone(int fd);
-/* Can @path be created or replaced as an output, before any work is done?
- * Checks that its directory exists and is writable and that @path is not a
- * directory; prints one line naming @what ("-o", "--plot") when not. */
-bool cli_check_output_path(const char *path, const char *what);
+/* Can @path be opened as an output with @flags (as cli_open_output_as()),
+ * before any work is done? pmon_output__check(): nothing is created; one
+ * line naming @what ("-o", "--plot") when not. */
+bool cli_check_output_as(const char *path, const char *what, unsigned flags);
+#define cli_check_output_path(path, what) cli_check_output_as(path, what, 1u)
+/* A command that failed after opening its output: the file named keeps
+ * what it held (the temporary is removed); stdout is left alone. */
+void cli_abandon_output(FILE *f);
 
 /* Does @path name a picture pmon draws (.svg or .png, lib/plot's rule)?
  * One line printed when not. */

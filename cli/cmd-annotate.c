@@ -232,7 +232,9 @@ int cmd_annotate(int argc, char **argv)
 		print_json(out, &a);
 	else
 		print_text(out, &a, !no_source);
-	if (cli_close_output(out, outpath) != CLI_OK)
+	if (rc != CLI_OK)
+		cli_abandon_output(out); /* a half annotation never replaces the file */
+	else if (cli_close_output(out, outpath) != CLI_OK)
 		rc = CLI_FAIL;
 	pmon_annotation_release(&a);
 	return rc;

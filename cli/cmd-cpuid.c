@@ -34,7 +34,7 @@ int cmd_cpuid(int argc, char **argv)
 	out = cli_open_output(outpath);
 	if (!out) {
 		pmon_cpuid__free(snap);
-		return CLI_FAIL;
+		return CLI_USAGE;
 	}
 	rc = pmon_cpuid__write(snap, out) ? CLI_FAIL : CLI_OK;
 	if (out != stdout && cli_close_output(out, outpath) != CLI_OK)

@@ -720,7 +720,7 @@ int cmd_info(int argc, char **argv)
 
 	out = cli_open_output(outpath);
 	if (!out) {
-		rc = CLI_FAIL;
+		rc = CLI_USAGE; /* an output that cannot be written: docs/exit-codes.md */
 		goto out_free;
 	}
 	if (json) {

@@ -29,7 +29,12 @@ int plot_log(const char *log, const char *out, unsigned w, unsigned h, const cha
 	pmon_plot_data_release(&d);
 	if (err) {
 		cli_error("%s", pmon_errdetail());
-		return err == -EINVAL ? CLI_USAGE : CLI_FAIL;
+		/* a picture's name or size, or an output refused (a directory, a
+		 * FIFO nobody reads, another user's link): bad input, 2 */
+		return err == -EINVAL || err == -EISDIR || err == -ENXIO || err == -EPERM ||
+				err == -ENOENT || err == -EEXIST || err == -EROFS || err == -EACCES
+			? CLI_USAGE
+			: CLI_FAIL;
 	}
 	return CLI_OK;
 }
@@ -65,7 +70,7 @@ int trace_draw(const char *in, const char *outpath, bool png, uint64_t from, uin
 		cli_error("the PNG is binary: give -o FILE");
 		rc = CLI_USAGE;
 	} else if (!(out = cli_open_output(outpath))) {
-		rc = CLI_FAIL;
+		rc = CLI_USAGE;
 	} else {
 		struct pmon_plot_trace_opts o = { .sz = sizeof(o),
 						  .format = png ? PMON_PLOT_PNG : PMON_PLOT_SVG,
@@ -111,5 +116,7 @@ int cmd_plot(int argc, char **argv)
 		cli_error("give one LOG and -o OUT.svg|OUT.png (see 'pmon plot --help')");
 		return CLI_USAGE;
 	}
+	if (!cli_check_output_path(out, "-o"))
+		return CLI_USAGE;
 	return plot_log(argv[argi], out, (unsigned)w, (unsigned)h, title);
 }

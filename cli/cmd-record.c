@@ -335,12 +335,13 @@ static int record(struct pmon_target *t, char **cmd, bool all, unsigned long cal
 
 	err = w ? 0 : -errno;
 	if (err) {
-		/* The name was checked: what fails now is the machine's. */
+		/* The name was checked: what fails now is the machine's, or a
+		 * FIFO nobody reads (found only by opening it): bad input, 2. */
 		cli_error("%s", pmon_errdetail());
 		pmon_child__kill(&ch, SIGKILL, NULL);
 		pmon_sampler__close(s);
 		pmon_evlist__free(ev);
-		return CLI_FAIL;
+		return err == -ENXIO || err == -EPERM || err == -EISDIR ? CLI_USAGE : CLI_FAIL;
 	}
 	/* The event table: which sample identifier is which event. */
 	for (size_t i = 0; !err && i < pmon_evlist__count(ev); i++) {

@@ -224,9 +224,10 @@ int cmd_report(int argc, char **argv)
 	if (err && err != -EIO) {
 		cli_error("--format %s: %s", fmt, strerror(-err));
 		rc = CLI_FAIL;
-	}
-	if (cli_close_output(out, outpath) != CLI_OK)
+		cli_abandon_output(out); /* a half export never replaces the file */
+	} else if (cli_close_output(out, outpath) != CLI_OK) {
 		rc = CLI_FAIL;
+	}
 	pmon_report_release(&r);
 	return rc;
 }

@@ -853,6 +853,20 @@ int sim_run(const struct sim_req *q)
 			  errno == EACCES ? "permission denied" : "no such file or directory");
 		return 127;
 	}
+	/* The recording written is -o, else pmon.data, unless --stat --compare
+	 * wants one only to compare: never the compared recording itself,
+	 * which FILE.old would silently take the place of (issue #23). */
+	const char *recout = q->out ? q->out : q->stat && cmp.rec ? NULL : "pmon.data";
+	struct stat rs, cs;
+	if (cmp.rec && recout && !stat(recout, &rs) && !stat(cmp.rec, &cs) &&
+	    rs.st_dev == cs.st_dev && rs.st_ino == cs.st_ino) {
+		cli_error("--compare '%s' is the recording this simulation would write%s: name "
+			  "another with -o",
+			  cmp.rec, q->out ? "" : " (the default -o pmon.data)");
+		return CLI_USAGE;
+	}
+	if (recout && !cli_check_output_path(recout, "-o"))
+		return CLI_USAGE;
 	if (q->stat_out) { /* checked before the slow part, as pmon stat does */
 		if (!cli_check_output_path(q->stat_out, "-o"))
 			return CLI_USAGE;

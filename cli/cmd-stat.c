@@ -868,7 +868,9 @@ int cmd_stat(int argc, char **argv)
 	o.sep = so.sep;
 	o.path = so.outpath;
 	/* Every output is checked before the command runs (issue #14.7). */
-	if (!cli_check_output_path(so.outpath, "-o") ||
+	if (!cli_check_output_as(so.outpath, "-o",
+				 PMON_OUTPUT_STREAM |
+					 (so.interval_ms ? PMON_OUTPUT_IN_PLACE : 0)) ||
 	    (so.plot && !cli_check_output_path(so.plot, "--plot"))) {
 		rc = CLI_USAGE;
 		goto out;
@@ -877,7 +879,13 @@ int cmd_stat(int argc, char **argv)
 		rc = CLI_USAGE;
 		goto out;
 	}
-	o.f = so.outpath ? cli_open_output(so.outpath) : stderr;
+	/* -I's intervals are written where the file is, so that `tail -f`
+	 * follows them and a run stopped early keeps each one; the totals
+	 * replace the file whole when the run has ended. */
+	o.f = so.outpath ? cli_open_output_as(so.outpath,
+					      PMON_OUTPUT_STREAM |
+						      (so.interval_ms ? PMON_OUTPUT_IN_PLACE : 0))
+			 : stderr;
 	if (!o.f) {
 		rc = CLI_USAGE;
 		goto out;

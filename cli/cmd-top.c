@@ -698,7 +698,8 @@ int cmd_top(int argc, char **argv)
 	if (!isatty(STDOUT_FILENO))
 		t->batch = true;
 	/* The log's name is checked before anything runs (issue #14.7). */
-	if (logpath && !cli_check_output_path(logpath, "-o")) {
+	if (logpath &&
+	    !cli_check_output_as(logpath, "-o", PMON_OUTPUT_STREAM | PMON_OUTPUT_IN_PLACE)) {
 		rc = CLI_USAGE;
 		goto out;
 	}
@@ -761,7 +762,8 @@ int cmd_top(int argc, char **argv)
 	}
 	if (logpath) {
 		size_t n = strlen(logpath);
-		t->log = cli_open_output(logpath);
+		/* a log, followed while written: in place */
+		t->log = cli_open_output_as(logpath, PMON_OUTPUT_STREAM | PMON_OUTPUT_IN_PLACE);
 		if (!t->log) {
 			rc = CLI_USAGE;
 			pmon_child__kill(&t->child, SIGKILL, NULL);

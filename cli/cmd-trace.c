@@ -159,13 +159,12 @@ struct run_opts {
 	char **cmd;
 };
 
-static int trace_run(struct run_opts *o, struct pmon_target *pt, const char *abs,
-		     struct pmon_child *ch);
+static int trace_run(struct run_opts *o, struct pmon_target *pt, struct pmon_output *out,
+		     struct pmon_output *kout, struct pmon_child *ch);
 
 static int run(int argc, char **argv)
 {
 	struct run_opts o = { .out = "pmon.trace", .hooks = -1, .spec = { .sz = sizeof(o.spec) } };
-	char abs[PATH_MAX];
 	const struct cli_option options[] = {
 		CLI_OPT_TEXT(
 			"Records a timeline into FILE: the COMMAND's trace hooks\n"
@@ -244,38 +243,28 @@ static int run(int argc, char **argv)
 		cli_error("--no-hooks records nothing without -e CHANNELS");
 		return CLI_USAGE;
 	}
-	/* The program may change directory: give it an absolute name, and
-	 * check now that the file can be written, before running anything. */
-	if (o.out[0] == '/') {
-		if (strlen(o.out) >= sizeof(abs)) {
-			cli_error("trace file name too long");
-			return CLI_USAGE;
-		}
-		memcpy(abs, o.out, strlen(o.out) + 1);
-	} else {
-		char cwd[PATH_MAX];
-		if (!getcwd(cwd, sizeof(cwd)) ||
-		    snprintf(abs, sizeof(abs), "%s/%s", cwd, o.out) >= (int)sizeof(abs)) {
-			cli_error("cannot name the trace file '%s': %s", o.out, strerror(errno));
-			return CLI_USAGE;
-		}
-	}
 	struct pmon_target t = { .sz = sizeof(t), .pid = -1 };
 	if (pmon_target__parse(&o.spec, &t) || pmon_target__validate(&t, NULL)) {
 		cli_error("%s", pmon_errdetail());
 		pmon_target__release(&t);
 		return CLI_USAGE;
 	}
-	FILE *probe = cli_open_output(abs);
-	if (!probe) {
+	/* The program writes its hooks, and pmon the kernel's events, into
+	 * two temporaries beside the trace (include/pmon/output.h); the
+	 * merged one replaces the trace only when all went well, so nothing
+	 * the user named is removed or written through. A device, FIFO or
+	 * descriptor is refused: the two are merged and read back. */
+	struct pmon_output_opts oo = { .sz = sizeof(oo), .flags = 0 };
+	struct pmon_output *out = pmon_output__open(o.out, &oo), *kout = NULL;
+	if (!out || !(kout = pmon_output__open(o.out, &oo))) {
+		cli_error("%s", pmon_errdetail());
+		pmon_output__abandon(out);
 		pmon_target__release(&t);
 		return CLI_USAGE;
 	}
-	fclose(probe);
-	unlink(abs);
 	struct pmon_child ch = { .pid = -1, .go_fd = -1, .err_fd = -1 };
 	pmon_child__forward_signals(&ch); /* before the fork: see counter.h */
-	int rc = trace_run(&o, &t, abs, &ch);
+	int rc = trace_run(&o, &t, out, kout, &ch);
 	pmon_child__forward_signals(NULL);
 	pmon_target__release(&t);
 	return rc;
@@ -308,25 +297,69 @@ static void describe(const struct run_opts *o, const struct pmon_target *t, char
 	}
 }
 
-static int trace_run(struct run_opts *o, struct pmon_target *pt, const char *abs,
-		     struct pmon_child *ch)
+/* What a recorded trace's summary says besides the file's own counts. */
+struct trace_result {
+	bool kernel, timed_out;
+	uint64_t kev, klost;
+};
+
+static int trace_record(struct run_opts *o, struct pmon_target *pt, const char *tpath,
+			const char *kpath, struct pmon_child *ch, struct trace_result *res);
+static int trace_summary(const struct run_opts *o, const struct trace_result *res, int rc);
+
+/* Runs the trace into @out's temporary (the hooks) and @kout's (the
+ * kernel's events), merges them, and commits @out over -o's file; both are
+ * freed on every path. */
+static int trace_run(struct run_opts *o, struct pmon_target *pt, struct pmon_output *out,
+		     struct pmon_output *kout, struct pmon_child *ch)
 {
-	char kpath[PATH_MAX + 16], cmdline[256];
+	struct trace_result res = { 0 };
+	int rc = trace_record(o, pt, pmon_output__path(out), pmon_output__path(kout), ch, &res);
+	pmon_output__abandon(kout); /* merged, renamed into @out, or dropped */
+	if (rc < 0) {
+		pmon_output__abandon(out);
+		return -rc;
+	}
+	/* The program's or the kernel's trace, or nothing: an empty temporary
+	 * is no trace, and the file named keeps what it held. */
+	struct stat st;
+	if (!fstat(pmon_output__fd(out), &st) && st.st_size == 0 &&
+	    !stat(pmon_output__path(out), &st) && st.st_size == 0) {
+		pmon_output__abandon(out);
+		cli_error("'%s' wrote no trace: it is not linked with libpmon, or unset "
+			  "PMON_TRACE",
+			  o->cmd ? o->cmd[0] : "?");
+		return rc ? rc : CLI_FAIL;
+	}
+	if (pmon_output__commit(out)) {
+		cli_error("%s", pmon_errdetail());
+		return CLI_FAIL;
+	}
+	return trace_summary(o, &res, rc);
+}
+
+/* Records into @tpath (the hooks, written by the program) and @kpath (the
+ * kernel's events), and merges the second into the first. Return: the exit
+ * status to give, or its negative where nothing may be kept. */
+static int trace_record(struct run_opts *o, struct pmon_target *pt, const char *tpath,
+			const char *kpath, struct pmon_child *ch, struct trace_result *res)
+{
+	char cmdline[256];
 	int err = 0;
 
 	/* The hooks: libpmon in the command starts its trace writer when it
 	 * finds PMON_TRACE (lib/trace/trace.c); without --hooks it must not
 	 * find one, not even pmon's own. */
 	if (o->cmd) {
-		if (o->hooks ? setenv("PMON_TRACE", abs, 1) : unsetenv("PMON_TRACE")) {
+		if (o->hooks ? setenv("PMON_TRACE", tpath, 1) : unsetenv("PMON_TRACE")) {
 			cli_error("cannot set PMON_TRACE: %s", strerror(errno));
-			return CLI_FAIL;
+			return -CLI_FAIL;
 		}
 		err = pmon_child__fork(o->cmd, ch);
 		unsetenv("PMON_TRACE");
 		if (err) {
 			cli_error("cannot run '%s': %s", o->cmd[0], strerror(-err));
-			return CLI_FAIL;
+			return -CLI_FAIL;
 		}
 	}
 	describe(o, pt, cmdline, sizeof(cmdline));
@@ -352,7 +385,6 @@ static int trace_run(struct run_opts *o, struct pmon_target *pt, const char *abs
 					      : 0,
 			.command = cmdline,
 		};
-		snprintf(kpath, sizeof(kpath), "%s.kernel", abs);
 		err = pmon_trace_kernel__open(&t, kpath, &ko, &k);
 		bool missing = err == -EACCES || err == -EPERM || err == -ENOENT;
 		if (err && missing && o->cmd && o->hooks && !o->all) {
@@ -371,7 +403,7 @@ static int trace_run(struct run_opts *o, struct pmon_target *pt, const char *abs
 			else
 				cli_error("cannot record kernel events: %s", pmon_errdetail());
 			pmon_child__kill(ch, SIGKILL, NULL);
-			return err == -EINVAL || err == -ESRCH ? CLI_USAGE : CLI_UNSUPPORTED;
+			return err == -EINVAL || err == -ESRCH ? -CLI_USAGE : -CLI_UNSUPPORTED;
 		}
 		if (k && *pmon_trace_kernel__skipped(k))
 			cli_warn("kernel events skipped: %s", pmon_trace_kernel__skipped(k));
@@ -421,27 +453,29 @@ static int trace_run(struct run_opts *o, struct pmon_target *pt, const char *abs
 		int kerr = pmon_trace_kernel__close(k, &kev, &klost);
 		if (kerr)
 			cli_warn("kernel events: %s", pmon_errdetail());
-		if (err)
-			unlink(kpath);
-		else if (pmon_trace_merge(abs, kpath))
+		if (!err && pmon_trace_merge(tpath, kpath))
 			cli_warn("%s", pmon_errdetail());
 	}
 	if (err) {
 		cli_error("cannot run '%s': %s", o->cmd[0], strerror(-err));
-		return 127;
+		return -127;
 	}
 	int rc = timed_out		? CLI_OK
 		: o->cmd && have_status ? pmon_exit_code(status)
 		: got_signal		? 128 + got_signal
 					: CLI_OK;
-	struct pmon_trace_reader *r = pmon_trace_reader__open(abs);
+	res->kernel = k != NULL;
+	res->kev = kev;
+	res->klost = klost;
+	res->timed_out = timed_out;
+	return rc;
+}
+
+static int trace_summary(const struct run_opts *o, const struct trace_result *res, int rc)
+{
+	struct pmon_trace_reader *r = pmon_trace_reader__open(o->out);
 	if (!r) {
-		if (errno == ENOENT)
-			cli_error("'%s' wrote no trace: it is not linked with libpmon, or unset "
-				  "PMON_TRACE",
-				  o->cmd ? o->cmd[0] : "?");
-		else
-			cli_error("%s", pmon_errdetail());
+		cli_error("%s", pmon_errdetail());
 		return rc ? rc : CLI_FAIL;
 	}
 	const struct pmon_trace_info *in = pmon_trace_reader__info(r);
@@ -450,11 +484,11 @@ static int trace_run(struct run_opts *o, struct pmon_target *pt, const char *abs
 		(unsigned long long)in->dropped,
 		!o->hooks || in->complete ? ""
 					  : "; the program did not stop the trace: cut at its end");
-	if (k)
+	if (res->kernel)
 		fprintf(stderr,
 			"pmon trace: %llu of them kernel events (%llu lost by the kernel)\n",
-			(unsigned long long)kev, (unsigned long long)klost);
-	if (timed_out)
+			(unsigned long long)res->kev, (unsigned long long)res->klost);
+	if (res->timed_out)
 		fprintf(stderr, "pmon trace: stopped after --duration %g s%s\n", o->duration,
 			o->cmd ? "; the command was ended" : "");
 	pmon_trace_reader__free(r);
@@ -602,7 +636,7 @@ static int report(int argc, char **argv)
 	FILE *out = cli_open_output(outpath);
 	if (!out) {
 		pmon_trace_reader__free(r);
-		return CLI_FAIL;
+		return CLI_USAGE;
 	}
 	int rc = CLI_OK;
 	size_t nch = pmon_trace_reader__nchannels(r), nev = pmon_trace_reader__nevents(r);
@@ -741,7 +775,9 @@ static int report(int argc, char **argv)
 		}
 		free(st);
 	}
-	if (out != stdout && cli_close_output(out, outpath) != CLI_OK)
+	if (rc != CLI_OK && out != stdout)
+		cli_abandon_output(out); /* a half export never replaces the file */
+	else if (out != stdout && cli_close_output(out, outpath) != CLI_OK)
 		rc = CLI_FAIL;
 	pmon_trace_reader__free(r);
 	return rc;

@@ -79,6 +79,10 @@ int main(int argc, char **argv)
 	 * child, cleans up and exits 1 (docs/exit-codes.md). Children get the
 	 * default back (pmon_child__fork()). */
 	signal(SIGPIPE, SIG_IGN);
+	/* An output being written goes to a temporary beside the file named
+	 * (pmon/output.h): a pmon ended by a signal it does not handle itself,
+	 * or exiting early, leaves none behind. */
+	pmon_output_cleanup_on_signals();
 	/* getopt's own messages are two lines; cli_bad_option() says one. */
 	opterr = 0;
 	name = argv[1];

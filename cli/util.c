@@ -243,25 +243,60 @@ bool cli_parse_uint(const char *s, unsigned long max, const char *what, unsigned
 	return true;
 }
 
-FILE *cli_open_output(const char *path)
-{
+/* The outputs open now, by stream: cli_close_output() commits the one its
+ * FILE came from. A command has one or two (top's log beside its screen). */
+static struct {
 	FILE *f;
+	struct pmon_output *out;
+} outputs[8];
+
+FILE *cli_open_output_as(const char *path, unsigned flags)
+{
+	struct pmon_output_opts o = { .sz = sizeof(o), .flags = flags };
+	struct pmon_output *out;
+	size_t i;
 
 	if (!path || !strcmp(path, "-"))
 		return stdout;
-	/* 0600, as perf creates its recordings: outputs may hold kernel
-	 * addresses, raw user-stack bytes, command lines. O_CREAT's mode applies
-	 * to a new file only, so an existing file keeps its mode: pmon never
-	 * widens what the user set. */
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	f = fd < 0 ? NULL : fdopen(fd, "w");
-	if (!f) {
-		int e = errno;
-		if (fd >= 0)
-			close(fd);
-		cli_error("cannot write '%s': %s", path, strerror(e));
+	for (i = 0; i < sizeof(outputs) / sizeof(outputs[0]) && outputs[i].f; i++)
+		;
+	if (i == sizeof(outputs) / sizeof(outputs[0])) {
+		cli_error("cannot write '%s': too many outputs open", path);
+		return NULL;
 	}
-	return f;
+	/* 0600 for a new file, as perf creates its recordings: outputs may
+	 * hold kernel addresses, raw user-stack bytes, command lines; a
+	 * replaced file keeps its mode: pmon never widens what the user set. */
+	if (!(out = pmon_output__open(path, &o))) {
+		cli_error("%s", pmon_errdetail());
+		return NULL;
+	}
+	outputs[i].f = pmon_output__file(out);
+	outputs[i].out = out;
+	return outputs[i].f;
+}
+
+/* The output @f came from, taken out of the table; NULL for stdout. */
+static struct pmon_output *output_of(FILE *f)
+{
+	for (size_t i = 0; i < sizeof(outputs) / sizeof(outputs[0]); i++)
+		if (outputs[i].f == f && f) {
+			struct pmon_output *out = outputs[i].out;
+			outputs[i].f = NULL;
+			outputs[i].out = NULL;
+			return out;
+		}
+	return NULL;
+}
+
+void cli_abandon_output(FILE *f)
+{
+	struct pmon_output *out = output_of(f);
+
+	if (out)
+		pmon_output__abandon(out);
+	else if (f && f != stdout && f != stderr)
+		fclose(f);
 }
 
 bool cli_reader_gone(int fd)
@@ -321,57 +356,39 @@ int cli_close_output(FILE *f, const char *path)
 			report_write_error(f, path, e);
 	} else {
 		bool gone = cli_reader_gone(fileno(f));
-		bad |= fclose(f) != 0;
-		e = errno;
-		/* fclose() freed @f: only its address is compared from here */
-		if (bad && !said && !gone && e != EPIPE)
-			cli_error("cannot write '%s': %s", out_name(NULL, path),
-				  strerror(e ? e : EIO));
+		struct pmon_output *out = output_of(f);
+		if (out && !bad) {
+			/* flush, close and, for a temporary, rename over the file */
+			int r = pmon_output__commit(out);
+			bad = r != 0;
+			e = -r;
+			if (bad && !said && !gone && e != EPIPE)
+				cli_error("%s", pmon_errdetail());
+		} else {
+			if (out)
+				pmon_output__abandon(out);
+			else
+				bad |= fclose(f) != 0;
+			e = errno;
+			/* fclose() freed @f: only its address is compared from here */
+			if (bad && !said && !gone && e != EPIPE)
+				cli_error("cannot write '%s': %s", out_name(NULL, path),
+					  strerror(e ? e : EIO));
+		}
 	}
 	if (said)
 		reported = NULL;
 	return bad ? CLI_FAIL : CLI_OK;
 }
 
-bool cli_check_output_path(const char *path, const char *what)
+bool cli_check_output_as(const char *path, const char *what, unsigned flags)
 {
-	struct stat st;
-	char dir[4096];
+	struct pmon_output_opts o = { .sz = sizeof(o), .flags = flags };
 
 	if (!path || !strcmp(path, "-"))
 		return true;
-	if (!*path) {
-		cli_error("%s: the file name is empty", what);
-		return false;
-	}
-	if (stat(path, &st) == 0) {
-		if (S_ISDIR(st.st_mode)) {
-			cli_error("%s: cannot write '%s': it is a directory", what, path);
-			return false;
-		}
-		if (access(path, W_OK)) {
-			cli_error("%s: cannot write '%s': %s", what, path, strerror(errno));
-			return false;
-		}
-		return true;
-	}
-	if (errno != ENOENT) {
-		cli_error("%s: cannot write '%s': %s", what, path, strerror(errno));
-		return false;
-	}
-	if (snprintf(dir, sizeof(dir), "%s", path) >= (int)sizeof(dir)) {
-		cli_error("%s: cannot write '%.64s...': %s", what, path, strerror(ENAMETOOLONG));
-		return false;
-	}
-	const char *d = dirname(dir);
-	if (stat(d, &st) || !S_ISDIR(st.st_mode)) {
-		cli_error("%s: cannot write '%s': its directory '%s' does not exist", what, path,
-			  d);
-		return false;
-	}
-	if (access(d, W_OK | X_OK)) {
-		cli_error("%s: cannot write '%s': cannot create files in '%s': %s", what, path, d,
-			  strerror(errno));
+	if (pmon_output__check(path, &o)) {
+		cli_error("%s: %s", what, pmon_errdetail());
 		return false;
 	}
 	return true;

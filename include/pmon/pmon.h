@@ -26,6 +26,7 @@
 #include <pmon/sample.h>
 #include <pmon/trace.h>
 #include <pmon/sim.h>
+#include <pmon/output.h>
 
 #ifdef __cplusplus
 extern "C" {

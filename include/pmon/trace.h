@@ -135,8 +135,10 @@ struct pmon_trace_kernel;
  * every task on every CPU) through perf rings, stamped with the perf clock
  * where the perf mmap page converts the TSC to it, else CLOCK_MONOTONIC
  * (the base and the alignment measured go in the file's TCLK chunk), into
- * the trace file @path (created 0600; merge it into the program's own trace
- * with pmon_trace_merge()). An event this machine lacks, or may not open
+ * the trace file @path (created 0600, never through a link; merge it into
+ * the program's own trace with pmon_trace_merge(); on failure @path is left
+ * for the caller to remove: pmon trace names a temporary of its own,
+ * pmon/output.h). An event this machine lacks, or may not open
  * (no tracefs, not root, no KVM), is skipped and named in
  * pmon_trace_kernel__skipped(); only when nothing is left is it an error.
  * Return: 0, or -errno (detail says why).
@@ -160,7 +162,9 @@ PMON_API int pmon_trace_kernel__close(struct pmon_trace_kernel *k, uint64_t *eve
 /**
  * pmon_trace_merge() - append the chunks of trace file @from (kernel
  * events) to trace file @into and remove @from; where @into holds no trace
- * (the program was not linked with libpmon) @from becomes @into.
+ * (the program was not linked with libpmon: absent or empty) @from is
+ * renamed to @into, which must then be absent or a regular file: a device,
+ * FIFO or link at @into is refused (-EINVAL), never replaced.
  * Return: 0 or -errno (detail names the file).
  */
 PMON_API int pmon_trace_merge(const char *into, const char *from);

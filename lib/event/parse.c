@@ -31,7 +31,9 @@ struct pmon_evlist {
 	char tracefs[256];
 	bool tracefs_default;
 	bool tracefs_mounted; /* by this list: unmounted when done with it */
-	int tracefs_errno; /* why tracefs_ready() last said no: ENOENT, EACCES */
+	int tracefs_errno; /* why tracefs_ready() last said no: ENOENT, EACCES,
+			    * EPERM (tracepoints are not open to this user) */
+	int paranoid; /* perf_event_paranoid, read where EPERM was decided */
 	bool no_pfm;
 };
 
@@ -519,6 +521,40 @@ static bool tp_name_ok(const char *s, size_t n)
 	return true;
 }
 
+/* Whether the kernel would let this process open a tracepoint at all:
+ * perf_allow_tracepoint() (include/linux/perf_event.h) asks for
+ * perfmon_capable() -- CAP_PERFMON or CAP_SYS_ADMIN, root has both -- once
+ * perf_event_paranoid is above -1. Where it would not, that is the reason,
+ * whether tracefs happens to be mounted or not. */
+static bool tracepoints_allowed(int *paranoid)
+{
+	char line[256];
+	long p = 2;
+	uint64_t caps = 0;
+	bool capable = false;
+
+	if (pmon__read_long("/proc/sys/kernel/perf_event_paranoid", &p))
+		p = 2; /* the kernel's default when the file cannot be read */
+	*paranoid = (int)p;
+	if (p <= -1 || geteuid() == 0)
+		return true;
+	FILE *f = fopen("/proc/self/status", "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "CapEff:", 7)) {
+			char *v = line + 7;
+			v += strspn(v, " \t");
+			v[strcspn(v, "\n")] = '\0';
+			if (pmon__parse_u64(v, 16, &caps))
+				break;
+			capable = (caps >> 38 & 1) ||
+				(caps >> 21 & 1); /* CAP_PERFMON, CAP_SYS_ADMIN */
+			break;
+		}
+	if (f)
+		fclose(f);
+	return capable;
+}
+
 /* Make sure tracefs is there; as root, mount it where the kernel expects it
  * (and remember to unmount it: a tracepoint's id is all perf_event_open()
  * needs, read while parsing, so pmon leaves the system as it found it). */
@@ -530,7 +566,13 @@ static bool tracefs_ready(struct pmon_evlist *l)
 	if (access(path, F_OK) == 0)
 		return true;
 	l->tracefs_errno = errno;
-	if (errno == EACCES) /* there, but root's (mode 0700 since Linux 6.x) */
+	if (!tracepoints_allowed(&l->paranoid)) {
+		/* Mounted and root's, or not mounted: either way this user
+		 * could not open a tracepoint, and that is what to say. */
+		l->tracefs_errno = EPERM;
+		return false;
+	}
+	if (l->tracefs_errno == EACCES) /* there, but root's (mode 0700 since Linux 6.x) */
 		return false;
 	if (l->tracefs_default && geteuid() == 0 &&
 	    mount("nodev", l->tracefs, "tracefs", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == 0) {
@@ -563,6 +605,11 @@ static int parse_tracepoint(struct pmon_evlist *l, struct pmon_event_desc *d, co
 					 "event '%s': %s is not readable by this user (tracepoints "
 					 "need root or CAP_PERFMON)",
 					 ev, l->tracefs);
+		if (l->tracefs_errno == EPERM)
+			return pmon__err(-EACCES,
+					 "event '%s': perf_event_paranoid is %d and this user has "
+					 "no CAP_PERFMON (tracepoints need root or CAP_PERFMON)",
+					 ev, l->paranoid);
 		return pmon__err(-ENOENT,
 				 "event '%s': tracefs is not available at %s (as root: mount -t "
 				 "tracefs nodev %s)",
@@ -938,7 +985,10 @@ static int resolve(struct pmon_evlist *l, struct pmon_event_desc *d, const char 
 				 "tracefs %s %s",
 				 name,
 				 l->tracefs_errno == EACCES ? "is not readable by this user at"
-							    : "is not available at",
+					 : l->tracefs_errno == EPERM
+					 ? "is not open to this user (tracepoints "
+					   "need root or CAP_PERFMON) at"
+					 : "is not available at",
 				 l->tracefs);
 	return unknown(l, name);
 }

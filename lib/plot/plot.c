@@ -16,6 +16,8 @@
 #include <cairo.h>
 #include <jansson.h>
 
+#include <pmon/output.h>
+
 #include "internal.h"
 #include "plot/text.h"
 #include <pmon/plot.h>
@@ -784,12 +786,15 @@ static void draw(struct canvas *cv, const struct pmon_plot_data *d, double W, do
 static int render_svg(const struct pmon_plot_data *d, const char *path, unsigned width,
 		      unsigned height)
 {
-	FILE *f = fopen(path, "we");
+	/* The one way to open an output (pmon/output.h): a file is replaced
+	 * whole when the picture is done, a device or FIFO is a stream. */
+	struct pmon_output_opts oo = { .sz = sizeof(oo), .flags = PMON_OUTPUT_STREAM };
+	struct pmon_output *out = pmon_output__open(path, &oo);
+	FILE *f = pmon_output__file(out);
 	struct canvas cv = { .svg = f };
-	int err = 0;
 
 	if (!f)
-		return pmon__err(-errno, "%s: %s", path, strerror(errno));
+		return -errno;
 	locale_t prev = pmon__c_locale_enter(); /* "1.5", never "1,5", in the XML */
 	fprintf(f,
 		"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
@@ -803,13 +808,17 @@ static int render_svg(const struct pmon_plot_data *d, const char *path, unsigned
 	draw(&cv, d, width, height);
 	fputs("</svg>\n", f);
 	pmon__c_locale_leave(prev);
-	if (ferror(f))
-		err = -EIO;
-	if (fclose(f) && !err)
-		err = -errno;
-	if (err)
-		return pmon__err(err, "%s: %s", path, strerror(-err));
-	return 0;
+	if (ferror(f)) {
+		pmon_output__abandon(out);
+		return pmon__err(-EIO, "%s: %s", path, strerror(EIO));
+	}
+	return pmon_output__commit(out);
+}
+
+static cairo_status_t png_out(void *closure, const unsigned char *data, unsigned int len)
+{
+	return fwrite(data, 1, len, closure) == len ? CAIRO_STATUS_SUCCESS
+						    : CAIRO_STATUS_WRITE_ERROR;
 }
 
 int pmon_plot_render(const struct pmon_plot_data *d, const char *path, unsigned width,
@@ -843,10 +852,18 @@ int pmon_plot_render(const struct pmon_plot_data *d, const char *path, unsigned 
 	draw(&(struct canvas){ .cr = cr }, d, width, height);
 	cairo_status_t st = cairo_status(cr);
 	cairo_destroy(cr);
+	struct pmon_output_opts oo = { .sz = sizeof(oo), .flags = PMON_OUTPUT_STREAM };
+	struct pmon_output *out = NULL;
+	if (st == CAIRO_STATUS_SUCCESS && !(out = pmon_output__open(path, &oo))) {
+		cairo_surface_destroy(sf);
+		return -errno;
+	}
 	if (st == CAIRO_STATUS_SUCCESS)
-		st = cairo_surface_write_to_png(sf, path);
+		st = cairo_surface_write_to_png_stream(sf, png_out, pmon_output__file(out));
 	cairo_surface_destroy(sf);
-	if (st != CAIRO_STATUS_SUCCESS)
+	if (st != CAIRO_STATUS_SUCCESS) {
+		pmon_output__abandon(out);
 		return pmon__err(-EIO, "%s: %s", path, cairo_status_to_string(st));
-	return 0;
+	}
+	return pmon_output__commit(out);
 }

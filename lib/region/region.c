@@ -23,6 +23,8 @@
 #include <jansson.h>
 #include <linux/perf_event.h>
 
+#include <pmon/output.h>
+
 #include "internal.h"
 #include <pmon/counter.h>
 #include <pmon/cpu.h>
@@ -398,10 +400,22 @@ static bool cpu_has_rdtscp(void)
 	return (r[3] >> 27) & 1;
 }
 
+/* Set where pmon_region_report() could not open the report file. */
+static bool report_unopened;
+
 static void at_exit(void)
 {
-	if (__atomic_load_n(&G.ready, __ATOMIC_ACQUIRE))
-		pmon_region_report(NULL, G.format);
+	if (!__atomic_load_n(&G.ready, __ATOMIC_ACQUIRE))
+		return;
+	/* The report file cannot be written now (a FIFO nobody reads, a
+	 * file that changed since set-up): said once, and the report comes
+	 * on standard error instead of being lost. */
+	report_unopened = false;
+	if (pmon_region_report(NULL, G.format) && report_unopened) {
+		fprintf(stderr, "pmon: regions: %s; writing the report to standard error\n",
+			pmon_errdetail());
+		pmon_region_report(stderr, G.format);
+	}
 }
 
 /* Not a constant: the pair below must load its id like user code does. */
@@ -498,22 +512,14 @@ static int parse_fence(const char *s, enum pmon_fence *f)
 
 /* The report file: appended to, and owner-only (0600) like every other
  * file pmon writes (recordings, traces, stat -o): it names the program's
- * code and its costs. Return: the stream, or NULL with errno set. */
-static FILE *open_report(const char *path)
+ * code and its costs. Opened as every output is (pmon/output.h): never
+ * through another user's link, a device or FIFO as a stream that never
+ * hangs. Return: the output, or NULL with errno set (detail: why). */
+static struct pmon_output *open_report(const char *path)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY, 0600);
-	FILE *f;
-
-	if (fd < 0)
-		return NULL;
-	f = fdopen(fd, "a");
-	if (!f) {
-		int e = errno;
-
-		close(fd);
-		errno = e;
-	}
-	return f;
+	struct pmon_output_opts oo = { .sz = sizeof(oo),
+				       .flags = PMON_OUTPUT_APPEND | PMON_OUTPUT_STREAM };
+	return pmon_output__open(path, &oo);
 }
 
 /* A set-up from the environment has no caller to return an error to (the
@@ -648,12 +654,12 @@ static int setup(const struct pmon_region_opts *opts, bool from_env)
 	G.output[0] = 0;
 	if (out && *out) {
 		/* Found out now, not at exit when nobody can do anything about it. */
-		FILE *f = open_report(out);
-		if (f) {
-			fclose(f);
+		struct pmon_output_opts oo = { .sz = sizeof(oo),
+					       .flags = PMON_OUTPUT_APPEND | PMON_OUTPUT_STREAM };
+		if (!(err = pmon_output__check(out, &oo))) {
 			pmon__strlcpy(G.output, out, sizeof(G.output));
 		} else {
-			err = pmon__err(-errno, "report file '%s': %s", out, strerror(errno));
+			err = pmon__err(err, "report file: %s", pmon_errdetail());
 			if (!from_env)
 				goto fail;
 			say(from_env, "writing the report to standard error");
@@ -1171,6 +1177,7 @@ static void report_json(FILE *f)
 
 int pmon_region_report(FILE *f, enum pmon_report_format fmt)
 {
+	struct pmon_output *rout = NULL;
 	bool own = false;
 	int err = 0;
 
@@ -1180,9 +1187,11 @@ int pmon_region_report(FILE *f, enum pmon_report_format fmt)
 		return pmon__err(-EINVAL, "regions are not set up");
 	if (!f) {
 		if (G.output[0]) {
-			f = open_report(G.output);
-			if (!f)
-				return pmon__err(-errno, "%s: %s", G.output, strerror(errno));
+			if (!(rout = open_report(G.output))) {
+				report_unopened = true;
+				return -errno; /* the detail names the file and why */
+			}
+			f = pmon_output__file(rout);
 			own = true;
 		} else {
 			f = stderr;
@@ -1205,7 +1214,8 @@ int pmon_region_report(FILE *f, enum pmon_report_format fmt)
 	pmon__c_locale_leave(loc);
 	if (fflush(f) || ferror(f))
 		err = -EIO;
-	if (own && fclose(f))
-		err = -errno;
+	int cerr = own ? pmon_output__commit(rout) : 0;
+	if (cerr && !err)
+		err = cerr;
 	return err;
 }

@@ -18,6 +18,8 @@
 #include <sys/stat.h>
 #include <zlib.h>
 
+#include <pmon/output.h>
+
 #include "internal.h"
 #include "util/procmaps.h"
 #include "sample/datafile.h"
@@ -39,8 +41,7 @@ struct pmon_data_writer {
 	uint64_t sample_type;
 	uint64_t *kaddr; /* kernel addresses sampled: a set, 0 is empty */
 	size_t nk, capk;
-	char old[520]; /* where an existing recording was kept */
-	bool kept_old;
+	struct pmon_output *out; /* ->f's owner: keeps FILE.old, puts it back */
 	struct bid { /* build ids of the files /proc maps named, read once */
 		char *path;
 		uint8_t id[20], len;
@@ -62,7 +63,6 @@ static int writer_open(const char *path, const struct pmon_data_header *h,
 		       struct pmon_data_writer **out)
 {
 	struct pmon_data_writer *w = calloc(1, sizeof(*w));
-	int fd;
 	struct pmon_data_disk_header dh;
 
 	if (!w || !(w->buf = malloc(CHUNK_BUF)) ||
@@ -72,8 +72,7 @@ static int writer_open(const char *path, const struct pmon_data_header *h,
 		free(w);
 		return -ENOMEM;
 	}
-	if (!pmon__fmt(w->path, sizeof(w->path), "%s", path) ||
-	    !pmon__fmt(w->old, sizeof(w->old), "%s.old", path)) {
+	if (!pmon__fmt(w->path, sizeof(w->path), "%s", path)) {
 		free(w->buf);
 		free(w->z);
 		free(w);
@@ -81,34 +80,23 @@ static int writer_open(const char *path, const struct pmon_data_header *h,
 				 path);
 	}
 	/* perf's rule (perf-record(1), --output): an existing recording is kept
-	 * as FILE.old, so a failed run never destroys a good one; a regular
-	 * file only, and never through a symbolic link we did not expect. */
-	struct stat st;
-	if (!lstat(path, &st) && S_ISREG(st.st_mode)) {
-		if (rename(path, w->old)) {
-			int e = -errno;
-			free(w->buf);
-			free(w->z);
-			free(w);
-			return pmon__err(e, "cannot keep '%s' as '%s': %s", path, w->old,
-					 strerror(-e));
-		}
-		w->kept_old = true;
-	}
-	/* Recordings hold kernel addresses and, with --call-graph dwarf, raw
-	 * stack bytes: owner-only, as perf creates perf.data (0600). */
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0600);
-	w->f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	 * as FILE.old, so a failed run never destroys a good one; the new one
+	 * is created in its place (O_EXCL), written as it is recorded so that
+	 * a crash keeps every whole chunk. Only a regular file is renamed, and
+	 * nothing is written through another user's link (pmon/output.h); a
+	 * device or FIFO is a stream (`-o /dev/stdout | ...`). Recordings hold
+	 * kernel addresses and, with --call-graph dwarf, raw stack bytes:
+	 * owner-only, as perf creates perf.data (0600). */
+	struct pmon_output_opts oo = { .sz = sizeof(oo),
+				       .flags = PMON_OUTPUT_KEEP_OLD | PMON_OUTPUT_STREAM };
+	w->out = pmon_output__open(path, &oo);
+	w->f = pmon_output__file(w->out);
 	if (!w->f) {
 		int e = -errno;
-		if (fd >= 0)
-			close(fd);
-		if (w->kept_old)
-			(void)rename(w->old, path);
 		free(w->buf);
 		free(w->z);
 		free(w);
-		return pmon__err(e, "cannot write '%s': %s", path, strerror(-e));
+		return e;
 	}
 	memset(&dh, 0, sizeof(dh));
 	memcpy(dh.magic, PMON_DATA_MAGIC, 8);
@@ -128,7 +116,7 @@ static int writer_open(const char *path, const struct pmon_data_header *h,
 	if (!err && fflush(w->f))
 		err = pmon__err(-errno, "cannot write '%s': %s", path, strerror(errno));
 	if (err) {
-		fclose(w->f);
+		pmon_output__abandon(w->out); /* FILE.old back in its place */
 		free(w->buf);
 		free(w->z);
 		free(w);
@@ -354,8 +342,9 @@ int pmon_data_writer__close(struct pmon_data_writer *w)
 	err = pmon_data_writer__flush(w);
 	if (!err)
 		err = write_ksyms(w);
-	if (fclose(w->f) && !err)
-		err = pmon__err(-errno, "%s: %s", w->path, strerror(errno));
+	int cerr = pmon_output__commit(w->out); /* the file stays, whole chunks readable */
+	if (cerr && !err)
+		err = pmon__err(cerr, "%s: %s", w->path, strerror(-cerr));
 	writer_free(w);
 	return err;
 }
@@ -364,10 +353,7 @@ void pmon_data_writer__abandon(struct pmon_data_writer *w)
 {
 	if (!w)
 		return;
-	fclose(w->f);
-	unlink(w->path);
-	if (w->kept_old)
-		(void)rename(w->old, w->path);
+	pmon_output__abandon(w->out); /* removes what it created, puts FILE.old back */
 	writer_free(w);
 }
 

@@ -773,10 +773,8 @@ int pmon_trace_kernel__open(const struct pmon_target *t, const char *path,
 	*out = k;
 	return 0;
 fail:
-	if (k->fd >= 0) {
-		close(k->fd);
-		unlink(path);
-	}
+	if (k->fd >= 0)
+		close(k->fd); /* @path is the caller's to remove (cli: a temporary) */
 	ftrace_close(&k->ft);
 	pmon_sampler__close(k->s);
 	pmon_evlist__free(k->ev);
@@ -1361,12 +1359,18 @@ int pmon_trace_merge(const char *into, const char *from)
 		close(in);
 		return pmon__err(-EINVAL, "'%s' is not a pmon trace", from);
 	}
-	out = open(into, O_RDWR | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+	/* O_NONBLOCK: a FIFO put at @into never hangs the merge; it is refused
+	 * below, as anything but a regular file is: only a file is renamed over. */
+	out = open(into, O_RDWR | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
 	if (out < 0 && errno != ENOENT) {
 		err = pmon__err(-errno, "cannot append to '%s': %s", into, strerror(errno));
 		goto done;
 	}
-	if (out < 0 || fstat(out, &st) || !S_ISREG(st.st_mode) || !header_size(out)) {
+	if (out >= 0 && (fstat(out, &st) || !S_ISREG(st.st_mode))) {
+		err = pmon__err(-EINVAL, "cannot append to '%s': not a regular file", into);
+		goto done;
+	}
+	if (out < 0 || !header_size(out)) {
 		/* No trace from the program: the kernel's is the trace. */
 		if (out >= 0)
 			close(out);

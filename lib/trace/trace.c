@@ -428,7 +428,9 @@ int pmon_trace_start(const struct pmon_trace_opts *o)
 		goto out;
 	}
 	/* Traces show what a program did and when: owner-only, like recordings. */
-	G.fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0600);
+	/* O_NOFOLLOW: never written through a link planted where the trace
+	 * goes (pmon trace names a temporary it made; issue #23). */
+	G.fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW, 0600);
 	if (G.fd < 0) {
 		err = pmon__err(-errno, "cannot write trace '%s': %s", path, strerror(errno));
 		goto out;

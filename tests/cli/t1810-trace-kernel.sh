@@ -5,8 +5,7 @@
 # the wake-up and the switch back in, in that order; inside each "write"
 # span its write(2). Orders are asserted on timestamps, never durations.
 # Then: every report format carries the kernel's events; a program without
-# libpmon gets a kernel-only trace; an unprivileged user gets one line
-# naming what was skipped and why.
+# libpmon gets a kernel-only trace. (An unprivileged user: t1811.)
 . "$(dirname "$0")/lib.sh"
 : "${PMON_WORKLOADS:?}"
 W=$PMON_WORKLOADS/wl-tracehooks
@@ -175,34 +174,5 @@ json_has "$TMP/out" \
 # Bad groups, and an unprivileged user: one line naming what was skipped.
 run_pmon 2 trace -k sched,bogus -o "$TMP/x.trace" -- true
 one_line_error "unknown kernel channel 'bogus'"
-if command -v setpriv >/dev/null; then
-	mkdir "$TMP/nobody" && chmod 711 "$TMP" && chmod 777 "$TMP/nobody"
-	# Nothing of -k sched may be recorded: named and skipped, not fatal --
-	# the command's hooks make the trace; with --no-hooks nothing would.
-	setpriv --reuid=65534 --regid=65534 --clear-groups \
-		"$PMON" trace -k sched -o "$TMP/nobody/n.trace" -- "$W" sleep 1 >"$TMP/out" 2>"$TMP/err"
-	rc=$?
-	paranoid=$(cat /proc/sys/kernel/perf_event_paranoid)
-	if grep -q "kernel events skipped: no kernel event" "$TMP/err"; then
-		check "unprivileged -k sched: the hooks are recorded (exit $rc)" [ "$rc" -eq 0 ]
-		check "unprivileged -k sched: one warning naming sched:sched_switch and why" \
-			sh -c "[ \$(grep -c '^pmon: warning: kernel events skipped: .*sched:sched_switch: .* (tracepoints need root or CAP_PERFMON)' '$TMP/err') -eq 1 ]"
-		"$PMON" trace report "$TMP/nobody/n.trace" --format json >"$TMP/n.json"
-		json_has "$TMP/n.json" '[c for c in d["channels"] if c["channel"] == "nap" and c["spans"] == 1]'
-		setpriv --reuid=65534 --regid=65534 --clear-groups "$PMON" trace --no-hooks -k sched \
-			-o "$TMP/nobody/n2.trace" -- "$W" sleep 1 >"$TMP/out" 2>"$TMP/err"
-		check "unprivileged --no-hooks -k sched: nothing to record, exit 3 ($?)" [ $? -eq 3 ]
-		one_line_error "sched:sched_switch"
-	else
-		echo "# this kernel lets an unprivileged user trace (perf_event_paranoid $paranoid)"
-	fi
-	setpriv --reuid=65534 --regid=65534 --clear-groups \
-		"$PMON" trace -k sched,faults -o "$TMP/nobody/f.trace" -- "$W" sleep 1 >"$TMP/out" 2>"$TMP/err"
-	if [ $? -eq 0 ]; then
-		check "unprivileged: the faults are recorded, the rest named in one warning" \
-			sh -c "[ \$(grep -c '^pmon: warning: kernel events skipped: sched:sched_switch' '$TMP/err') -eq 1 ] && grep -q '^pmon trace: [1-9][0-9]* of them kernel' '$TMP/err'"
-	else
-		one_line_error "cannot record kernel events"
-	fi
-fi
+# An unprivileged user: t1811, in both tracefs states.
 finish

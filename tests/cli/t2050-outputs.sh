@@ -1,0 +1,226 @@
+#!/bin/sh
+# Outputs are the user's (issue #23, docs/exit-codes.md "Outputs"): every
+# command that writes a file is given a device node (a private mknod copy
+# of /dev/null), a FIFO nobody reads, a FIFO with a reader, a symbolic link
+# another user planted in a sticky directory, a read-only directory and an
+# existing file. The node, FIFO, link and file survive as they were, the
+# link's target is untouched, nothing is left beside the output (no
+# temporary, no PATH.kernel), nothing hangs, and the exit status is the
+# documented one: 0 where the command streams into a device or FIFO, 2
+# where it refuses.
+. "$(dirname "$0")/lib.sh"
+: "${PMON_WORKLOADS:?}"
+
+if [ "$(id -u)" != 0 ]; then
+	echo "skip: needs root (mknod, a link owned by another user, a read-only bind mount)"
+	exit 77
+fi
+if ! command -v timeout >/dev/null; then
+	echo "skip: needs timeout (coreutils)"
+	exit 77
+fi
+
+D=$TMP/d
+mkdir "$D"
+chmod 755 "$TMP"
+# Inputs the readers need: a recording, a trace, an interval log.
+"$PMON" record -g -e cpu-clock -c 100000 -o "$TMP/in.data" -- "$PMON_WORKLOADS/wl-touch" 2000 \
+	>/dev/null 2>&1 || not_ok "setup: record"
+"$PMON" trace -o "$TMP/in.trace" -- "$PMON_WORKLOADS/wl-tracehooks" 50 >/dev/null 2>&1 ||
+	not_ok "setup: trace"
+"$PMON" stat -I 50 -x, -e task-clock -o "$TMP/in.csv" -- sleep 0.2 2>/dev/null ||
+	not_ok "setup: stat -I"
+
+# cmd_line KIND OUT: the command writing OUT, as a line for sh (the paths
+# here have no spaces: mktemp's names).
+cmd_line() {
+	P="timeout 60 $PMON"
+	case $1 in
+	info) echo "$P info -o $2" ;;
+	cpuid) echo "$P cpuid -o $2" ;;
+	stat) echo "$P stat -e task-clock -o $2 -- true" ;;
+	stat-I) echo "$P stat -I 50 -e task-clock -o $2 -- sleep 0.2" ;;
+	record) echo "$P record -e cpu-clock -o $2 -- true" ;;
+	report) echo "$P report -i $TMP/in.data -o $2" ;;
+	report-pprof) echo "$P report -i $TMP/in.data --format pprof -o $2" ;;
+	trace) echo "$P trace -o $2 -- $PMON_WORKLOADS/wl-tracehooks 10" ;;
+	trace-report) echo "$P trace report $TMP/in.trace -o $2" ;;
+	plot) echo "$P plot $TMP/in.csv -o $2" ;;
+	top) echo "$P top --batch -I 50 -n 2 -e task-clock -o $2 -- sleep 0.3" ;;
+	region) echo "PMON_OUTPUT=$2 PMON_FORMAT=csv timeout 60 $PMON_WORKLOADS/wl-regions 3" ;;
+	esac
+}
+run_cmd() { sh -c "$(cmd_line "$1" "$2")"; }
+# Which of them stream into a device or FIFO (0) and which refuse (2):
+# a trace is two files merged and read back.
+want_stream() { [ "$1" = trace ] && echo 2 || echo 0; }
+KINDS="info cpuid stat stat-I record report report-pprof trace trace-report plot top region"
+
+# nothing_beside DESC: no temporary or side file left in $D.
+nothing_beside() {
+	left=$(ls -A "$D" | grep -E '\.pmon-|\.kernel$' | head -3)
+	check "$1: nothing left beside it${left:+ ($left)}" [ -z "$left" ]
+}
+
+# exit_is DESC WANT GOT
+exit_is() { check "$1: exit $3, expected $2 ($(head -c 200 "$TMP/err"))" [ "$3" -eq "$2" ]; }
+
+# refused DESC GOT TEXT: the output refused with one line naming TEXT, exit
+# 2; a program's region report (the program measures on, exit 0) says it
+# once as "pmon: regions: ..." and reports on standard error instead.
+refused() {
+	if [ "$k" = region ]; then
+		exit_is "$1" 0 "$2"
+		check "$1: said once, naming '$3'" \
+			[ "$(grep -c "^pmon: regions: .*$3" "$TMP/err")" -eq 1 ]
+	else
+		exit_is "$1" 2 "$2"
+		one_line_error "$3"
+	fi
+}
+
+for k in $KINDS; do
+	ext=out
+	[ "$k" = plot ] && ext=svg
+	# 1. A device node: written to as a stream, or refused; it stays a node.
+	rm -rf "$D" && mkdir "$D"
+	mknod -m 666 "$D/dev.$ext" c 1 3
+	run_cmd "$k" "$D/dev.$ext" >/dev/null 2>"$TMP/err"
+	exit_is "$k -o a device" "$(want_stream "$k")" $?
+	check "$k -o a device: still a character device" [ -c "$D/dev.$ext" ]
+	nothing_beside "$k -o a device"
+	[ "$(want_stream "$k")" = 2 ] && one_line_error "character device"
+
+	# 2. A FIFO nobody reads: an error at once (2), never a hang (124).
+	rm -rf "$D" && mkdir "$D"
+	mkfifo "$D/fifo.$ext"
+	run_cmd "$k" "$D/fifo.$ext" >/dev/null 2>"$TMP/err"
+	st=$?
+	check "$k -o a FIFO: still a FIFO" [ -p "$D/fifo.$ext" ]
+	nothing_beside "$k -o a FIFO"
+	if [ "$(want_stream "$k")" = 0 ]; then
+		refused "$k -o a FIFO nobody reads" $st "FIFO that nobody reads"
+		# 3. The same FIFO with a reader: the output goes through it.
+		timeout 60 cat "$D/fifo.$ext" >"$TMP/fifo.got" &
+		reader=$!
+		run_cmd "$k" "$D/fifo.$ext" >/dev/null 2>"$TMP/err"
+		exit_is "$k -o a FIFO with a reader" 0 $?
+		wait $reader
+		check "$k -o a FIFO with a reader: the reader got the output" [ -s "$TMP/fifo.got" ]
+		check "$k -o a FIFO with a reader: still a FIFO" [ -p "$D/fifo.$ext" ]
+	else
+		refused "$k -o a FIFO" $st "a FIFO"
+	fi
+
+	# 4. Another user's link in a sticky world-writable directory, to a file
+	# of root's: not followed (protected_symlinks), whatever the sysctl says.
+	rm -rf "$D" && mkdir "$D" && chmod 1777 "$D"
+	echo precious >"$TMP/victim.$ext"
+	ln -s "$TMP/victim.$ext" "$D/link.$ext"
+	chown -h 65534:65534 "$D/link.$ext"
+	run_cmd "$k" "$D/link.$ext" >/dev/null 2>"$TMP/err"
+	refused "$k -o another user's link in /tmp" $? "symbolic link of another user"
+	check "$k -o another user's link: the target is untouched" \
+		[ "$(cat "$TMP/victim.$ext")" = precious ]
+	check "$k -o another user's link: still a link" [ -L "$D/link.$ext" ]
+	nothing_beside "$k -o another user's link"
+	# ... and another user's file there (protected_regular): not written.
+	echo theirs >"$D/theirs.$ext" && chown 65534:65534 "$D/theirs.$ext"
+	run_cmd "$k" "$D/theirs.$ext" >/dev/null 2>"$TMP/err"
+	refused "$k -o another user's file in /tmp" $? "a file of another user"
+	check "$k -o another user's file: untouched" [ "$(cat "$D/theirs.$ext")" = theirs ]
+	# Root's own link there is followed, and its target replaced, not the link.
+	ln -s "$TMP/victim.$ext" "$D/mine.$ext"
+	run_cmd "$k" "$D/mine.$ext" >/dev/null 2>"$TMP/err"
+	exit_is "$k -o root's own link" 0 $?
+	check "$k -o root's own link: still a link" [ -L "$D/mine.$ext" ]
+	check "$k -o root's own link: its target was written" \
+		[ "$(cat "$TMP/victim.$ext")" != precious ]
+	nothing_beside "$k -o root's own link"
+
+	# 5. An existing file: replaced (a new inode for the commands that
+	# write whole), its mode kept; nothing beside it.
+	rm -rf "$D" && mkdir "$D"
+	echo old >"$D/f.$ext" && chmod 640 "$D/f.$ext"
+	run_cmd "$k" "$D/f.$ext" >/dev/null 2>"$TMP/err"
+	exit_is "$k -o an existing file" 0 $?
+	check "$k -o an existing file: written" [ "$(cat "$D/f.$ext")" != old ]
+	if [ "$k" = record ]; then
+		check "record: the old recording kept as FILE.old" [ "$(cat "$D/f.$ext.old")" = old ]
+	else
+		check "$k -o an existing file: its mode 640 kept" [ "$(stat -c %a "$D/f.$ext")" = 640 ]
+	fi
+	nothing_beside "$k -o an existing file"
+done
+
+# 6. A read-only directory (a read-only bind mount: root passes any mode
+# bits): one line, exit 2, nothing created.
+if unshare -m --propagation private true 2>/dev/null; then
+	for k in $KINDS; do
+		[ "$k" = region ] && continue # the program measures on: t1101
+		ext=out
+		[ "$k" = plot ] && ext=svg
+		rm -rf "$D" && mkdir "$D"
+		unshare -m --propagation private sh -c "
+			mount --bind $D $D && mount -o remount,bind,ro $D || exit 99
+			$(cmd_line "$k" "$D/new.$ext")" >/dev/null 2>"$TMP/err"
+		exit_is "$k -o in a read-only directory" 2 $?
+		check "$k -o in a read-only directory: nothing created" [ -z "$(ls -A "$D")" ]
+	done
+else
+	echo "# skipped the read-only directory: unshare -m is not available"
+fi
+
+# 7. A failed run keeps the file it would have replaced, whole.
+rm -rf "$D" && mkdir "$D"
+echo keep >"$D/r.out"
+run_pmon 2 report -i "$TMP/nonexistent.data" -o "$D/r.out"
+check "a failed report keeps the old file" [ "$(cat "$D/r.out")" = keep ]
+nothing_beside "a failed report"
+run_pmon 1 trace -o "$D/r.out" -- /bin/true
+check "a trace that wrote nothing keeps the old file" [ "$(cat "$D/r.out")" = keep ]
+nothing_beside "a trace that wrote nothing"
+
+# 8. A signal pmon does not handle (SIGQUIT) while a temporary is open:
+# removed on the way out, the old file whole. (A shell starts a background
+# job with SIGQUIT ignored: env gives it its default back.)
+echo keep >"$D/q.out"
+env --default-signal=QUIT "$PMON" stat -e task-clock -o "$D/q.out" -- sleep 30 2>/dev/null &
+pid=$!
+n=0
+until ls -A "$D" | grep -q '^\.q\.out\.pmon-' || [ $n -ge 500 ]; do
+	n=$((n + 1))
+	sleep 0.02
+done
+check "stat -o: a temporary beside the file while it runs" ls -A "$D" | grep -q '^\.q\.out\.pmon-'
+kill -QUIT $pid
+wait $pid
+st=$?
+check "SIGQUIT: pmon died by it ($st)" [ "$st" -eq $((128 + 3)) ]
+check "SIGQUIT: the old file whole" [ "$(cat "$D/q.out")" = keep ]
+nothing_beside "SIGQUIT"
+# SIGTERM is passed to the command: stat writes its counts and ends.
+"$PMON" stat -e task-clock -o "$D/t.out" -- sleep 30 2>/dev/null &
+pid=$!
+n=0
+until ls -A "$D" | grep -q '^\.t\.out\.pmon-' || [ $n -ge 500 ]; do
+	n=$((n + 1))
+	sleep 0.02
+done
+kill -TERM $pid
+wait $pid
+check "SIGTERM: the counts are written" grep -q task-clock "$D/t.out"
+nothing_beside "SIGTERM"
+
+# 9. simulate --compare REC with -o the same file: refused before anything
+# runs, the recording untouched (it would have become pmon.data.old).
+if command -v valgrind >/dev/null; then
+	cp "$TMP/in.data" "$D/pmon.data"
+	sum=$(cksum <"$D/pmon.data")
+	(cd "$D" && "$PMON" simulate --compare pmon.data -- /bin/true >/dev/null 2>"$TMP/err")
+	check "simulate --compare with the default -o: exit 2 ($?)" [ $? -eq 2 ]
+	one_line_error "is the recording this simulation would write"
+	check "simulate --compare: the recording untouched" [ "$(cksum <"$D/pmon.data")" = "$sum" ]
+	check "simulate --compare: no pmon.data.old" [ ! -e "$D/pmon.data.old" ]
+fi
+finish
