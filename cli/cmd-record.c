@@ -216,7 +216,7 @@ int cmd_record(int argc, char **argv)
 	so.callchain |= g;
 	char **cmd = argi < argc ? argv + argi : NULL;
 	/* The recording's name is checked before anything runs (#14.7). */
-	if (!cli_check_output_path(out, "-o"))
+	if (!cli_check_output_as(out, "-o", PMON_OUTPUT_STREAM | PMON_OUTPUT_KEEP_OLD))
 		return CLI_USAGE;
 	/* One parser and one check for every command's lists (pmon/monitor.h). */
 	if (pmon_target__parse(&spec, &t) || pmon_target__validate(&t, NULL)) {

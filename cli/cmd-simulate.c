@@ -865,7 +865,7 @@ int sim_run(const struct sim_req *q)
 			  cmp.rec, q->out ? "" : " (the default -o pmon.data)");
 		return CLI_USAGE;
 	}
-	if (recout && !cli_check_output_path(recout, "-o"))
+	if (recout && !cli_check_output_as(recout, "-o", PMON_OUTPUT_STREAM | PMON_OUTPUT_KEEP_OLD))
 		return CLI_USAGE;
 	if (q->stat_out) { /* checked before the slow part, as pmon stat does */
 		if (!cli_check_output_path(q->stat_out, "-o"))
@@ -1027,9 +1027,14 @@ int sim_run(const struct sim_req *q)
 						  .cwd = getcwd(cwd, sizeof(cwd)),
 						  .callchains = q->callgraph };
 		const char *path = simrec;
-		if (pmon_sim__write_recording(runs.cg, runs.n, path, &wo)) {
+		int werr = pmon_sim__write_recording(runs.cg, runs.n, path, &wo);
+		if (werr) {
 			cli_error("%s", pmon_errdetail());
-			rc = CLI_FAIL;
+			/* an output refused only when opened (a FIFO nobody
+			 * reads): bad input, as docs/exit-codes.md says */
+			rc = werr == -ENXIO || werr == -EPERM || werr == -EISDIR || werr == -EEXIST
+				? CLI_USAGE
+				: CLI_FAIL;
 		} else {
 			fprintf(stderr, "pmon simulate: %zu process%s simulated, written to %s\n",
 				runs.n, runs.n == 1 ? "" : "es", path);

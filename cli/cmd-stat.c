@@ -911,6 +911,7 @@ int cmd_stat(int argc, char **argv)
 		if (regfd < 0 || setup_regions(&so, l, regfile)) {
 			cli_error("cannot set up --regions: %s", strerror(errno));
 			rc = CLI_FAIL;
+			cli_abandon_output(o.f); /* -o's file keeps what it held */
 			goto out;
 		}
 	}
@@ -927,6 +928,7 @@ int cmd_stat(int argc, char **argv)
 		if (!po.f) {
 			cli_error("--plot: cannot create a temporary log: %s", strerror(errno));
 			rc = CLI_FAIL;
+			cli_abandon_output(o.f);
 			goto out;
 		}
 		plot_out = &po;
@@ -937,6 +939,7 @@ int cmd_stat(int argc, char **argv)
 		if (rc != CLI_OK || got_signal)
 			break;
 	}
+	bool measured = rc == CLI_OK;
 	if (rc == CLI_OK) {
 		if (wall.n > 1)
 			rr.wall_s = wall.mean; /* the footer shows the mean */
@@ -969,6 +972,14 @@ int cmd_stat(int argc, char **argv)
 		if (rc != CLI_USAGE && rc != CLI_UNSUPPORTED)
 			copy_regions(regfd, &o);
 		close(regfd);
+	}
+	/* Nothing measured (the command could not run, no event could be
+	 * counted): the file -o named keeps what it held, as after any
+	 * failed run (docs/exit-codes.md, "Outputs"); -I's intervals are
+	 * kept whatever happened (they were written in place). */
+	if (!measured) {
+		cli_abandon_output(o.f);
+		goto out;
 	}
 close_out:
 	/* Counts that could not be written are a failure whatever the

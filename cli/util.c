@@ -365,11 +365,13 @@ int cli_close_output(FILE *f, const char *path)
 			if (bad && !said && !gone && e != EPIPE)
 				cli_error("%s", pmon_errdetail());
 		} else {
-			if (out)
+			e = errno; /* the failed write's, before abandon's calls */
+			if (out) {
 				pmon_output__abandon(out);
-			else
+			} else {
 				bad |= fclose(f) != 0;
-			e = errno;
+				e = errno;
+			}
 			/* fclose() freed @f: only its address is compared from here */
 			if (bad && !said && !gone && e != EPIPE)
 				cli_error("cannot write '%s': %s", out_name(NULL, path),

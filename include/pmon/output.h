@@ -53,9 +53,12 @@ struct pmon_output;
 
 /**
  * pmon_output__open() - open @path for writing by the rules above.
- * `/dev/stdout`, `/dev/stderr`, `/dev/fd/N` and `/proc/self/fd/N` are the
- * caller's own descriptor (duplicated, written at its offset), as a shell
- * redirection would be; they count as a stream.
+ * The name is walked component by component, every link on the way
+ * checked; a name that leads to /proc/PID/fd/N of this process
+ * (`/dev/stdout`, `/dev/fd/N`, `/proc/self/fd/N`) is the caller's own
+ * descriptor (duplicated, written at its offset, as a shell redirection
+ * would be), and of another process that process's file reopened through
+ * the link (never truncated); both count as a stream.
  * Return: the output, or NULL with errno (detail: the file and why):
  * EINVAL (a kind the flags refuse), EISDIR, ENXIO (a FIFO without reader),
  * EPERM (a link or file the protected rules refuse), ENOENT (a dangling
@@ -74,7 +77,8 @@ PMON_API int pmon_output__check(const char *path, const struct pmon_output_opts 
 PMON_API FILE *pmon_output__file(const struct pmon_output *out);
 /* Its descriptor, for a writer of its own (fileno of the stream). */
 PMON_API int pmon_output__fd(const struct pmon_output *out);
-/* Where the bytes go until commit: the temporary, or the file itself. */
+/* Where the bytes go until commit: the temporary's absolute name, else the
+ * name as given. */
 PMON_API const char *pmon_output__path(const struct pmon_output *out);
 /* Whether it is a character device or FIFO (or a descriptor of the caller). */
 PMON_API bool pmon_output__is_stream(const struct pmon_output *out);

@@ -562,16 +562,16 @@ static bool tracefs_ready(struct pmon_evlist *l)
 {
 	char path[512];
 
+	/* Mounted or not, readable or not: a user the kernel would not let
+	 * open a tracepoint is told that, the same in every mount state. */
+	if (geteuid() != 0 && !tracepoints_allowed(&l->paranoid)) {
+		l->tracefs_errno = EPERM;
+		return false;
+	}
 	pmon__fmt(path, sizeof(path), "%s/events", l->tracefs);
 	if (access(path, F_OK) == 0)
 		return true;
 	l->tracefs_errno = errno;
-	if (!tracepoints_allowed(&l->paranoid)) {
-		/* Mounted and root's, or not mounted: either way this user
-		 * could not open a tracepoint, and that is what to say. */
-		l->tracefs_errno = EPERM;
-		return false;
-	}
 	if (l->tracefs_errno == EACCES) /* there, but root's (mode 0700 since Linux 6.x) */
 		return false;
 	if (l->tracefs_default && geteuid() == 0 &&

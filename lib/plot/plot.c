@@ -855,8 +855,9 @@ int pmon_plot_render(const struct pmon_plot_data *d, const char *path, unsigned 
 	struct pmon_output_opts oo = { .sz = sizeof(oo), .flags = PMON_OUTPUT_STREAM };
 	struct pmon_output *out = NULL;
 	if (st == CAIRO_STATUS_SUCCESS && !(out = pmon_output__open(path, &oo))) {
+		int e = -errno; /* before cairo's own calls touch errno */
 		cairo_surface_destroy(sf);
-		return -errno;
+		return e;
 	}
 	if (st == CAIRO_STATUS_SUCCESS)
 		st = cairo_surface_write_to_png_stream(sf, png_out, pmon_output__file(out));

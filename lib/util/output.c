@@ -1,27 +1,32 @@
 // SPDX-License-Identifier: MIT
 /*
  * The one way pmon opens an output a user named (include/pmon/output.h,
- * issue #23): the path is looked at once, with lstat(), and what it is
- * decides how it is written. A regular file is replaced through a
- * temporary made beside it with mkostemp() (O_CREAT|O_EXCL: never through a
- * link, never over something that is there) and renamed over it only when
- * complete, as git's lockfile.c and coreutils' install do; a device or FIFO
- * is opened O_NONBLOCK first, so a FIFO nobody reads is an error at once
- * and not a hang; a link or file planted by another user in a sticky
- * world-writable directory is not used (the kernel's protected_symlinks and
- * protected_regular rules, fs/namei.c may_follow_link() and
- * may_create_in_sticky(), applied whatever the sysctls are). Nothing here
- * ever unlinks or renames a path as the user gave it: only the temporary
- * and, under KEEP_OLD, the regular file this output created.
+ * issue #23). The name is walked one component at a time, as the kernel's
+ * path walk does, holding the directory reached as an O_PATH descriptor:
+ * every symbolic link on the way is checked by the protected_symlinks rule
+ * (fs/namei.c may_follow_link()) before it is followed, whatever the
+ * sysctl says, and everything after the walk -- the temporary, the open,
+ * the rename, the removal -- is done relative to that descriptor, so a
+ * directory swapped for a link afterwards changes nothing. What the last
+ * component is decides how it is written: a regular file is replaced
+ * through a temporary created beside it (O_CREAT|O_EXCL) and renamed over
+ * it only when complete (git's lockfile.c, coreutils' install); a device
+ * or FIFO is opened O_NONBLOCK, so a FIFO nobody reads is an error at once
+ * and not a hang; a file of another user in a sticky world-writable
+ * directory is not opened (protected_regular, may_create_in_sticky()).
+ * /proc/PID/fd/N links met on the way (/dev/stdout is one) are
+ * descriptors, never resolved to a name. Nothing here ever unlinks or
+ * renames what the user named: only the temporary, and under KEEP_OLD the
+ * regular file this output created.
  */
 #define _GNU_SOURCE
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -32,51 +37,59 @@
 enum out_kind {
 	OUT_FILE, /* a regular file: replaced, in place, or created under KEEP_OLD */
 	OUT_STREAM, /* a character device or FIFO */
-	OUT_FD, /* a descriptor of the caller (/dev/stdout, /dev/fd/N) */
+	OUT_FD, /* a descriptor: pmon's own, or another process's through /proc */
 };
 
 struct pmon_output {
 	FILE *f;
 	enum out_kind kind;
-	bool created; /* KEEP_OLD: this output created ->path */
-	bool kept_old; /* KEEP_OLD: ->path was renamed to ->old */
-	dev_t dev; /* of what this output created (->tmp or ->path) */
+	int dirfd; /* O_PATH: the directory the file is in, or -1 */
+	bool created; /* KEEP_OLD: this output created ->base */
+	bool kept_old; /* KEEP_OLD: ->base was renamed to ->old */
+	dev_t dev; /* of what this output created (->tmp or ->base) */
 	ino_t ino;
 	int slot; /* in the temporaries' table, or -1 */
 	char shown[PATH_MAX]; /* the name as given, for messages */
-	char path[PATH_MAX]; /* the file written: the name, links resolved */
-	char tmp[PATH_MAX]; /* the temporary, or "" */
-	char old[PATH_MAX + 8];
+	char dirname[PATH_MAX]; /* the directory, absolute, links resolved */
+	char base[NAME_MAX + 1];
+	char tmp[NAME_MAX + 1]; /* the temporary's name in ->dirfd, or "" */
+	char old[NAME_MAX + 1]; /* ->base.old */
+	char tmppath[PATH_MAX + NAME_MAX + 2]; /* ->dirname/->tmp */
 };
 
-/* What a name stands for, looked at once. */
+/* What a name stands for, found by walk(). */
 struct target {
-	int fd; /* >= 0: a descriptor of the caller */
-	bool procfd; /* /proc/PID/fd/N of another process (its parent's file) */
+	int fd; /* >= 0: a descriptor of pmon's own (/dev/stdout, /proc/self/fd/N) */
+	bool procfd; /* /proc/PID/fd/N of another process: reopened through it */
 	bool exists;
-	struct stat st; /* of the file (links resolved) */
+	int dirfd; /* O_PATH of the directory holding ->base, or -1 */
+	struct stat st; /* of the file (or what the descriptor is) */
 	struct stat dir; /* of its directory */
-	char path[PATH_MAX];
 	char dirname[PATH_MAX];
+	char base[NAME_MAX + 1];
+	char magic[PATH_MAX]; /* /proc/PID/fd/N, for ->procfd */
 };
 
 /* ---- temporaries removed at exit and on fatal signals -------------------- */
 
 /* A fixed table, so the signal handler reads no memory that may be freed
- * under it: a slot is 0 (free), 1 (being filled or emptied) or 2 (live). */
+ * under it: a slot is 0 (free), 1 (being filled or emptied) or 2 (live),
+ * and names its temporary by directory descriptor and name. */
 #define NTEMPS 8
 static int temp_state[NTEMPS];
 static pid_t temp_pid[NTEMPS];
-static char temp_path[NTEMPS][PATH_MAX];
+static int temp_dirfd[NTEMPS];
+static char temp_name[NTEMPS][NAME_MAX + 1];
 
-static int temp_add(const char *path, size_t len)
+static int temp_add(int dirfd, const char *name)
 {
 	for (int i = 0; i < NTEMPS; i++) {
 		int want = 0;
 		if (!__atomic_compare_exchange_n(&temp_state[i], &want, 1, false, __ATOMIC_ACQUIRE,
 						 __ATOMIC_RELAXED))
 			continue;
-		memcpy(temp_path[i], path, len + 1);
+		pmon__strlcpy(temp_name[i], name, sizeof(temp_name[i]));
+		temp_dirfd[i] = dirfd;
 		temp_pid[i] = getpid();
 		__atomic_store_n(&temp_state[i], 2, __ATOMIC_RELEASE);
 		return i;
@@ -89,20 +102,19 @@ static void temp_drop(int slot)
 	if (slot < 0)
 		return;
 	__atomic_store_n(&temp_state[slot], 1, __ATOMIC_RELEASE);
-	temp_path[slot][0] = '\0';
+	temp_name[slot][0] = '\0';
 	__atomic_store_n(&temp_state[slot], 0, __ATOMIC_RELEASE);
 }
 
-/* Async-signal-safe: getpid() and unlink() only. A forked child that has
- * not yet exec'd shares the table but not the files' owner: it removes
- * nothing. */
+/* Async-signal-safe: getpid() and unlinkat() only. A forked child that has
+ * not yet exec'd shares the table but not the files: it removes nothing. */
 static void temps_remove(void)
 {
 	pid_t me = getpid();
 
 	for (int i = 0; i < NTEMPS; i++)
 		if (__atomic_load_n(&temp_state[i], __ATOMIC_ACQUIRE) == 2 && temp_pid[i] == me)
-			unlink(temp_path[i]);
+			unlinkat(temp_dirfd[i], temp_name[i], 0);
 }
 
 static void on_fatal_signal(int sig)
@@ -132,64 +144,7 @@ void pmon_output_cleanup_on_signals(void)
 			sigaction(sigs[i], &sa, NULL);
 }
 
-/* ---- what the name is ----------------------------------------------------- */
-
-/* /dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N: the descriptor, or
- * -1. Opening those names anew would reopen a redirected file at offset 0
- * (Linux's /proc/PID/fd links are to the file, not the descriptor). */
-static int own_fd(const char *p)
-{
-	const char *n = NULL;
-	char *end;
-	long v;
-
-	if (!strcmp(p, "/dev/stdout"))
-		return 1;
-	if (!strcmp(p, "/dev/stderr"))
-		return 2;
-	if (!strncmp(p, "/dev/fd/", 8))
-		n = p + 8;
-	else if (!strncmp(p, "/proc/self/fd/", 14))
-		n = p + 14;
-	if (!n || !isdigit((unsigned char)*n))
-		return -1;
-	errno = 0;
-	v = strtol(n, &end, 10);
-	if (errno || *end || v > INT_MAX)
-		return -1;
-	return (int)v;
-}
-
-/* /proc/PID/fd/N: a descriptor of another process, reopened through the
- * kernel's magic link (proc_fd_link()) -- how pmon stat --regions hands a
- * command the unlinked report file it reads back. Never resolved as a
- * path: the file may have no name left. */
-static bool proc_fd_name(const char *p)
-{
-	size_t n;
-
-	if (strncmp(p, "/proc/", 6))
-		return false;
-	p += 6;
-	n = strspn(p, "0123456789");
-	if (!n || strncmp(p + n, "/fd/", 4))
-		return false;
-	p += n + 4;
-	n = strspn(p, "0123456789");
-	return n && !p[n];
-}
-
-static void dir_of(const char *path, char *dir, size_t len)
-{
-	const char *slash = strrchr(path, '/');
-
-	if (!slash)
-		pmon__strlcpy(dir, ".", len);
-	else if (slash == path)
-		pmon__strlcpy(dir, "/", len);
-	else
-		pmon__fmt(dir, len, "%.*s", (int)(slash - path), path);
-}
+/* ---- the walk -------------------------------------------------------------- */
 
 /* A directory where anyone may create and only owners may remove: /tmp. */
 static bool sticky_shared(const struct stat *d)
@@ -204,78 +159,217 @@ static const char *kind_name(mode_t m)
 		: S_ISBLK(m)  ? "a block device"
 		: S_ISSOCK(m) ? "a socket"
 		: S_ISDIR(m)  ? "a directory"
+		: S_ISLNK(m)  ? "a symbolic link"
 			      : "not a regular file";
 }
 
-static int resolve(const char *name, struct target *t)
+/* "/proc/PID/fd" or "/proc/PID/task/TID/fd": the PID, else 0. */
+static long proc_fd_dir(const char *d)
 {
-	struct stat lst;
+	char *end;
+	long pid;
 
-	memset(t, 0, sizeof(*t));
-	t->fd = own_fd(name);
-	if (t->fd >= 0) {
-		if (fstat(t->fd, &t->st))
-			return pmon__err(-errno, "cannot write '%s': %s", name, strerror(errno));
-		t->exists = true;
+	if (strncmp(d, "/proc/", 6))
 		return 0;
-	}
+	pid = strtol(d + 6, &end, 10);
+	if (end == d + 6 || pid <= 0)
+		return 0;
+	if (!strcmp(end, "/fd"))
+		return pid;
+	if (strncmp(end, "/task/", 6))
+		return 0;
+	strtol(end + 6, &end, 10);
+	return strcmp(end, "/fd") ? 0 : pid;
+}
+
+static void dir_up(char *d)
+{
+	char *slash = strrchr(d, '/');
+	if (slash)
+		*slash = '\0'; /* "" is the root */
+}
+
+/* Walk @name to the directory holding its last component, following links
+ * the protected_symlinks rule allows. Return: 0, or -errno with a detail. */
+static int walk(const char *name, struct target *t)
+{
+	char rest[2 * PATH_MAX], comp[NAME_MAX + 1], buf[PATH_MAX];
+	const char *p;
+	int hops = 0, dfd;
+
 	if (!*name)
 		return pmon__err(-ENOENT, "cannot write '': the file name is empty");
-	if (!pmon__fmt(t->path, sizeof(t->path), "%s", name))
+	if (!pmon__fmt(rest, sizeof(rest), "%s", name))
 		return pmon__err(-ENAMETOOLONG, "cannot write '%.64s...': the name is too long",
 				 name);
-	if (proc_fd_name(name)) {
-		if (stat(name, &t->st))
+	if (name[0] == '/') {
+		t->dirname[0] = '\0';
+		dfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	} else {
+		if (!getcwd(t->dirname, sizeof(t->dirname)))
 			return pmon__err(-errno, "cannot write '%s': %s", name, strerror(errno));
-		t->procfd = t->exists = true;
-		return 0;
+		if (!strcmp(t->dirname, "/"))
+			t->dirname[0] = '\0';
+		dfd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	}
-	dir_of(t->path, t->dirname, sizeof(t->dirname));
-	if (lstat(name, &lst)) {
-		if (errno != ENOENT)
-			return pmon__err(-errno, "cannot write '%s': %s", name, strerror(errno));
-		if (stat(t->dirname, &t->dir) || !S_ISDIR(t->dir.st_mode))
-			return pmon__err(-ENOENT,
-					 "cannot write '%s': its directory '%s' does not exist",
-					 name, t->dirname);
-		return 0;
-	}
-	if (S_ISLNK(lst.st_mode)) {
-		struct stat ld;
-		if (stat(t->dirname, &ld))
-			return pmon__err(-errno, "cannot write '%s': %s", name, strerror(errno));
-		/* fs/namei.c may_follow_link(): in a sticky world-writable
-		 * directory a link is followed only when the follower or the
-		 * directory's owner owns it. Another user's link in /tmp is how
-		 * a root tool is made to overwrite a file of root's choosing. */
-		if (sticky_shared(&ld) && lst.st_uid != geteuid() && lst.st_uid != ld.st_uid)
-			return pmon__err(-EPERM,
-					 "will not write through '%s': a symbolic link of another "
-					 "user (uid %u) in the shared directory '%s'",
-					 name, (unsigned)lst.st_uid, t->dirname);
-		char *real = realpath(name, NULL);
-		if (!real) {
+	if (dfd < 0)
+		return pmon__err(-errno, "cannot write '%s': %s", name, strerror(errno));
+	p = rest;
+	for (;;) {
+		while (*p == '/')
+			p++;
+		size_t n = strcspn(p, "/");
+		const char *after = p + n;
+		while (*after == '/')
+			after++;
+		bool last = !*after, trailing_slash = last && p[n] == '/';
+		if (!n) { /* "/" alone, or a name ending in "/" */
+			t->st.st_mode = S_IFDIR;
+			t->exists = true;
+			break;
+		}
+		if (n > NAME_MAX) {
+			close(dfd);
+			return pmon__err(-ENAMETOOLONG,
+					 "cannot write '%s': a name in it is too long", name);
+		}
+		memcpy(comp, p, n);
+		comp[n] = '\0';
+		p = after;
+		if (!strcmp(comp, ".") && !last)
+			continue;
+		if (!strcmp(comp, "..") && !last) {
+			int up = openat(dfd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+			close(dfd);
+			if (up < 0)
+				return pmon__err(-errno, "cannot write '%s': %s", name,
+						 strerror(errno));
+			dfd = up;
+			dir_up(t->dirname);
+			continue;
+		}
+		struct stat st;
+		if (fstatat(dfd, comp, &st, AT_SYMLINK_NOFOLLOW)) {
 			int e = errno;
+			if (e == ENOENT && last && !trailing_slash) {
+				pmon__strlcpy(t->base, comp, sizeof(t->base));
+				break; /* a new file */
+			}
+			close(dfd);
 			if (e == ENOENT)
-				return pmon__err(-ENOENT,
-						 "cannot write '%s': a symbolic link to nothing "
-						 "(name the file itself)",
-						 name);
+				return pmon__err(
+					-ENOENT,
+					"cannot write '%s': its directory '%s/%s' does not "
+					"exist",
+					name, t->dirname, comp);
 			return pmon__err(-e, "cannot write '%s': %s", name, strerror(e));
 		}
-		bool fits = pmon__fmt(t->path, sizeof(t->path), "%s", real);
-		free(real);
-		if (!fits)
-			return pmon__err(-ENAMETOOLONG, "cannot write '%s': the name is too long",
-					 name);
-		dir_of(t->path, t->dirname, sizeof(t->dirname));
-		if (lstat(t->path, &lst))
+		long pid = proc_fd_dir(t->dirname);
+		if (S_ISLNK(st.st_mode) && pid && last) {
+			/* a descriptor: pmon's own, or another process's */
+			char *end;
+			long fd = strtol(comp, &end, 10);
+			close(dfd);
+			if (*end || fd < 0 || fd > INT_MAX)
+				return pmon__err(-ENOENT, "cannot write '%s': no such descriptor",
+						 name);
+			pmon__fmt(t->magic, sizeof(t->magic), "%s/%s", t->dirname, comp);
+			if (pid == getpid()) {
+				t->fd = (int)fd;
+				if (fstat(t->fd, &t->st))
+					return pmon__err(-errno, "cannot write '%s': %s", name,
+							 strerror(errno));
+			} else {
+				t->procfd = true;
+				if (stat(t->magic, &t->st))
+					return pmon__err(-errno, "cannot write '%s': %s", name,
+							 strerror(errno));
+			}
+			t->exists = true;
+			return 0;
+		}
+		if (S_ISLNK(st.st_mode)) {
+			struct stat ds;
+			if (++hops > 40) {
+				close(dfd);
+				return pmon__err(-ELOOP, "cannot write '%s': %s", name,
+						 strerror(ELOOP));
+			}
+			/* fs/namei.c may_follow_link(): in a sticky world-writable
+			 * directory a link is followed only when the follower or
+			 * the directory's owner owns it. Another user's link in
+			 * /tmp is how a root tool is made to write a file of the
+			 * attacker's choosing. */
+			if (fstat(dfd, &ds) ||
+			    (sticky_shared(&ds) && st.st_uid != geteuid() &&
+			     st.st_uid != ds.st_uid)) {
+				close(dfd);
+				return pmon__err(
+					-EPERM,
+					"will not write through '%s': '%s/%s' is a symbolic "
+					"link of another user (uid %u) in a shared directory",
+					name, t->dirname, comp, (unsigned)st.st_uid);
+			}
+			ssize_t len = readlinkat(dfd, comp, buf, sizeof(buf) - 1);
+			if (len <= 0) {
+				close(dfd);
+				return pmon__err(len < 0 ? -errno : -ENOENT,
+						 "cannot write '%s': %s", name,
+						 len < 0 ? strerror(errno) : "an empty link");
+			}
+			buf[len] = '\0';
+			char next[2 * PATH_MAX];
+			if (!pmon__fmt(next, sizeof(next), "%s%s%s%s", buf, *p ? "/" : "", p,
+				       trailing_slash ? "/" : "")) {
+				close(dfd);
+				return pmon__err(-ENAMETOOLONG, "cannot write '%s': %s", name,
+						 strerror(ENAMETOOLONG));
+			}
+			memcpy(rest, next, strlen(next) + 1);
+			p = rest;
+			if (buf[0] == '/') {
+				close(dfd);
+				t->dirname[0] = '\0';
+				if ((dfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+					return pmon__err(-errno, "cannot write '%s': %s", name,
+							 strerror(errno));
+			}
+			continue;
+		}
+		if (last && !trailing_slash) {
+			pmon__strlcpy(t->base, comp, sizeof(t->base));
+			t->st = st;
+			t->exists = true;
+			break;
+		}
+		if (!S_ISDIR(st.st_mode)) {
+			close(dfd);
+			return pmon__err(-ENOTDIR, "cannot write '%s': '%s/%s' is not a directory",
+					 name, t->dirname, comp);
+		}
+		int sub = openat(dfd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		close(dfd);
+		if (sub < 0)
 			return pmon__err(-errno, "cannot write '%s': %s", name, strerror(errno));
+		dfd = sub;
+		size_t dl = strlen(t->dirname);
+		if (!pmon__fmt(t->dirname + dl, sizeof(t->dirname) - dl, "/%s", comp)) {
+			close(dfd);
+			return pmon__err(-ENAMETOOLONG, "cannot write '%s': %s", name,
+					 strerror(ENAMETOOLONG));
+		}
+		if (last) { /* "dir/": the directory itself */
+			t->st = st;
+			t->exists = true;
+			break;
+		}
 	}
-	t->st = lst;
-	t->exists = true;
-	if (stat(t->dirname, &t->dir))
-		return pmon__err(-errno, "cannot write '%s': %s", name, strerror(errno));
+	if (fstat(dfd, &t->dir)) {
+		int e = errno;
+		close(dfd);
+		return pmon__err(-e, "cannot write '%s': %s", name, strerror(e));
+	}
+	t->dirfd = dfd;
 	return 0;
 }
 
@@ -315,7 +409,20 @@ static int decide(const char *name, const struct target *t, unsigned flags)
 				 "will not write '%s': %s of another user (uid %u) in the shared "
 				 "directory '%s'",
 				 name, S_ISREG(m) ? "a file" : "a FIFO", (unsigned)t->st.st_uid,
-				 t->dirname);
+				 t->dirname[0] ? t->dirname : "/");
+	/* perf's FILE.old: only a regular file is ever renamed over. */
+	if ((flags & PMON_OUTPUT_KEEP_OLD) && S_ISREG(m)) {
+		char old[NAME_MAX + 8];
+		struct stat ost;
+		if (!pmon__fmt(old, sizeof(old), "%s.old", t->base) || strlen(old) > NAME_MAX)
+			return pmon__err(-ENAMETOOLONG, "cannot keep '%s' as '%s.old': %s", name,
+					 name, strerror(ENAMETOOLONG));
+		if (!fstatat(t->dirfd, old, &ost, AT_SYMLINK_NOFOLLOW) && !S_ISREG(ost.st_mode))
+			return pmon__err(-EEXIST,
+					 "cannot keep '%s' as '%s.old': that is %s, not a regular "
+					 "file; move it away",
+					 name, name, kind_name(ost.st_mode));
+	}
 	return 0;
 }
 
@@ -325,29 +432,53 @@ static unsigned opts_flags(const struct pmon_output_opts *o)
 											 : 0;
 }
 
+static void target_release(struct target *t)
+{
+	if (t->dirfd >= 0)
+		close(t->dirfd);
+	t->dirfd = -1;
+}
+
+static int look(const char *name, struct target *t, unsigned flags)
+{
+	int err;
+
+	memset(t, 0, sizeof(*t));
+	t->fd = t->dirfd = -1;
+	if ((err = walk(name, t)) || (err = decide(name, t, flags)))
+		target_release(t);
+	return err;
+}
+
 int pmon_output__check(const char *path, const struct pmon_output_opts *opts)
 {
+	unsigned flags = opts_flags(opts);
+	char dir[PATH_MAX + 2];
 	struct target t;
 	int err;
 
 	if (!path)
 		return pmon__err(-EINVAL, "no output named");
-	if ((err = resolve(path, &t)) || (err = decide(path, &t, opts_flags(opts))))
+	if ((err = look(path, &t, flags)))
 		return err;
+	target_release(&t);
 	if (t.fd >= 0 || t.procfd || (t.exists && !S_ISREG(t.st.st_mode)))
 		return 0;
-	/* A new file, or one replaced through a temporary: the directory
-	 * must take it (a file written in place only needs itself writable). */
-	/* (an existing writable file in a directory that takes no new one is
-	 * written in place: open_replace()'s fallback; KEEP_OLD must rename) */
-	if (access(t.dirname, W_OK | X_OK) &&
-	    (!t.exists || access(t.path, W_OK) || (opts_flags(opts) & PMON_OUTPUT_KEEP_OLD)))
+	/* A new file, a temporary, or FILE.old: the directory must take them
+	 * (a log or report written in place only needs the file writable). */
+	pmon__fmt(dir, sizeof(dir), "%s/", t.dirname);
+	bool in_place = flags & (PMON_OUTPUT_IN_PLACE | PMON_OUTPUT_APPEND);
+	if ((!t.exists || !in_place) && access(dir, W_OK | X_OK))
 		return pmon__err(-errno, "cannot write '%s': cannot create files in '%s': %s", path,
-				 t.dirname, strerror(errno));
-	if (t.exists && access(t.path, W_OK))
+				 dir, strerror(errno));
+	char file[PATH_MAX + NAME_MAX + 2];
+	pmon__fmt(file, sizeof(file), "%s%s", dir, t.base);
+	if (t.exists && access(file, W_OK))
 		return pmon__err(-errno, "cannot write '%s': %s", path, strerror(errno));
 	return 0;
 }
+
+/* ---- opening ------------------------------------------------------------- */
 
 /* Blocking writes from here: the O_NONBLOCK was for the open only. */
 static int set_blocking(int fd)
@@ -356,75 +487,76 @@ static int set_blocking(int fd)
 	return fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) ? -errno : 0;
 }
 
+/* The file @fd is the one that was looked at, not one swapped in since. */
+static bool same_file(int fd, const struct stat *want)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) || (st.st_mode & S_IFMT) != (want->st_mode & S_IFMT))
+		return false;
+	if (S_ISCHR(st.st_mode))
+		return st.st_rdev == want->st_rdev;
+	return st.st_dev == want->st_dev && st.st_ino == want->st_ino;
+}
+
+static int open_fail(struct pmon_output *o, int fd, int err)
+{
+	if (fd >= 0)
+		close(fd);
+	return pmon__err(err, "cannot write '%s': %s", o->shown,
+			 err == -EAGAIN ? "it changed while being opened" : strerror(-err));
+}
+
 static int open_stream(struct pmon_output *o, const struct target *t, bool append)
 {
 	int fd;
 
-	if (t->procfd) {
-		/* Through the magic link (no O_NOFOLLOW: the link is the way),
-		 * never truncated: the other process's file as it stands. */
-		o->kind = OUT_FD;
-		fd = open(t->path,
-			  O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (append ? O_APPEND : 0));
-		if (fd < 0 || set_blocking(fd)) {
-			int e = errno;
-			if (fd >= 0)
-				close(fd);
-			return pmon__err(-e, "cannot write '%s': %s", o->shown, strerror(e));
-		}
-		return fd;
-	}
-	if (t->fd >= 0) {
+	if (t->fd >= 0) { /* written at its offset, as a redirection is */
 		o->kind = OUT_FD;
 		fd = fcntl(t->fd, F_DUPFD_CLOEXEC, 3);
+		return fd < 0 ? open_fail(o, -1, -errno) : fd;
+	}
+	if (t->procfd) {
+		/* Through the magic link (proc_fd_link()): another process's
+		 * file as it stands, never truncated. */
+		o->kind = OUT_FD;
+		fd = open(t->magic,
+			  O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (append ? O_APPEND : 0));
 		if (fd < 0)
-			return pmon__err(-errno, "cannot write '%s': %s", o->shown,
-					 strerror(errno));
-		return fd;
+			return open_fail(o, -1, -errno);
+		int err = set_blocking(fd);
+		return err ? open_fail(o, fd, err) : fd;
 	}
 	o->kind = OUT_STREAM;
-	fd = open(t->path, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 && errno == ENXIO)
+	fd = openat(t->dirfd, t->base, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && errno == ENXIO && S_ISFIFO(t->st.st_mode))
 		return pmon__err(-ENXIO, "cannot write '%s': a FIFO that nobody reads", o->shown);
 	if (fd < 0)
-		return pmon__err(-errno, "cannot write '%s': %s", o->shown, strerror(errno));
-	struct stat st;
-	int err = fstat(fd, &st) ? -errno : 0;
-	/* The same device or FIFO that was looked at, not one swapped in. */
-	if (!err &&
-	    ((st.st_mode & S_IFMT) != (t->st.st_mode & S_IFMT) ||
-	     (S_ISCHR(st.st_mode) ? st.st_rdev != t->st.st_rdev
-				  : st.st_dev != t->st.st_dev || st.st_ino != t->st.st_ino)))
-		err = -EAGAIN;
-	if (!err)
-		err = set_blocking(fd);
-	if (err) {
-		close(fd);
-		return pmon__err(err, "cannot write '%s': %s", o->shown,
-				 err == -EAGAIN ? "it changed while being opened" : strerror(-err));
-	}
-	return fd;
+		return open_fail(o, -1, -errno);
+	int err = same_file(fd, &t->st) ? set_blocking(fd) : -EAGAIN;
+	return err ? open_fail(o, fd, err) : fd;
 }
 
-/* In place: truncated where it is. O_NOFOLLOW and O_NONBLOCK guard the time
- * between the look and the open: a link or FIFO put there meanwhile fails
- * or is seen by fstat, and never hangs. */
+/* In place: a new file is created O_EXCL; an existing one is opened
+ * without O_CREAT or O_TRUNC, checked to be the file that was looked at
+ * (whose owner decide() judged), and only then truncated. O_NOFOLLOW and
+ * O_NONBLOCK: a link or FIFO put there meanwhile fails or is seen, and
+ * never hangs. */
 static int open_in_place(struct pmon_output *o, const struct target *t, bool append)
 {
-	int fd = open(t->path,
-		      O_WRONLY | O_CREAT | (append ? O_APPEND : O_TRUNC) | O_NOFOLLOW | O_NOCTTY |
-			      O_NONBLOCK | O_CLOEXEC,
-		      0600);
-	struct stat st;
+	int flags = O_WRONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC |
+		(append ? O_APPEND : 0) | (t->exists ? 0 : O_CREAT | O_EXCL);
+	int fd = openat(t->dirfd, t->base, flags, 0600);
 
 	if (fd < 0)
-		return pmon__err(-errno, "cannot write '%s': %s", o->shown, strerror(errno));
-	int err = fstat(fd, &st) ? -errno : !S_ISREG(st.st_mode) ? -EAGAIN : set_blocking(fd);
-	if (err) {
-		close(fd);
-		return pmon__err(err, "cannot write '%s': %s", o->shown,
-				 err == -EAGAIN ? "it changed while being opened" : strerror(-err));
-	}
+		return open_fail(o, -1, errno == EEXIST ? -EAGAIN : -errno);
+	int err = t->exists && !same_file(fd, &t->st) ? -EAGAIN : 0;
+	if (!err && t->exists && !append && ftruncate(fd, 0))
+		err = -errno;
+	if (!err)
+		err = set_blocking(fd);
+	if (err)
+		return open_fail(o, fd, err);
 	o->kind = OUT_FILE;
 	return fd;
 }
@@ -437,31 +569,23 @@ static int open_keep_old(struct pmon_output *o, const struct target *t)
 	struct stat st;
 	int fd;
 
-	if (!pmon__fmt(o->old, sizeof(o->old), "%s.old", t->path))
-		return pmon__err(-ENAMETOOLONG, "cannot write '%s': the name is too long",
-				 o->shown);
-	struct stat ost;
-	if (t->exists && !lstat(o->old, &ost) && !S_ISREG(ost.st_mode))
-		return pmon__err(-EEXIST,
-				 "cannot keep '%s' as '%s': that is %s, not a regular file; "
-				 "move it away",
-				 o->shown, o->old,
-				 S_ISLNK(ost.st_mode) ? "a symbolic link" : kind_name(ost.st_mode));
+	pmon__fmt(o->old, sizeof(o->old), "%s.old", t->base); /* length checked by decide() */
 	if (t->exists) {
-		if (rename(t->path, o->old))
-			return pmon__err(-errno, "cannot keep '%s' as '%s': %s", o->shown, o->old,
-					 strerror(errno));
+		if (renameat(t->dirfd, t->base, t->dirfd, o->old))
+			return pmon__err(-errno, "cannot keep '%s' as '%s.old': %s", o->shown,
+					 o->shown, strerror(errno));
 		o->kept_old = true;
 	}
-	fd = open(t->path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0600);
+	fd = openat(t->dirfd, t->base,
+		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0600);
 	if (fd < 0 || fstat(fd, &st)) {
 		int e = errno;
 		if (fd >= 0) {
 			close(fd);
-			unlink(t->path); /* created by this open, O_EXCL */
+			unlinkat(t->dirfd, t->base, 0); /* created by this open, O_EXCL */
 		}
 		if (o->kept_old)
-			(void)rename(o->old, t->path);
+			(void)renameat(t->dirfd, o->old, t->dirfd, t->base);
 		o->kept_old = false;
 		return pmon__err(-e, "cannot write '%s': %s", o->shown, strerror(e));
 	}
@@ -473,49 +597,56 @@ static int open_keep_old(struct pmon_output *o, const struct target *t)
 }
 
 /* Replaced whole: a temporary beside the file (the same file system, so the
- * rename is atomic), with the file's mode and, for root, its owner, so a
- * rewrite changes its content only. A directory that takes no new file (a
- * writable file in a read-only directory) is written in place instead. */
+ * rename is atomic), created O_EXCL under a random name, with the file's
+ * mode and, for root, its owner, so a rewrite changes its content only.
+ * There is no fallback to writing in place: a directory that takes no new
+ * file is said, before anything runs (pmon_output__check()). */
 static int open_replace(struct pmon_output *o, const struct target *t)
 {
-	const char *base = strrchr(t->path, '/');
+	static const char chars[] =
+		"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
 	struct stat st;
-	int fd;
+	int fd = -1, e = EEXIST;
 
-	base = base ? base + 1 : t->path;
-	/* An absolute name: a program given it (pmon trace's PMON_TRACE) may
-	 * change directory before it opens it. */
-	char cwd[PATH_MAX] = "";
-	if (t->dirname[0] != '/' && !getcwd(cwd, sizeof(cwd)))
-		return pmon__err(-errno, "cannot write '%s': %s", o->shown, strerror(errno));
-	if (!pmon__fmt(o->tmp, sizeof(o->tmp), "%s%s%s/.%s.pmon-XXXXXX", cwd, cwd[0] ? "/" : "",
-		       t->dirname, base)) {
-		o->tmp[0] = '\0';
-		return pmon__err(-ENAMETOOLONG, "cannot write '%s': the name is too long",
-				 o->shown);
+	for (int tries = 0; tries < 100 && fd < 0 && e == EEXIST; tries++) {
+		unsigned char r[6];
+		char sfx[7];
+		if (getrandom(r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r))
+			for (size_t i = 0; i < sizeof(r); i++)
+				r[i] = (unsigned char)(rand() ^ (int)getpid() ^ tries);
+		for (size_t i = 0; i < sizeof(r); i++)
+			sfx[i] = chars[r[i] % (sizeof(chars) - 1)];
+		sfx[6] = '\0';
+		if (!pmon__fmt(o->tmp, sizeof(o->tmp), ".%s.pmon-%s", t->base, sfx)) {
+			o->tmp[0] = '\0';
+			return pmon__err(-ENAMETOOLONG, "cannot write '%s': the name is too long",
+					 o->shown);
+		}
+		fd = openat(t->dirfd, o->tmp,
+			    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0600);
+		e = fd < 0 ? errno : 0;
 	}
-	fd = mkostemp(o->tmp, O_CLOEXEC);
 	if (fd < 0) {
-		int e = errno;
 		o->tmp[0] = '\0';
-		if ((e == EACCES || e == EPERM) && t->exists && !access(t->path, W_OK))
-			return open_in_place(o, t, false);
-		return pmon__err(-e, "cannot write '%s': cannot create files in '%s': %s", o->shown,
-				 t->dirname, strerror(e));
+		return pmon__err(-e, "cannot write '%s': cannot create files in '%s/': %s",
+				 o->shown, t->dirname, strerror(e));
 	}
-	o->slot = temp_add(o->tmp, strlen(o->tmp));
+	o->slot = temp_add(o->dirfd, o->tmp);
+	if (fstat(fd, &st)) {
+		e = errno;
+		close(fd);
+		unlinkat(t->dirfd, o->tmp, 0); /* just created, O_EXCL */
+		o->tmp[0] = '\0';
+		return pmon__err(-e, "cannot write '%s': %s", o->shown, strerror(e));
+	}
+	o->dev = st.st_dev;
+	o->ino = st.st_ino;
 	if (t->exists) {
 		if (geteuid() == 0 && (t->st.st_uid != 0 || t->st.st_gid != getegid()))
 			(void)!fchown(fd, t->st.st_uid, t->st.st_gid);
 		(void)fchmod(fd, t->st.st_mode & 0777);
 	}
-	if (fstat(fd, &st)) {
-		int e = errno;
-		close(fd);
-		return pmon__err(-e, "cannot write '%s': %s", o->shown, strerror(e));
-	}
-	o->dev = st.st_dev;
-	o->ino = st.st_ino;
+	pmon__fmt(o->tmppath, sizeof(o->tmppath), "%s/%s", t->dirname, o->tmp);
 	o->kind = OUT_FILE;
 	return fd;
 }
@@ -523,6 +654,8 @@ static int open_replace(struct pmon_output *o, const struct target *t)
 static void output_free(struct pmon_output *o)
 {
 	temp_drop(o->slot);
+	if (o->dirfd >= 0)
+		close(o->dirfd);
 	free(o);
 }
 
@@ -531,8 +664,9 @@ static void drop_tmp(struct pmon_output *o)
 {
 	struct stat st;
 
-	if (o->tmp[0] && !lstat(o->tmp, &st) && st.st_dev == o->dev && st.st_ino == o->ino)
-		unlink(o->tmp);
+	if (o->tmp[0] && !fstatat(o->dirfd, o->tmp, &st, AT_SYMLINK_NOFOLLOW) &&
+	    st.st_dev == o->dev && st.st_ino == o->ino)
+		unlinkat(o->dirfd, o->tmp, 0);
 	o->tmp[0] = '\0';
 }
 
@@ -545,13 +679,17 @@ struct pmon_output *pmon_output__open(const char *path, const struct pmon_output
 
 	if (!path)
 		return pmon__ret_ptr(pmon__err(-EINVAL, "no output named"), NULL);
-	if ((err = resolve(path, &t)) || (err = decide(path, &t, flags)))
+	if ((err = look(path, &t, flags)))
 		return pmon__ret_ptr(err, NULL);
-	if (!(o = calloc(1, sizeof(*o))))
+	if (!(o = calloc(1, sizeof(*o)))) {
+		target_release(&t);
 		return pmon__ret_ptr(-ENOMEM, NULL);
+	}
 	o->slot = -1;
+	o->dirfd = t.dirfd; /* the output's now */
 	pmon__strlcpy(o->shown, path, sizeof(o->shown));
-	pmon__strlcpy(o->path, t.path, sizeof(o->path));
+	pmon__strlcpy(o->dirname, t.dirname, sizeof(o->dirname));
+	pmon__strlcpy(o->base, t.base, sizeof(o->base));
 	if (t.fd >= 0 || t.procfd || (t.exists && !S_ISREG(t.st.st_mode)))
 		fd = open_stream(o, &t, flags & PMON_OUTPUT_APPEND);
 	else if (flags & PMON_OUTPUT_KEEP_OLD)
@@ -568,7 +706,6 @@ struct pmon_output *pmon_output__open(const char *path, const struct pmon_output
 	if (!(o->f = fdopen(fd, "w"))) {
 		err = -errno;
 		close(fd);
-		o->f = NULL;
 		pmon_output__abandon(o);
 		return pmon__ret_ptr(err, NULL);
 	}
@@ -587,7 +724,7 @@ int pmon_output__fd(const struct pmon_output *o)
 
 const char *pmon_output__path(const struct pmon_output *o)
 {
-	return !o ? NULL : o->tmp[0] ? o->tmp : o->path;
+	return !o ? NULL : o->tmp[0] ? o->tmppath : o->shown;
 }
 
 bool pmon_output__is_stream(const struct pmon_output *o)
@@ -617,12 +754,12 @@ int pmon_output__commit(struct pmon_output *o)
 	if (o->tmp[0]) {
 		/* Only over a regular file: a device, FIFO or link that took
 		 * the name meanwhile is left as it is, and so is the name. */
-		if (!lstat(o->path, &st) && !S_ISREG(st.st_mode))
+		if (!fstatat(o->dirfd, o->base, &st, AT_SYMLINK_NOFOLLOW) && !S_ISREG(st.st_mode))
 			err = pmon__err(-EEXIST,
 					"cannot replace '%s': it is no longer a regular file "
 					"(left as it is)",
 					o->shown);
-		else if (rename(o->tmp, o->path))
+		else if (renameat(o->dirfd, o->tmp, o->dirfd, o->base))
 			err = pmon__err(-errno, "cannot write '%s': %s", o->shown, strerror(errno));
 		else
 			o->tmp[0] = '\0';
@@ -642,10 +779,11 @@ void pmon_output__abandon(struct pmon_output *o)
 		fclose(o->f);
 	o->f = NULL;
 	drop_tmp(o);
-	if (o->created && !lstat(o->path, &st) && st.st_dev == o->dev && st.st_ino == o->ino) {
-		unlink(o->path); /* the regular file this output created, O_EXCL */
+	if (o->created && !fstatat(o->dirfd, o->base, &st, AT_SYMLINK_NOFOLLOW) &&
+	    st.st_dev == o->dev && st.st_ino == o->ino) {
+		unlinkat(o->dirfd, o->base, 0); /* the regular file this output created, O_EXCL */
 		if (o->kept_old)
-			(void)rename(o->old, o->path);
+			(void)renameat(o->dirfd, o->old, o->dirfd, o->base);
 	}
 	output_free(o);
 }

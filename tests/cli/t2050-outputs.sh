@@ -166,6 +166,15 @@ if unshare -m --propagation private true 2>/dev/null; then
 			$(cmd_line "$k" "$D/new.$ext")" >/dev/null 2>"$TMP/err"
 		exit_is "$k -o in a read-only directory" 2 $?
 		check "$k -o in a read-only directory: nothing created" [ -z "$(ls -A "$D")" ]
+		# an existing file there: no temporary can be made, nothing
+		# written in its place; refused before anything runs
+		echo keep >"$D/old.$ext"
+		unshare -m --propagation private sh -c "
+			mount --bind $D $D && mount -o remount,bind,ro $D || exit 99
+			$(cmd_line "$k" "$D/old.$ext")" >/dev/null 2>"$TMP/err"
+		exit_is "$k -o an existing file in a read-only directory" 2 $?
+		check "$k -o an existing file in a read-only directory: kept" \
+			[ "$(cat "$D/old.$ext")" = keep ]
 	done
 else
 	echo "# skipped the read-only directory: unshare -m is not available"
@@ -180,6 +189,17 @@ nothing_beside "a failed report"
 run_pmon 1 trace -o "$D/r.out" -- /bin/true
 check "a trace that wrote nothing keeps the old file" [ "$(cat "$D/r.out")" = keep ]
 nothing_beside "a trace that wrote nothing"
+
+run_pmon 127 stat -e task-clock -o "$D/r.out" -- "$TMP/no-such-program"
+check "a command that cannot run: stat -o keeps the old file" [ "$(cat "$D/r.out")" = keep ]
+nothing_beside "stat of a command that cannot run"
+# A link on the way, not only the last one: another user's link to a
+# directory, planted in a sticky directory, is not followed either.
+mkdir "$D/sticky" "$D/real" && chmod 1777 "$D/sticky"
+ln -s "$D/real" "$D/sticky/evil" && chown -h 65534:65534 "$D/sticky/evil"
+run_pmon 2 stat -e task-clock -o "$D/sticky/evil/x.out" -- true
+one_line_error "symbolic link of another user"
+check "nothing written through a planted directory link" [ ! -e "$D/real/x.out" ]
 
 # 8. A signal pmon does not handle (SIGQUIT) while a temporary is open:
 # removed on the way out, the old file whole. (A shell starts a background

@@ -277,6 +277,69 @@ static void test_output__sticky_directory_rules(void **state)
 	assert_string_equal(get(at("victim")), "root's");
 }
 
+/* The rule holds for every link on the way, not only the last one: a
+ * directory link another user planted in /tmp, and root's own link that
+ * leads through it. */
+static void test_output__links_on_the_way(void **state)
+{
+	(void)state;
+	if (geteuid() != 0)
+		skip(); /* a link of another user needs lchown */
+	const char *sticky = at("sticky"), *real = at("realdir");
+	char evil[600], through[700], chain[700];
+	assert_int_equal(mkdir(sticky, 0777), 0);
+	assert_int_equal(chmod(sticky, 01777), 0);
+	assert_int_equal(mkdir(real, 0755), 0);
+	snprintf(evil, sizeof(evil), "%s/evil", sticky);
+	assert_int_equal(symlink(real, evil), 0);
+	assert_int_equal(lchown(evil, 65534, 65534), 0);
+	snprintf(through, sizeof(through), "%s/passwd", evil);
+	assert_null(open_as(through, PMON_OUTPUT_STREAM));
+	assert_int_equal(errno, EPERM);
+	assert_int_equal(access(at("realdir/passwd"), F_OK), -1);
+	/* root's own link, outside the sticky directory, to the planted one */
+	snprintf(chain, sizeof(chain), "%s/x.out", at("mine"));
+	assert_int_equal(symlink(evil, at("mine")), 0);
+	assert_null(open_as(chain, 0));
+	assert_int_equal(errno, EPERM);
+	assert_int_equal(count(".pmon-"), 0);
+}
+
+static void test_output__names(void **state)
+{
+	(void)state;
+	char name[600];
+	snprintf(name, sizeof(name), "%s/", dir);
+	assert_null(open_as(name, PMON_OUTPUT_STREAM)); /* "dir/" */
+	assert_int_equal(errno, EISDIR);
+	assert_null(open_as("", 0));
+	assert_int_equal(errno, ENOENT);
+	/* "a/../b", "./b" and doubled slashes name the file they say */
+	assert_int_equal(mkdir(at("a"), 0700), 0);
+	snprintf(name, sizeof(name), "%s//a/..//./b.out", dir);
+	struct pmon_output *o = open_as(name, 0);
+	assert_non_null(o);
+	fputs("b", pmon_output__file(o));
+	assert_int_equal(pmon_output__commit(o), 0);
+	assert_string_equal(get(at("b.out")), "b");
+	/* /proc/thread-self/fd/N and /dev/fd/N: pmon's descriptor, at its offset */
+	int fd = open(at("d.out"), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "1", 1), 1);
+	snprintf(name, sizeof(name), "/proc/thread-self/fd/%d", fd);
+	o = open_as(name, PMON_OUTPUT_STREAM);
+	assert_non_null(o);
+	fputs("2", pmon_output__file(o));
+	assert_int_equal(pmon_output__commit(o), 0);
+	snprintf(name, sizeof(name), "/dev//fd/%d", fd);
+	o = open_as(name, PMON_OUTPUT_STREAM);
+	assert_non_null(o);
+	fputs("3", pmon_output__file(o));
+	assert_int_equal(pmon_output__commit(o), 0);
+	assert_string_equal(get(at("d.out")), "123");
+	close(fd);
+}
+
 static void test_output__commit_never_over_what_took_the_name(void **state)
 {
 	(void)state;
@@ -367,6 +430,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_output__sticky_directory_rules, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_output__links_on_the_way, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_output__names, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_output__commit_never_over_what_took_the_name,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_output__descriptors, setup, teardown),
