@@ -285,12 +285,22 @@ assert sum(v[1] for v in vals) == sum(e["period"] for e in r["entries"])' "$TMP/
 		run_pmon 0 report -i "$TMP/a.data" --format pprof -o "$TMP/a.pb.gz"
 		gunzip -c "$TMP/a.pb.gz" | protoc --decode perftools.profiles.Profile -I "$PROTO_DIR" \
 			"$PROTO_DIR/profile.proto" >"$TMP/a.txt" 2>"$TMP/err"
-		check "pprof: the first mapping is the program's ($(basename "$H"))" python3 -c '
-import re, sys
+		# Which user-space file that is comes from the recording itself:
+		# on a quiet machine the workload's, but a system-wide profile
+		# also holds whatever else ran (another test's valgrind beside
+		# this one under ctest -j2 once had more samples than it).
+		run_pmon 0 report -i "$TMP/a.data" --sort dso --format json -o "$TMP/a.dso.json"
+		check "pprof: the first mapping is the user-space file with most samples" python3 -c '
+import json, re, sys
 t = open(sys.argv[1]).read()
 strs = re.findall(r"string_table: \"([^\"]*)\"", t)
 m = re.search(r"mapping \{\s*id: 1\s*filename: (\d+)", t)
-assert m and strs[int(m.group(1))] == sys.argv[2], (m and strs[int(m.group(1))])' "$TMP/a.txt" "$(basename "$H")"
+user = [e for e in json.load(open(sys.argv[2]))["entries"] if not e["dso"].startswith("[")]
+want = max(user, key=lambda e: e["period"])["dso"]
+if want != sys.argv[3]:
+    print("# the busiest user-space file was %s, not %s: the machine was busy" % (want, sys.argv[3]))
+assert m and strs[int(m.group(1))] == want, (m and strs[int(m.group(1))], want)' \
+			"$TMP/a.txt" "$TMP/a.dso.json" "$(basename "$H")"
 	fi
 else
 	echo "ok - # SKIP pprof decode: protoc or pprof's profile.proto missing"

@@ -24,7 +24,7 @@ D=$TMP/d
 mkdir "$D"
 chmod 755 "$TMP"
 # Inputs the readers need: a recording, a trace, an interval log.
-"$PMON" record -g -e cpu-clock -c 100000 -o "$TMP/in.data" -- "$PMON_WORKLOADS/wl-touch" 2000 \
+"$PMON" record -g -e cpu-clock -c 100000 -o "$TMP/in.data" -- "$PMON_WORKLOADS/wl-hotcold" 20000000 \
 	>/dev/null 2>&1 || not_ok "setup: record"
 "$PMON" trace -o "$TMP/in.trace" -- "$PMON_WORKLOADS/wl-tracehooks" 50 >/dev/null 2>&1 ||
 	not_ok "setup: trace"
@@ -43,6 +43,8 @@ cmd_line() {
 	record) echo "$P record -e cpu-clock -o $2 -- true" ;;
 	report) echo "$P report -i $TMP/in.data -o $2" ;;
 	report-pprof) echo "$P report -i $TMP/in.data --format pprof -o $2" ;;
+	annotate) echo "$P annotate -i $TMP/in.data -o $2 hot" ;;
+	simulate) echo "$P simulate -o $2 -- /bin/true" ;;
 	trace) echo "$P trace -o $2 -- $PMON_WORKLOADS/wl-tracehooks 10" ;;
 	trace-report) echo "$P trace report $TMP/in.trace -o $2" ;;
 	plot) echo "$P plot $TMP/in.csv -o $2" ;;
@@ -54,7 +56,9 @@ run_cmd() { sh -c "$(cmd_line "$1" "$2")"; }
 # Which of them stream into a device or FIFO (0) and which refuse (2):
 # a trace is two files merged and read back.
 want_stream() { [ "$1" = trace ] && echo 2 || echo 0; }
-KINDS="info cpuid stat stat-I record report report-pprof trace trace-report plot top region"
+KINDS="info cpuid stat stat-I record report report-pprof annotate trace trace-report plot top region"
+# simulate writes its recording as record does; valgrind runs it
+command -v valgrind >/dev/null && KINDS="$KINDS simulate"
 
 # nothing_beside DESC: no temporary or side file left in $D.
 nothing_beside() {
@@ -69,7 +73,12 @@ exit_is() { check "$1: exit $3, expected $2 ($(head -c 200 "$TMP/err"))" [ "$3" 
 # 2; a program's region report (the program measures on, exit 0) says it
 # once as "pmon: regions: ..." and reports on standard error instead.
 refused() {
-	if [ "$k" = region ]; then
+	if [ "$k" = simulate ] && [ "$3" = "FIFO that nobody reads" ]; then
+		# found when the recording is written, after the simulation's
+		# own progress lines: exit 2, the reason on the last line
+		exit_is "$1" 2 "$2"
+		check "$1: the last line says why" sh -c "tail -1 '$TMP/err' | grep -q '^pmon: .*$3'"
+	elif [ "$k" = region ]; then
 		exit_is "$1" 0 "$2"
 		check "$1: said once, naming '$3'" \
 			[ "$(grep -c "^pmon: regions: .*$3" "$TMP/err")" -eq 1 ]
@@ -101,8 +110,27 @@ for k in $KINDS; do
 	if [ "$(want_stream "$k")" = 0 ]; then
 		refused "$k -o a FIFO nobody reads" $st "FIFO that nobody reads"
 		# 3. The same FIFO with a reader: the output goes through it.
-		timeout 60 cat "$D/fifo.$ext" >"$TMP/fifo.got" &
+		# The reader is there before pmon opens (a reader still on its
+		# way into open() is a race, not a FIFO nobody reads): it opens
+		# without blocking, says so, then reads to the writer's end.
+		rm -f "$TMP/ready"
+		timeout 60 python3 -c '
+import os, select, sys
+fd = os.open(sys.argv[1], os.O_RDONLY | os.O_NONBLOCK)
+open(sys.argv[2], "w").close()
+with open(sys.argv[3], "wb") as out:
+    while True:
+        select.select([fd], [], [])
+        b = os.read(fd, 65536)
+        if not b:
+            break
+        out.write(b)' "$D/fifo.$ext" "$TMP/ready" "$TMP/fifo.got" &
 		reader=$!
+		n=0
+		until [ -e "$TMP/ready" ] || [ $n -ge 500 ]; do
+			n=$((n + 1))
+			sleep 0.02
+		done
 		run_cmd "$k" "$D/fifo.$ext" >/dev/null 2>"$TMP/err"
 		exit_is "$k -o a FIFO with a reader" 0 $?
 		wait $reader
@@ -145,8 +173,8 @@ for k in $KINDS; do
 	run_cmd "$k" "$D/f.$ext" >/dev/null 2>"$TMP/err"
 	exit_is "$k -o an existing file" 0 $?
 	check "$k -o an existing file: written" [ "$(cat "$D/f.$ext")" != old ]
-	if [ "$k" = record ]; then
-		check "record: the old recording kept as FILE.old" [ "$(cat "$D/f.$ext.old")" = old ]
+	if [ "$k" = record ] || [ "$k" = simulate ]; then
+		check "$k: the old recording kept as FILE.old" [ "$(cat "$D/f.$ext.old")" = old ]
 	else
 		check "$k -o an existing file: its mode 640 kept" [ "$(stat -c %a "$D/f.$ext")" = 640 ]
 	fi
