@@ -84,6 +84,10 @@ bool cli_reader_gone(int fd);
  * line naming @what ("-o", "--plot") when not. */
 bool cli_check_output_as(const char *path, const char *what, unsigned flags);
 #define cli_check_output_path(path, what) cli_check_output_as(path, what, 1u)
+/* Whether output @out is the same file as input @in (links and other names
+ * followed): said in one line naming @what ("-o", "--plot"), so the caller
+ * refuses (exit 2) before writing over what it reads. */
+bool cli_output_is_input(const char *out, const char *in, const char *what);
 /* A command that failed after opening its output: the file named keeps
  * what it held (the temporary is removed); stdout is left alone. */
 void cli_abandon_output(FILE *f);

@@ -221,6 +221,10 @@ int cmd_annotate(int argc, char **argv)
 			: err == -ENOENT || err == -PMON_ERRNO__PARSE ? CLI_USAGE
 								      : CLI_FAIL;
 	}
+	if (cli_output_is_input(outpath, in, "-o")) {
+		pmon_annotation_release(&a);
+		return CLI_USAGE;
+	}
 	out = cli_open_output(outpath);
 	if (!out) {
 		pmon_annotation_release(&a);

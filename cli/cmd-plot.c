@@ -78,13 +78,23 @@ int trace_draw(const char *in, const char *outpath, bool png, uint64_t from, uin
 						  .to_ns = to,
 						  .width = width };
 		int err = pmon_plot_trace(r, out, &o);
-		if (err && !(err == -EIO && ferror(out))) /* a write error: said on close */
+		bool io = err == -EIO || err == -ENOSPC || err == -EDQUOT || err == -EFBIG ||
+			err == -EPIPE;
+		if (err && io && !cli_reader_gone(fileno(out)) && err != -EPIPE)
+			cli_error("cannot write '%s': %s", outpath ? outpath : "standard output",
+				  strerror(-err));
+		else if (err && !io)
 			cli_error("%s", pmon_errdetail());
 		if (err) {
 			rc = err == -EINVAL ? CLI_USAGE : CLI_FAIL;
-		}
-		if (out != stdout && cli_close_output(out, outpath) != CLI_OK)
+			/* said once here; a half picture never replaces the file */
+			if (out == stdout)
+				clearerr(stdout);
+			else
+				cli_abandon_output(out);
+		} else if (out != stdout && cli_close_output(out, outpath) != CLI_OK) {
 			rc = CLI_FAIL;
+		}
 	}
 	pmon_trace_reader__free(r);
 	return rc;
@@ -116,7 +126,7 @@ int cmd_plot(int argc, char **argv)
 		cli_error("give one LOG and -o OUT.svg|OUT.png (see 'pmon plot --help')");
 		return CLI_USAGE;
 	}
-	if (!cli_check_output_path(out, "-o"))
+	if (!cli_check_output_path(out, "-o") || cli_output_is_input(out, argv[argi], "-o"))
 		return CLI_USAGE;
 	return plot_log(argv[argi], out, (unsigned)w, (unsigned)h, title);
 }

@@ -203,6 +203,10 @@ int cmd_report(int argc, char **argv)
 		cli_warn("no call chains in %s (record with -g): each stack is the sampled "
 			 "function alone",
 			 in);
+	if (cli_output_is_input(outpath, in, "-o")) {
+		pmon_report_release(&r);
+		return CLI_USAGE;
+	}
 	out = cli_open_output(outpath);
 	if (!out) {
 		pmon_report_release(&r);

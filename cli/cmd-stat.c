@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -493,7 +494,11 @@ static void interval_loop(struct out *o, const struct stat_opts *so, struct pmon
 		if (pmon_monitor__read_delta(m, delta, per_unit, &dt))
 			break;
 		double at = pmon_monotonic_s() - tk.start;
-		if (!done || dt > 1e-3) {
+		/* The last, partial interval is printed unless it is a sliver
+		 * after a whole one; a command shorter than one interval still
+		 * gets its line (nothing measured is lost, and --plot has a
+		 * point to draw). */
+		if (!done || dt > 1e-3 || printed == 0) {
 			print_counts(o, so, l, pmon_monitor__counters(m), delta, per_unit, NULL, dt,
 				     at);
 			if (plot_out)
@@ -875,6 +880,18 @@ int cmd_stat(int argc, char **argv)
 		rc = CLI_USAGE;
 		goto out;
 	}
+	struct stat lst, pst;
+	bool same = so.plot && so.outpath &&
+		(!strcmp(so.plot, so.outpath) ||
+		 (!stat(so.outpath, &lst) && !stat(so.plot, &pst) && lst.st_dev == pst.st_dev &&
+		  lst.st_ino == pst.st_ino && S_ISREG(lst.st_mode)));
+	if (same) {
+		/* -o's log and --plot's picture: two outputs, never one file
+		 * (the picture would be renamed over the log) */
+		cli_error("--plot '%s' is -o's file '%s': name two files", so.plot, so.outpath);
+		rc = CLI_USAGE;
+		goto out;
+	}
 	if (so.plot && !cli_plot_name_ok(so.plot)) {
 		rc = CLI_USAGE;
 		goto out;
@@ -887,6 +904,15 @@ int cmd_stat(int argc, char **argv)
 						      (so.interval_ms ? PMON_OUTPUT_IN_PLACE : 0))
 			 : stderr;
 	if (!o.f) {
+		rc = CLI_USAGE;
+		goto out;
+	}
+	/* The same, for a log that did not exist before (another name of it,
+	 * "./F" and "F"): it exists by now. */
+	if (so.plot && so.outpath && !stat(so.outpath, &lst) && !stat(so.plot, &pst) &&
+	    lst.st_dev == pst.st_dev && lst.st_ino == pst.st_ino && S_ISREG(lst.st_mode)) {
+		cli_error("--plot '%s' is -o's file '%s': name two files", so.plot, so.outpath);
+		cli_abandon_output(o.f);
 		rc = CLI_USAGE;
 		goto out;
 	}

@@ -395,7 +395,13 @@ static int trace_record(struct run_opts *o, struct pmon_target *pt, const char *
 			err = 0;
 			k = NULL;
 		} else if (err) {
-			if (o->all && missing)
+			/* a full disk or another I/O failure is a runtime one (1),
+			 * not "not possible here" (3), and names the trace, not
+			 * the temporary it was written to */
+			bool io = err == -ENOSPC || err == -EDQUOT || err == -EIO || err == -EFBIG;
+			if (io)
+				cli_error("cannot write '%s': %s", o->out, strerror(-err));
+			else if (o->all && missing)
 				cli_error(
 					"cannot trace all CPUs: %s (every CPU's events need root, "
 					"CAP_PERFMON or perf_event_paranoid <= 0)",
@@ -403,7 +409,9 @@ static int trace_record(struct run_opts *o, struct pmon_target *pt, const char *
 			else
 				cli_error("cannot record kernel events: %s", pmon_errdetail());
 			pmon_child__kill(ch, SIGKILL, NULL);
-			return err == -EINVAL || err == -ESRCH ? -CLI_USAGE : -CLI_UNSUPPORTED;
+			return err == -EINVAL || err == -ESRCH ? -CLI_USAGE
+				: io			       ? -CLI_FAIL
+							       : -CLI_UNSUPPORTED;
 		}
 		if (k && *pmon_trace_kernel__skipped(k))
 			cli_warn("kernel events skipped: %s", pmon_trace_kernel__skipped(k));
@@ -595,6 +603,8 @@ static int report(int argc, char **argv)
 		return CLI_USAGE;
 	if (!in)
 		in = "pmon.trace";
+	if (cli_output_is_input(outpath, in, "-o"))
+		return CLI_USAGE;
 	/* A picture's format from -o's extension unless --format says (as pmon plot) */
 	const char *ext = outpath ? strrchr(outpath, '.') : NULL;
 	const char *by_ext = !ext	   ? NULL

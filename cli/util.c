@@ -365,7 +365,10 @@ int cli_close_output(FILE *f, const char *path)
 			if (bad && !said && !gone && e != EPIPE)
 				cli_error("%s", pmon_errdetail());
 		} else {
-			e = errno; /* the failed write's, before abandon's calls */
+			/* the failed write's reason: a flush retried gives it
+			 * (ENOSPC) where the error flag alone does not */
+			errno = 0;
+			e = out && fflush(f) && errno ? errno : 0;
 			if (out) {
 				pmon_output__abandon(out);
 			} else {
@@ -390,9 +393,27 @@ bool cli_check_output_as(const char *path, const char *what, unsigned flags)
 	if (!path || !strcmp(path, "-"))
 		return true;
 	if (pmon_output__check(path, &o)) {
-		cli_error("%s: %s", what, pmon_errdetail());
+		/* the file is named in the detail; another option's name
+		 * ("--plot") says which output it is */
+		if (!strcmp(what, "-o"))
+			cli_error("%s", pmon_errdetail());
+		else
+			cli_error("%s: %s", what, pmon_errdetail());
 		return false;
 	}
+	return true;
+}
+
+bool cli_output_is_input(const char *out, const char *in, const char *what)
+{
+	struct stat so, si;
+
+	if (!out || !in || !strcmp(out, "-") || stat(out, &so) || stat(in, &si) ||
+	    so.st_dev != si.st_dev || so.st_ino != si.st_ino || !S_ISREG(so.st_mode))
+		return false;
+	cli_error("%s '%s' is the input '%s': it would be written over what is read; name "
+		  "another file",
+		  what, out, in);
 	return true;
 }
 

@@ -808,9 +808,14 @@ static int render_svg(const struct pmon_plot_data *d, const char *path, unsigned
 	draw(&cv, d, width, height);
 	fputs("</svg>\n", f);
 	pmon__c_locale_leave(prev);
+	/* The buffered writes' failure: flushing again gives its reason
+	 * (ENOSPC, EDQUOT) where the error flag alone says only that one
+	 * failed; commit flushes and says it the same way. */
 	if (ferror(f)) {
+		errno = 0;
+		int e = fflush(f) && errno ? errno : EIO;
 		pmon_output__abandon(out);
-		return pmon__err(-EIO, "%s: %s", path, strerror(EIO));
+		return pmon__err(-e, "cannot write '%s': %s", path, strerror(e));
 	}
 	return pmon_output__commit(out);
 }
@@ -863,8 +868,14 @@ int pmon_plot_render(const struct pmon_plot_data *d, const char *path, unsigned 
 		st = cairo_surface_write_to_png_stream(sf, png_out, pmon_output__file(out));
 	cairo_surface_destroy(sf);
 	if (st != CAIRO_STATUS_SUCCESS) {
+		int e = EIO;
+		errno = 0;
+		if (out && st == CAIRO_STATUS_WRITE_ERROR && fflush(pmon_output__file(out)) &&
+		    errno)
+			e = errno; /* the reason of the write that failed */
 		pmon_output__abandon(out);
-		return pmon__err(-EIO, "%s: %s", path, cairo_status_to_string(st));
+		return pmon__err(-e, "cannot write '%s': %s", path,
+				 e != EIO ? strerror(e) : cairo_status_to_string(st));
 	}
 	return pmon_output__commit(out);
 }

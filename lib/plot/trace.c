@@ -675,10 +675,24 @@ static int draw(struct pic *p)
 	return 0;
 }
 
+/* Cairo's writes into the caller's stream, keeping the first failure's
+ * reason: cairo says only CAIRO_STATUS_WRITE_ERROR, and a full disk
+ * should be called one. */
+struct sink {
+	FILE *f;
+	int err;
+};
+
 static cairo_status_t write_out(void *closure, const unsigned char *data, unsigned int len)
 {
-	return fwrite(data, 1, len, closure) == len ? CAIRO_STATUS_SUCCESS
-						    : CAIRO_STATUS_WRITE_ERROR;
+	struct sink *s = closure;
+
+	errno = 0;
+	if (fwrite(data, 1, len, s->f) == len)
+		return CAIRO_STATUS_SUCCESS;
+	if (!s->err)
+		s->err = errno ? errno : EIO;
+	return CAIRO_STATUS_WRITE_ERROR;
 }
 
 /* Metrics that do not depend on the surface: hinting off, so that a name
@@ -804,6 +818,7 @@ int pmon_plot_trace(const struct pmon_trace_reader *r, FILE *out,
 		    const struct pmon_plot_trace_opts *o)
 {
 	struct pic p = { .r = r };
+	struct sink sink = { .f = out };
 	cairo_surface_t *scratch = NULL, *sf = NULL;
 	cairo_status_t st = CAIRO_STATUS_SUCCESS;
 	size_t nev = pmon_trace_reader__nevents(r);
@@ -838,7 +853,7 @@ int pmon_plot_trace(const struct pmon_trace_reader *r, FILE *out,
 	if (err)
 		goto out;
 	if (o->format == PMON_PLOT_SVG) {
-		sf = cairo_svg_surface_create_for_stream(write_out, out, p.W, p.H);
+		sf = cairo_svg_surface_create_for_stream(write_out, &sink, p.W, p.H);
 		/* pixels, as the PNG: cairo 1.16 says pt by default */
 		cairo_svg_surface_set_document_unit(sf, CAIRO_SVG_UNIT_PX);
 	} else {
@@ -850,16 +865,21 @@ int pmon_plot_trace(const struct pmon_trace_reader *r, FILE *out,
 	st = cairo_status(p.cr);
 	cairo_destroy(p.cr);
 	if (st == CAIRO_STATUS_SUCCESS && o->format == PMON_PLOT_PNG)
-		st = cairo_surface_write_to_png_stream(sf, write_out, out);
+		st = cairo_surface_write_to_png_stream(sf, write_out, &sink);
 	cairo_surface_finish(sf);
 	if (st == CAIRO_STATUS_SUCCESS)
 		st = cairo_surface_status(sf);
-	if (st == CAIRO_STATUS_SUCCESS && fflush(out))
+	errno = 0;
+	if (st == CAIRO_STATUS_SUCCESS && fflush(out)) {
+		sink.err = errno ? errno : EIO;
 		st = CAIRO_STATUS_WRITE_ERROR;
+	}
 	if (err)
 		;
 	else if (st == CAIRO_STATUS_NO_MEMORY)
 		err = -ENOMEM;
+	else if (st == CAIRO_STATUS_WRITE_ERROR && sink.err)
+		err = pmon__err(-sink.err, "cannot write the timeline: %s", strerror(sink.err));
 	else if (st != CAIRO_STATUS_SUCCESS)
 		err = pmon__err(-EIO, "cannot draw the timeline: %s", cairo_status_to_string(st));
 out:

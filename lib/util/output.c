@@ -251,9 +251,18 @@ static int walk(const char *name, struct target *t)
 		struct stat st;
 		if (fstatat(dfd, comp, &st, AT_SYMLINK_NOFOLLOW)) {
 			int e = errno;
+			if (e == ENOENT && last && proc_fd_dir(t->dirname)) {
+				close(dfd);
+				return pmon__err(-EBADF,
+						 "cannot write '%s': descriptor %s is not open",
+						 name, comp);
+			}
 			if (e == ENOENT && last && !trailing_slash) {
+				/* a new file; where a link led here (one the rule
+				 * allowed), it is created where the link points, as
+				 * open(O_CREAT) would */
 				pmon__strlcpy(t->base, comp, sizeof(t->base));
-				break; /* a new file */
+				break;
 			}
 			close(dfd);
 			if (e == ENOENT)

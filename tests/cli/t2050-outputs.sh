@@ -229,6 +229,69 @@ run_pmon 2 stat -e task-clock -o "$D/sticky/evil/x.out" -- true
 one_line_error "symbolic link of another user"
 check "nothing written through a planted directory link" [ ! -e "$D/real/x.out" ]
 
+# An output that is the command's input: refused before it is written over.
+cp "$TMP/in.data" "$D/same.data"
+sum=$(cksum <"$D/same.data")
+run_pmon 2 report -i "$D/same.data" -o "$D/same.data"
+one_line_error "is the input"
+check "report -i R -o R: the recording untouched" [ "$(cksum <"$D/same.data")" = "$sum" ]
+run_pmon 2 annotate -i "$D/same.data" -o "$D/same.data" hot
+check "annotate -i R -o R: the recording untouched" [ "$(cksum <"$D/same.data")" = "$sum" ]
+cp "$TMP/in.trace" "$D/same.trace"
+sum=$(cksum <"$D/same.trace")
+run_pmon 2 trace report "$D/same.trace" -o "$D/same.trace"
+check "trace report T -o T: the trace untouched" [ "$(cksum <"$D/same.trace")" = "$sum" ]
+echo keep >"$D/both.svg"
+run_pmon 2 stat -I 50 -x, -o "$D/both.svg" --plot "$D/both.svg" -- true
+one_line_error "name two files"
+check "stat -o F --plot F: F untouched" [ "$(cat "$D/both.svg")" = keep ]
+run_pmon 2 stat -I 50 -x, -o "$D/new.svg" --plot "$D/./new.svg" -- true
+one_line_error "name two files"
+
+# A command shorter than one interval: its one line is in the log, and
+# --plot has a point to draw (it was a sliver under 1 ms, dropped, and
+# --plot then failed a command that succeeded).
+for i in 1 2 3; do
+	run_pmon 0 stat -I 100 -x, -e task-clock -o "$D/short.csv" --plot "$D/short.svg" -- true
+	check "a command shorter than -I: its interval in the log (run $i)" \
+		grep -q ',task-clock,' "$D/short.csv"
+	check "a command shorter than -I: the plot drawn (run $i)" grep -q '<svg' "$D/short.svg"
+done
+
+# A link to a file not there yet (outside shared directories) creates it
+# where it points, as open(O_CREAT) and perf do; the link stays.
+ln -s "$D/made-here.out" "$D/ahead.out"
+run_pmon 0 stat -e task-clock -o "$D/ahead.out" -- true
+check "a link to a file not there yet: the file made where it points" \
+	grep -q task-clock "$D/made-here.out"
+check "a link to a file not there yet: still a link" [ -L "$D/ahead.out" ]
+# A descriptor that is not open.
+run_pmon 2 stat -e task-clock -o /dev/fd/9 -- true
+one_line_error "descriptor 9 is not open"
+
+# A full disk: exit 1 with the reason, the file named left as it was,
+# nothing beside it (a private tmpfs, filled up).
+if unshare -m --propagation private true 2>/dev/null; then
+	rm -rf "$D" && mkdir "$D"
+	for k in report plot trace-report stat; do
+		ext=out
+		[ "$k" = plot ] || [ "$k" = trace-report ] && ext=svg
+		unshare -m --propagation private sh -c "
+			mount -t tmpfs -o size=256k none $D || exit 99
+			echo keep >$D/f.$ext
+			head -c 1000000 /dev/zero >$D/filler 2>/dev/null
+			$(cmd_line "$k" "$D/f.$ext")
+			st=\$?
+			[ \"\$(cat $D/f.$ext)\" = keep ] || exit 98
+			ls -A $D | grep -q pmon- && exit 97
+			exit \$st" >/dev/null 2>"$TMP/err"
+		st=$?
+		check "$k -o on a full disk: exit 1, the file kept, nothing beside it (got $st)" \
+			[ "$st" -eq 1 ]
+		one_line_error "No space left on device"
+	done
+fi
+
 # 8. A signal pmon does not handle (SIGQUIT) while a temporary is open:
 # removed on the way out, the old file whole. (A shell starts a background
 # job with SIGQUIT ignored: env gives it its default back.)

@@ -243,6 +243,15 @@ static void test_output__link_target_replaced_link_kept(void **state)
 	assert_int_equal(lstat(link, &st), 0);
 	assert_true(S_ISLNK(st.st_mode));
 	assert_string_equal(get(target), "new");
+	/* a link to a file not there yet: created where it points */
+	assert_int_equal(symlink(at("later.out"), at("ahead.out")), 0);
+	o = open_as(at("ahead.out"), 0);
+	assert_non_null(o);
+	fputs("made", pmon_output__file(o));
+	assert_int_equal(pmon_output__commit(o), 0);
+	assert_string_equal(get(at("later.out")), "made");
+	assert_int_equal(lstat(at("ahead.out"), &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
 }
 
 static void test_output__sticky_directory_rules(void **state)
