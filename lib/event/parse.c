@@ -611,7 +611,7 @@ static int parse_tracepoint(struct pmon_evlist *l, struct pmon_event_desc *d, co
 					 "no CAP_PERFMON (tracepoints need root or CAP_PERFMON)",
 					 ev, l->paranoid);
 		return pmon__err(-ENOENT,
-				 "event '%s': tracefs is not available at %s (as root: mount -t "
+				 "event '%s': tracefs is not mounted at %s (as root: mount -t "
 				 "tracefs nodev %s)",
 				 ev, l->tracefs, l->tracefs);
 	}
@@ -679,7 +679,7 @@ int pmon_evlist__tp_field(struct pmon_evlist *l, const char *tp, const char *fie
 		return pmon__err(-EINVAL, "'%s' is not a tracepoint name (subsystem:name)",
 				 tp ? tp : "");
 	if (!tracefs_ready(l))
-		return pmon__err(-ENOENT, "tracefs is not available at %s", l->tracefs);
+		return pmon__err(-ENOENT, "tracefs is not mounted at %s", l->tracefs);
 	pmon__fmt(path, sizeof(path), "%s/events/%.*s/%s/format", l->tracefs, (int)(colon - tp), tp,
 		  colon + 1);
 	long n = pmon__read_text(path, buf, sizeof(buf));
@@ -979,17 +979,30 @@ static int resolve(struct pmon_evlist *l, struct pmon_event_desc *d, const char 
 			return pmon__err(-PMON_ERRNO__EVENT_SYNTAX, "event '%s': %s (libpfm4)",
 					 name, enc.fstr);
 	}
-	if (colon && no_sub && !tracefs_ready(l) && !strchr(colon + 1, ':'))
+	if (colon && no_sub && !tracefs_ready(l) && !strchr(colon + 1, ':')) {
+		/* The reason tracepoints cannot be looked up, the real one:
+		 * rights first (tracefs_ready()), "not mounted" only where that
+		 * is all there is to it. */
+		char why[600];
+		if (l->tracefs_errno == EACCES)
+			pmon__fmt(why, sizeof(why),
+				  "%s is not readable by this user (tracepoints need root or "
+				  "CAP_PERFMON)",
+				  l->tracefs);
+		else if (l->tracefs_errno == EPERM)
+			pmon__fmt(why, sizeof(why),
+				  "perf_event_paranoid is %d and this user has no CAP_PERFMON "
+				  "(tracepoints need root or CAP_PERFMON)",
+				  l->paranoid);
+		else
+			pmon__fmt(
+				why, sizeof(why),
+				"tracefs is not mounted at %s (as root: mount -t tracefs nodev %s)",
+				l->tracefs, l->tracefs);
 		return pmon__err(-PMON_ERRNO__EVENT_UNKNOWN,
-				 "event '%s' is unknown, and tracepoints cannot be checked: "
-				 "tracefs %s %s",
-				 name,
-				 l->tracefs_errno == EACCES ? "is not readable by this user at"
-					 : l->tracefs_errno == EPERM
-					 ? "is not open to this user (tracepoints "
-					   "need root or CAP_PERFMON) at"
-					 : "is not available at",
-				 l->tracefs);
+				 "event '%s' is unknown, and tracepoints cannot be checked: %s",
+				 name, why);
+	}
 	return unknown(l, name);
 }
 
