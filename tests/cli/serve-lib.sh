@@ -12,6 +12,12 @@ PORT=
 # start_serve ARGS...: pmon serve --listen 127.0.0.1:0 ARGS in the background;
 # sets SPID and PORT (the port it printed), or fails the test.
 start_serve() {
+	# Emptied here, before the start: the shell truncates the redirections
+	# in the child, which a loaded machine may run after this function
+	# has read the previous serve's "listening on" line -- its port, a
+	# server already gone (every check of a block then failed at once).
+	: >"$TMP/serve.out"
+	: >"$TMP/serve.err"
 	"$PMON" serve --listen 127.0.0.1:0 "$@" >"$TMP/serve.out" 2>"$TMP/serve.err" &
 	SPID=$!
 	PORT=

@@ -125,11 +125,14 @@ wait "$opid" 2>/dev/null
 # SIGTERM to pmon trace -p: the trace ends, whole; the process runs on.
 "$PMON" trace -p "$wpid" -e sched -o "$TMP/t.trace" >/dev/null 2>"$TMP/t.err" &
 ppid=$!
+# Until the kernel's events are being written: their temporary beside the
+# trace (.t.trace.pmon-XXXXXX, docs/exit-codes.md "Outputs") has its header.
 i=0
-while [ ! -e "$TMP/t.trace.kernel" ] && [ $i -lt 500 ]; do
+until find "$TMP" -maxdepth 1 -name '.t.trace.pmon-*' -size +0 | grep -q . || [ $i -ge 1000 ]; do
 	sleep 0.01
 	i=$((i + 1))
 done
+check "pmon trace -p writes the kernel's events beside the trace" [ $i -lt 1000 ]
 kill -TERM "$ppid"
 wait "$ppid"
 check "SIGTERM: pmon trace -p exits 128+15" [ $? -eq 143 ]
