@@ -295,15 +295,21 @@ fi
 # 8. A signal pmon does not handle (SIGQUIT) while a temporary is open:
 # removed on the way out, the old file whole. (A shell starts a background
 # job with SIGQUIT ignored: env gives it its default back.)
+# has_temp NAME: a temporary of NAME's is in $D now.
+has_temp() { ls -A "$D" | grep -q "^\.$1\.pmon-"; }
+# wait_temp NAME: until pmon has made it (it runs), 10 s at most.
+wait_temp() {
+	n=0
+	until has_temp "$1" || [ $n -ge 500 ]; do
+		n=$((n + 1))
+		sleep 0.02
+	done
+}
 echo keep >"$D/q.out"
 env --default-signal=QUIT "$PMON" stat -e task-clock -o "$D/q.out" -- sleep 30 2>/dev/null &
 pid=$!
-n=0
-until ls -A "$D" | grep -q '^\.q\.out\.pmon-' || [ $n -ge 500 ]; do
-	n=$((n + 1))
-	sleep 0.02
-done
-check "stat -o: a temporary beside the file while it runs" ls -A "$D" | grep -q '^\.q\.out\.pmon-'
+wait_temp 'q\.out'
+check "stat -o: a temporary beside the file while it runs" has_temp 'q\.out'
 kill -QUIT $pid
 wait $pid
 st=$?
@@ -313,11 +319,8 @@ nothing_beside "SIGQUIT"
 # SIGTERM is passed to the command: stat writes its counts and ends.
 "$PMON" stat -e task-clock -o "$D/t.out" -- sleep 30 2>/dev/null &
 pid=$!
-n=0
-until ls -A "$D" | grep -q '^\.t\.out\.pmon-' || [ $n -ge 500 ]; do
-	n=$((n + 1))
-	sleep 0.02
-done
+wait_temp 't\.out'
+check "stat -o: a temporary beside the file while it runs (2)" has_temp 't\.out'
 kill -TERM $pid
 wait $pid
 check "SIGTERM: the counts are written" grep -q task-clock "$D/t.out"
