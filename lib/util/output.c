@@ -49,12 +49,11 @@ struct pmon_output {
 	dev_t dev; /* of what this output created (->tmp or ->base) */
 	ino_t ino;
 	int slot; /* in the temporaries' table, or -1 */
-	char shown[PATH_MAX]; /* the name as given, for messages */
-	char dirname[PATH_MAX]; /* the directory, absolute, links resolved */
+	char *shown; /* the name as given, for messages */
+	char *tmppath; /* the temporary's absolute name, or NULL */
 	char base[NAME_MAX + 1];
 	char tmp[NAME_MAX + 1]; /* the temporary's name in ->dirfd, or "" */
 	char old[NAME_MAX + 1]; /* ->base.old */
-	char tmppath[PATH_MAX + NAME_MAX + 2]; /* ->dirname/->tmp */
 };
 
 /* What a name stands for, found by walk(). */
@@ -65,9 +64,8 @@ struct target {
 	int dirfd; /* O_PATH of the directory holding ->base, or -1 */
 	struct stat st; /* of the file (or what the descriptor is) */
 	struct stat dir; /* of its directory */
-	char dirname[PATH_MAX];
-	char base[NAME_MAX + 1];
-	char magic[PATH_MAX]; /* /proc/PID/fd/N, for ->procfd */
+	char dirname[PATH_MAX]; /* absolute, links resolved ("" is the root) */
+	char base[NAME_MAX + 1]; /* for ->procfd, the N of ->dirname/N */
 };
 
 /* ---- temporaries removed at exit and on fatal signals -------------------- */
@@ -193,7 +191,12 @@ static void dir_up(char *d)
  * the protected_symlinks rule allows. Return: 0, or -errno with a detail. */
 static int walk(const char *name, struct target *t)
 {
-	char rest[2 * PATH_MAX], comp[NAME_MAX + 1], buf[PATH_MAX];
+	/* What is left to walk, a link's text put in front of it as it is
+	 * met: a name, and each link on the way, fit in PATH_MAX as the
+	 * kernel's do. (The stack is kept small: a region report at a
+	 * program's exit walks its name, and every page touched there is
+	 * a fault the program pays: bench/stat-overhead.sh.) */
+	char rest[PATH_MAX], comp[NAME_MAX + 1], buf[PATH_MAX];
 	const char *p;
 	int hops = 0, dfd;
 
@@ -282,7 +285,7 @@ static int walk(const char *name, struct target *t)
 			if (*end || fd < 0 || fd > INT_MAX)
 				return pmon__err(-ENOENT, "cannot write '%s': no such descriptor",
 						 name);
-			pmon__fmt(t->magic, sizeof(t->magic), "%s/%s", t->dirname, comp);
+			pmon__strlcpy(t->base, comp, sizeof(t->base));
 			if (pid == getpid()) {
 				t->fd = (int)fd;
 				if (fstat(t->fd, &t->st))
@@ -290,7 +293,8 @@ static int walk(const char *name, struct target *t)
 							 strerror(errno));
 			} else {
 				t->procfd = true;
-				if (stat(t->magic, &t->st))
+				pmon__fmt(buf, sizeof(buf), "%s/%s", t->dirname, comp);
+				if (stat(buf, &t->st))
 					return pmon__err(-errno, "cannot write '%s': %s", name,
 							 strerror(errno));
 			}
@@ -327,14 +331,18 @@ static int walk(const char *name, struct target *t)
 						 len < 0 ? strerror(errno) : "an empty link");
 			}
 			buf[len] = '\0';
-			char next[2 * PATH_MAX];
-			if (!pmon__fmt(next, sizeof(next), "%s%s%s%s", buf, *p ? "/" : "", p,
-				       trailing_slash ? "/" : "")) {
+			/* rest becomes "LINK/what was left" (or "LINK/" for a
+			 * name that ended in a slash), built in place */
+			size_t lp = strlen(p), lb = (size_t)len, sep = lp || trailing_slash;
+			if (lb + sep + lp + 1 > sizeof(rest)) {
 				close(dfd);
 				return pmon__err(-ENAMETOOLONG, "cannot write '%s': %s", name,
 						 strerror(ENAMETOOLONG));
 			}
-			memcpy(rest, next, strlen(next) + 1);
+			memmove(rest + lb + sep, p, lp + 1);
+			if (sep)
+				rest[lb] = '/';
+			memcpy(rest, buf, lb);
 			p = rest;
 			if (buf[0] == '/') {
 				close(dfd);
@@ -462,29 +470,26 @@ static int look(const char *name, struct target *t, unsigned flags)
 int pmon_output__check(const char *path, const struct pmon_output_opts *opts)
 {
 	unsigned flags = opts_flags(opts);
-	char dir[PATH_MAX + 2];
 	struct target t;
-	int err;
+	int err = 0;
 
 	if (!path)
 		return pmon__err(-EINVAL, "no output named");
 	if ((err = look(path, &t, flags)))
 		return err;
-	target_release(&t);
 	if (t.fd >= 0 || t.procfd || (t.exists && !S_ISREG(t.st.st_mode)))
-		return 0;
+		goto out;
 	/* A new file, a temporary, or FILE.old: the directory must take them
 	 * (a log or report written in place only needs the file writable). */
-	pmon__fmt(dir, sizeof(dir), "%s/", t.dirname);
 	bool in_place = flags & (PMON_OUTPUT_IN_PLACE | PMON_OUTPUT_APPEND);
-	if ((!t.exists || !in_place) && access(dir, W_OK | X_OK))
-		return pmon__err(-errno, "cannot write '%s': cannot create files in '%s': %s", path,
-				 dir, strerror(errno));
-	char file[PATH_MAX + NAME_MAX + 2];
-	pmon__fmt(file, sizeof(file), "%s%s", dir, t.base);
-	if (t.exists && access(file, W_OK))
-		return pmon__err(-errno, "cannot write '%s': %s", path, strerror(errno));
-	return 0;
+	if ((!t.exists || !in_place) && faccessat(t.dirfd, ".", W_OK | X_OK, 0))
+		err = pmon__err(-errno, "cannot write '%s': cannot create files in '%s/': %s", path,
+				t.dirname, strerror(errno));
+	else if (t.exists && faccessat(t.dirfd, t.base, W_OK, 0))
+		err = pmon__err(-errno, "cannot write '%s': %s", path, strerror(errno));
+out:
+	target_release(&t);
+	return err;
 }
 
 /* ---- opening ------------------------------------------------------------- */
@@ -529,7 +534,9 @@ static int open_stream(struct pmon_output *o, const struct target *t, bool appen
 		/* Through the magic link (proc_fd_link()): another process's
 		 * file as it stands, never truncated. */
 		o->kind = OUT_FD;
-		fd = open(t->magic,
+		char magic[PATH_MAX + NAME_MAX + 2];
+		pmon__fmt(magic, sizeof(magic), "%s/%s", t->dirname, t->base);
+		fd = open(magic,
 			  O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (append ? O_APPEND : 0));
 		if (fd < 0)
 			return open_fail(o, -1, -errno);
@@ -655,7 +662,13 @@ static int open_replace(struct pmon_output *o, const struct target *t)
 			(void)!fchown(fd, t->st.st_uid, t->st.st_gid);
 		(void)fchmod(fd, t->st.st_mode & 0777);
 	}
-	pmon__fmt(o->tmppath, sizeof(o->tmppath), "%s/%s", t->dirname, o->tmp);
+	if (asprintf(&o->tmppath, "%s/%s", t->dirname, o->tmp) < 0) {
+		o->tmppath = NULL;
+		close(fd);
+		unlinkat(t->dirfd, o->tmp, 0);
+		o->tmp[0] = '\0';
+		return pmon__err(-ENOMEM, "cannot write '%s': %s", o->shown, strerror(ENOMEM));
+	}
 	o->kind = OUT_FILE;
 	return fd;
 }
@@ -665,6 +678,8 @@ static void output_free(struct pmon_output *o)
 	temp_drop(o->slot);
 	if (o->dirfd >= 0)
 		close(o->dirfd);
+	free(o->shown);
+	free(o->tmppath);
 	free(o);
 }
 
@@ -690,14 +705,13 @@ struct pmon_output *pmon_output__open(const char *path, const struct pmon_output
 		return pmon__ret_ptr(pmon__err(-EINVAL, "no output named"), NULL);
 	if ((err = look(path, &t, flags)))
 		return pmon__ret_ptr(err, NULL);
-	if (!(o = calloc(1, sizeof(*o)))) {
+	if (!(o = calloc(1, sizeof(*o))) || !(o->shown = strdup(path))) {
+		free(o);
 		target_release(&t);
 		return pmon__ret_ptr(-ENOMEM, NULL);
 	}
 	o->slot = -1;
 	o->dirfd = t.dirfd; /* the output's now */
-	pmon__strlcpy(o->shown, path, sizeof(o->shown));
-	pmon__strlcpy(o->dirname, t.dirname, sizeof(o->dirname));
 	pmon__strlcpy(o->base, t.base, sizeof(o->base));
 	if (t.fd >= 0 || t.procfd || (t.exists && !S_ISREG(t.st.st_mode)))
 		fd = open_stream(o, &t, flags & PMON_OUTPUT_APPEND);
