@@ -600,8 +600,10 @@ static int open_keep_old(struct pmon_output *o, const struct target *t)
 			close(fd);
 			unlinkat(t->dirfd, t->base, 0); /* created by this open, O_EXCL */
 		}
+		/* put back, but never over what took the name meanwhile (the
+		 * O_EXCL open may have failed because something is there) */
 		if (o->kept_old)
-			(void)renameat(t->dirfd, o->old, t->dirfd, t->base);
+			(void)renameat2(t->dirfd, o->old, t->dirfd, t->base, RENAME_NOREPLACE);
 		o->kept_old = false;
 		return pmon__err(-e, "cannot write '%s': %s", o->shown, strerror(e));
 	}
@@ -806,7 +808,7 @@ void pmon_output__abandon(struct pmon_output *o)
 	    st.st_dev == o->dev && st.st_ino == o->ino) {
 		unlinkat(o->dirfd, o->base, 0); /* the regular file this output created, O_EXCL */
 		if (o->kept_old)
-			(void)renameat(o->dirfd, o->old, o->dirfd, o->base);
+			(void)renameat2(o->dirfd, o->old, o->dirfd, o->base, RENAME_NOREPLACE);
 	}
 	output_free(o);
 }
