@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -330,6 +331,19 @@ static int open_dev(const char *device, int cpu, int flags, char *path, size_t p
 
 static const struct pmon__msr_ops *msr_ops;
 
+/* Where MSR @addr lives in @fd: the msr driver's offset is the address
+ * itself (arch/x86/kernel/msr.c msr_read(): reg = *ppos); in a regular file
+ * standing in for it, 8 bytes per MSR, or IA32_PERFEVTSEL0 (186H) would
+ * share 7 bytes with IA32_PERFEVTSEL1 (187H) and a write to one would
+ * change the other -- something no CPU does, and that pmon's check of its
+ * own event selects at stop would take for another user's write. */
+static off_t msr_offset(int fd, uint32_t addr)
+{
+	struct stat st;
+
+	return !fstat(fd, &st) && S_ISREG(st.st_mode) ? (off_t)addr * 8 : (off_t)addr;
+}
+
 void pmon__msr_set_ops(const struct pmon__msr_ops *ops)
 {
 	msr_ops = ops;
@@ -358,7 +372,7 @@ int pmon_msr_read(const char *device, int cpu, uint32_t addr, uint64_t *value)
 	fd = open_dev(device, cpu, O_RDONLY, path, sizeof(path));
 	if (fd < 0)
 		return fd;
-	n = pread(fd, value, sizeof(*value), (off_t)addr);
+	n = pread(fd, value, sizeof(*value), msr_offset(fd, addr));
 	close(fd);
 	if (n == (ssize_t)sizeof(*value))
 		return 0;
@@ -368,7 +382,9 @@ int pmon_msr_read(const char *device, int cpu, uint32_t addr, uint64_t *value)
 				 "hypervisor) has no such MSR",
 				 addr, cpu);
 	return pmon__err(n < 0 ? -errno : -EIO, "reading MSR %#" PRIx32 " from %s: %s", addr, path,
-			 n < 0 ? strerror(errno) : "short read (the file is too small)");
+			 n < 0 ? strerror(errno)
+			       : "short read (the file is too small: a file standing for the "
+				 "device keeps each MSR at 8 x its address)");
 }
 
 int pmon_msr_write(const char *device, int cpu, uint32_t addr, uint64_t value)
@@ -382,7 +398,7 @@ int pmon_msr_write(const char *device, int cpu, uint32_t addr, uint64_t value)
 	fd = open_dev(device, cpu, O_WRONLY, path, sizeof(path));
 	if (fd < 0)
 		return fd;
-	n = pwrite(fd, &value, sizeof(value), (off_t)addr);
+	n = pwrite(fd, &value, sizeof(value), msr_offset(fd, addr));
 	close(fd);
 	if (n == (ssize_t)sizeof(value))
 		return 0;

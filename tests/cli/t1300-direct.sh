@@ -100,6 +100,7 @@ fi
 truncate -s 0 "$DEV"
 truncate -s 65536 "$DEV"
 "$PMON" msr write IA32_PMC0 0x1234 --yes --device "$DEV" >/dev/null
+"$PMON" msr write IA32_PMC1 0x12 --yes --device "$DEV" >/dev/null
 cp "$DEV" "$TMP/before.bin"
 run_pmon 0 stat --backend msr --msr-device "$DEV" --cpuid-file "$SKL" -C 0 \
 	-e cycles,instructions:u -- true

@@ -168,7 +168,7 @@ fi
 # The MSR interface against a file laid out like /dev/cpu/N/msr.
 XEON=$PMON_CPUID_DIR/intel-xeon-4214-cascadelake-sp.txt
 SKX4=$PMON_CPUID_DIR/intel-xeon-8160-skylake-sp.txt
-truncate -s 8192 "$TMP/msr.bin"
+truncate -s 65536 "$TMP/msr.bin"
 cp "$TMP/msr.bin" "$TMP/msr0.bin"
 run_pmon 0 rdt --msr --msr-device "$TMP/msr.bin" --cpuid-file "$XEON" --cpu 0 --rmid 3 -I 50 -n 2 -x, -- sleep 5
 # The domain is CPU 0's L3 as sysfs names it (mon_L3_NN), or rmid3@cpu0

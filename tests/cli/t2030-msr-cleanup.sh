@@ -39,7 +39,7 @@ check "counting works again, and leaves no state file" [ ! -e "$DEV.pmon-state" 
 # rdt --msr the same way (#14.2/6): IA32_PQR_ASSOC and IA32_QM_EVTSEL.
 XEON=$PMON_CPUID_DIR/intel-xeon-4214-cascadelake-sp.txt
 RDEV=$TMP/rdt-msr.bin
-truncate -s 8192 "$RDEV"
+truncate -s 65536 "$RDEV"
 "$PMON" msr write IA32_PQR_ASSOC 0x500000000 --yes --device "$RDEV" >/dev/null
 cp "$RDEV" "$TMP/rbefore.bin"
 run_pmon 0 rdt --msr --msr-device "$RDEV" --cleanup

@@ -67,8 +67,8 @@ static void test_rdt__msr_refusals(void **state)
 	assert_int_equal(errno, EOPNOTSUPP);
 }
 
-/* In a flat file IA32_QM_CTR (C8EH) shares 7 bytes with IA32_QM_EVTSEL
- * (C8DH); its top byte -- the Error and Unavailable bits -- is its own. */
+/* IA32_QM_CTR (C8EH) in a file standing for the device (8 bytes per MSR at
+ * 8 x its address): its top byte holds the Error and Unavailable bits. */
 static void test_rdt__msr_error_bits(void **state)
 {
 	char path[] = "/tmp/pmon-rdt-XXXXXX";
@@ -80,7 +80,7 @@ static void test_rdt__msr_error_bits(void **state)
 
 	(void)state;
 	assert_true(fd >= 0);
-	assert_int_equal(ftruncate(fd, 8192), 0);
+	assert_int_equal(ftruncate(fd, 65536), 0);
 	assert_int_equal(pmon_msr_write(path, 0, 0xc8f, 0x500000000ULL), 0); /* CLOS 5 */
 	assert_non_null(m = pmon_rdt_msr__start(path, &xeon, &cpu, 1, NULL, 7, false));
 	size_t n;
@@ -90,18 +90,17 @@ static void test_rdt__msr_error_bits(void **state)
 	assert_int_equal(w[0].value, 0x500000007ULL); /* the RMID, the CLOS kept */
 
 	top = 0x40; /* bit 62: Unavailable */
-	assert_int_equal(pwrite(fd, &top, 1, 0xc8e + 7), 1);
+	assert_int_equal(pwrite(fd, &top, 1, 0xc8e * 8 + 7), 1);
 	assert_int_equal(pmon_rdt_msr__read(m, &rd), 0);
 	assert_int_equal(d->occupancy.state, PMON_RDT_UNAVAILABLE);
 	assert_int_equal(d->total.state, PMON_RDT_UNAVAILABLE);
 	top = 0x80; /* bit 63: Error */
-	assert_int_equal(pwrite(fd, &top, 1, 0xc8e + 7), 1);
+	assert_int_equal(pwrite(fd, &top, 1, 0xc8e * 8 + 7), 1);
 	assert_int_equal(pmon_rdt_msr__read(m, &rd), 0);
 	assert_int_equal(d->local.state, PMON_RDT_ERROR);
-	top = 0;
-	assert_int_equal(pwrite(fd, &top, 1, 0xc8e + 7), 1);
+	uint64_t data = 7ULL << 24; /* no Error, no Unavailable: a count */
+	assert_int_equal(pwrite(fd, &data, 8, 0xc8e * 8), 8);
 	assert_int_equal(pmon_rdt_msr__read(m, &rd), 0);
-	/* the data bits read back the selector shifted a byte: RMID 7 << 24 */
 	assert_int_equal(d->occupancy.state, PMON_RDT_OK);
 	assert_int_equal(d->occupancy.v, (7ULL << 24) * 49152);
 	w = pmon_rdt_msr__writes(m, &n);
