@@ -66,15 +66,44 @@ int stat_msr_backend(FILE *f, char **argv, const struct pmon_evlist *l, const in
 		cpus = malloc(ncpus * sizeof(*cpus));
 		if (cpus)
 			memcpy(cpus, cpus_in, ncpus * sizeof(*cpus));
-	} else {
-		ncpus = (size_t)sysconf(_SC_NPROCESSORS_ONLN);
-		cpus = malloc(ncpus * sizeof(*cpus));
-		for (size_t i = 0; cpus && i < ncpus; i++)
-			cpus[i] = (int)i;
+	} else if ((err = pmon_cpus_online(NULL, &cpus, &ncpus))) {
+		/* The online list, not 0..N-1: CPUs may be offline in between. */
+		cli_error("--backend msr: %s", pmon_errdetail());
+		return err == -ENOMEM ? CLI_FAIL : CLI_UNSUPPORTED;
 	}
 	if (!cpus) {
 		cli_error("out of memory");
 		return CLI_FAIL;
+	}
+	/* A hybrid part's core types have their own counters: each CPU is
+	 * described by its own CPUID (a dump stands for every CPU). */
+	struct pmon_cpu_info *per = NULL;
+	const struct pmon_cpu_info **perp = NULL;
+	if (!cpuid_file && ci.hybrid.hybrid) {
+		per = calloc(ncpus, sizeof(*per));
+		perp = calloc(ncpus, sizeof(*perp));
+		for (size_t i = 0; per && perp && i < ncpus; i++) {
+			struct pmon_cpuid *snap = pmon_cpuid__new_cpu(cpus[i]);
+
+			if (snap && !pmon_cpu_decode(snap, &per[i]))
+				perp[i] = &per[i];
+			pmon_cpuid__free(snap);
+			if (!perp[i]) {
+				cli_error("--backend msr: cannot read CPUID of CPU %d: %s", cpus[i],
+					  pmon_errdetail()[0] ? pmon_errdetail() : strerror(errno));
+				free(per);
+				free(perp);
+				free(cpus);
+				return CLI_UNSUPPORTED;
+			}
+		}
+		if (!per || !perp) {
+			cli_error("out of memory");
+			free(per);
+			free(perp);
+			free(cpus);
+			return CLI_FAIL;
+		}
 	}
 	w = fopen("/proc/sys/kernel/nmi_watchdog", "re");
 	if (w) {
@@ -86,9 +115,12 @@ int stat_msr_backend(FILE *f, char **argv, const struct pmon_evlist *l, const in
 	struct pmon_msr_counting_opts mo = { .sz = sizeof(mo),
 					     .state_file = cli_state_path(device, ".pmon-state",
 									  "msr-state", state,
-									  sizeof(state)) };
+									  sizeof(state)),
+					     .cpu_info = perp };
 	m = pmon_msr_counting__start_opts(device, &ci, l, cpus, ncpus, wd > 0, &mo);
 	err = m ? 0 : -errno;
+	free(per);
+	free(perp);
 	if (err) {
 		cli_error("--backend msr: %s", pmon_errdetail());
 		free(cpus);
@@ -118,9 +150,17 @@ int stat_msr_backend(FILE *f, char **argv, const struct pmon_evlist *l, const in
 			"IA32_PERFEVTSELx programmed directly):\n\n",
 			argv[0], ncpus);
 		for (size_t i = 0; i < pmon_evlist__count(l); i++)
-			fprintf(f, "%20" PRIu64 "       %s\n", values[i],
-				pmon_evlist__event(l, i)->name);
+			if (pmon_msr_counting__lost(m, i))
+				fprintf(f, "%20s       %s\n", "<not counted>",
+					pmon_evlist__event(l, i)->name);
+			else
+				fprintf(f, "%20" PRIu64 "       %s\n", values[i],
+					pmon_evlist__event(l, i)->name);
 		fputc('\n', f);
+		for (size_t i = 0; i < pmon_evlist__count(l); i++)
+			if (pmon_msr_counting__lost(m, i))
+				cli_warn("'%s' not counted: %s", pmon_evlist__event(l, i)->name,
+					 pmon_msr_counting__lost(m, i));
 	}
 	print_writes(f, m);
 	if (serr)

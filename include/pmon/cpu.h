@@ -33,7 +33,10 @@ struct pmon_cpuid_regs {
  * pmon_cpuid__new_live() - snapshot the CPU this thread runs on.
  *
  * Executes CPUID for every basic, hypervisor and extended leaf up to the
- * maximum each range reports, with the subleaves each leaf defines.
+ * maximum each range reports, with the subleaves each leaf defines, with the
+ * thread pinned to the CPU it is on for the duration (its affinity is put
+ * back after): on a hybrid part every leaf then describes one core type.
+ * pmon_cpuid__cpu() says which CPU.
  * Return: a new snapshot (free with pmon_cpuid__free()), or NULL with errno.
  */
 PMON_API struct pmon_cpuid *pmon_cpuid__new_live(void);
@@ -77,6 +80,19 @@ PMON_API int pmon_cpuid__get(const struct pmon_cpuid *c, uint32_t leaf, uint32_t
 PMON_API size_t pmon_cpuid__count(const struct pmon_cpuid *c);
 PMON_API int pmon_cpuid__entry(const struct pmon_cpuid *c, size_t i, uint32_t *leaf,
 			       uint32_t *subleaf, struct pmon_cpuid_regs *out);
+
+/** pmon_cpuid__cpu() - the logical CPU a snapshot was taken on, or -1 (a
+ * dump file or buffer, or a live snapshot that could not be pinned). */
+PMON_API int pmon_cpuid__cpu(const struct pmon_cpuid *c);
+
+/**
+ * pmon_thread_pin() - pin the calling thread to logical CPU @cpu, or to the
+ * CPU it runs on now when @cpu < 0, so that what it executes next (CPUID,
+ * RDPMC, RDMSR through /dev/cpu/N/msr of that CPU) all concerns one CPU.
+ * Return: the CPU pinned to, or -errno with a detail (EINVAL: not online or
+ * not allowed by the thread's cpuset).
+ */
+PMON_API int pmon_thread_pin(int cpu);
 
 /** pmon_cpuid__source() - where the snapshot came from ("cpuid instruction",
  * "/dev/cpu/3/cpuid", a file name). */

@@ -36,6 +36,16 @@ extern "C" {
  */
 PMON_API int pmon_idlist__parse(const char *s, long max, long **out, size_t *n);
 
+/**
+ * pmon_cpus_online() - the online CPUs, as /sys/devices/system/cpu/online
+ * lists them (non-contiguous after a hot-unplug or with isolated cores:
+ * "0-3,8-11"), never 0 .. sysconf(_SC_NPROCESSORS_ONLN) - 1.
+ * @sysfs_root: NULL for "/sys" (tests pass a copy).
+ * Return: 0 with a malloc()ed array in *@cpus and its length in *@n; -EINVAL
+ * (detail) when the file is missing or does not parse; -ENOMEM.
+ */
+PMON_API int pmon_cpus_online(const char *sysfs_root, int **cpus, size_t *n);
+
 /* What the user named: perf's struct target. Strings as typed, or NULL. */
 struct pmon_target_spec {
 	size_t sz; /* sizeof(struct pmon_target_spec) */

@@ -55,7 +55,11 @@ PMON_API int pmon_msr_decode(uint32_t addr, uint64_t value, char *buf, size_t le
 /**
  * pmon_msr_read() / pmon_msr_write() - access MSR @addr on CPU @cpu.
  * @device: a path with "%d" for the CPU (NULL: /dev/cpu/%d/msr), or a plain
- *          file used for every CPU.
+ *          file used for every CPU. The msr driver's offset is the MSR's
+ *          address, 8 bytes read there; a regular file (a fake device for
+ *          tests and dry runs) keeps MSR @addr at offset 8 x @addr instead, so
+ *          that neighbouring MSRs (IA32_PERFEVTSEL0 at 186H, 1 at 187H) are
+ *          separate registers as on the hardware, not 7 shared bytes.
  * Return: 0, or -errno with a detail that names the cause: the msr driver
  * not loaded (ENOENT for the default path), not root (EACCES), an MSR the
  * CPU does not have (EIO: the WRMSR/RDMSR faulted in the kernel).
@@ -97,10 +101,13 @@ PMON_API uint64_t pmon_msr_pmc_written(uint64_t value, unsigned width, bool full
  * Saves every register it will touch, refuses (-EBUSY, detail names the
  * register and CPU) when a counter it needs is already enabled by someone else
  * (IA32_PERFEVTSELx.EN, an IA32_FIXED_CTR_CTRL enable: GLOBAL_CTRL bits alone
- * count nothing and Linux leaves them all set) or the NMI watchdog holds one,
- * then writes: GLOBAL_CTRL without ours, the counters = 0, the event selects
+ * count nothing and Linux leaves them all set), then writes: GLOBAL_CTRL without ours, the counters = 0, the event selects
  * and fixed control, GLOBAL_CTRL with ours. The restore puts counter values
  * back through IA32_A_PMCx where full-width writes exist.
+ * @nmi_watchdog: the kernel's NMI watchdog is on (/proc/sys/kernel/nmi_watchdog):
+ *          only named in a refusal. Linux puts its cycles event on a fixed
+ *          counter pmon does not use; where it does hold a counter pmon
+ *          needs, the enable checks above find it like any other user.
  * Return: the programmed counters, or NULL with errno (EBUSY: a counter is
  * in use) and the detail.
  */
@@ -118,6 +125,13 @@ struct pmon_msr_counting_opts {
 	 * there refuses the start (-EBUSY): a pmon counting now, or one that
 	 * was killed and left the counters programmed (detail says which). */
 	const char *state_file;
+	/* Hybrid parts: each CPU's own decoded CPUID, @ncpus entries in the
+	 * order of @cpus (a NULL entry, or a NULL array: @ci). The events are
+	 * placed by @ci and must fit every CPU's counters, or the start is
+	 * refused before any register is touched (-E2BIG/-EOPNOTSUPP, the
+	 * detail names the CPU and its core type); the counts are masked to
+	 * each CPU's own widths. */
+	const struct pmon_cpu_info *const *cpu_info;
 };
 
 /**
@@ -138,8 +152,22 @@ pmon_msr_counting__start_opts(const char *device, const struct pmon_cpu_info *ci
  */
 PMON_API int pmon_msr_state__restore(const char *path, struct pmon_msr_write_rec **writes,
 				     size_t *n);
-/** Stop (GLOBAL_CTRL = 0) and read every counter, summed over the CPUs. */
+/**
+ * pmon_msr_counting__stop() - stop (GLOBAL_CTRL without pmon's bits) and read
+ * every counter, summed over the CPUs. First the control MSRs are read back on
+ * each CPU: an event select, fixed-counter field or GLOBAL_CTRL enable that is
+ * no longer what pmon wrote means another user (the kernel's perf scheduling
+ * an event onto the same counter) took it mid-run. Such an event's value is 0
+ * and pmon_msr_counting__lost() says why; its registers are left to their new
+ * owner by the restore.
+ */
 PMON_API int pmon_msr_counting__stop(struct pmon_msr_counting *m, uint64_t *values);
+/**
+ * pmon_msr_counting__lost() - why event @i was not counted (perf's
+ * "<not counted>"), or NULL when its value is pmon's count. Valid after
+ * pmon_msr_counting__stop(), until pmon_msr_counting__free().
+ */
+PMON_API const char *pmon_msr_counting__lost(const struct pmon_msr_counting *m, size_t i);
 /** Put back every register touched, in reverse order; safe to call twice. */
 PMON_API int pmon_msr_counting__restore(struct pmon_msr_counting *m);
 /** The writes made so far, in order (programming, then restore). */

@@ -29,6 +29,7 @@ struct pmon_cpuid {
 	struct cpuid_row *rows;
 	size_t n, cap;
 	char source[256];
+	int cpu; /* the logical CPU it was taken on; -1: a file, or unpinned */
 };
 
 /* A way to execute one CPUID: the instruction, or the cpuid device. */
@@ -38,8 +39,10 @@ static struct pmon_cpuid *snap_new(const char *source)
 {
 	struct pmon_cpuid *c = calloc(1, sizeof(*c));
 
-	if (c)
+	if (c) {
 		pmon__strlcpy(c->source, source, sizeof(c->source));
+		c->cpu = -1;
+	}
 	return c;
 }
 
@@ -293,9 +296,36 @@ static struct pmon_cpuid *snapshot(cpuid_fetch_fn fetch, void *ctx, const char *
 	return c;
 }
 
+/* One CPU's leaves, never a mix: on a hybrid part leaves 04H, 0AH, 1AH and
+ * 23H differ by core type (SDM Vol. 2A CPUID.1AH; Vol. 3B 21.2.9), and a
+ * thread the scheduler moves between CPUID instructions would combine a
+ * P-core's 0AH with an E-core's 1AH. So the snapshot is taken pinned to the
+ * CPU the thread is on, and says which. */
 struct pmon_cpuid *pmon_cpuid__new_live(void)
 {
-	return snapshot(fetch_insn, NULL, "cpuid instruction");
+	cpu_set_t old, one;
+	struct pmon_cpuid *c;
+	int cpu = sched_getcpu(), e;
+	bool pinned = false;
+
+	if (cpu >= 0 && cpu < CPU_SETSIZE && !sched_getaffinity(0, sizeof(old), &old)) {
+		CPU_ZERO(&one);
+		CPU_SET(cpu, &one);
+		pinned = !sched_setaffinity(0, sizeof(one), &one);
+	}
+	c = snapshot(fetch_insn, NULL, "cpuid instruction");
+	e = errno;
+	if (c && pinned)
+		c->cpu = cpu;
+	if (pinned)
+		sched_setaffinity(0, sizeof(old), &old);
+	errno = e;
+	return c;
+}
+
+int pmon_cpuid__cpu(const struct pmon_cpuid *c)
+{
+	return c ? c->cpu : -1;
 }
 
 struct pmon_cpuid *pmon_cpuid__new_cpu(int cpu)
@@ -315,8 +345,10 @@ struct pmon_cpuid *pmon_cpuid__new_cpu(int cpu)
 	if (fd >= 0) {
 		c = snapshot(fetch_dev, &fd, path);
 		close(fd);
-		if (c)
+		if (c) {
+			c->cpu = cpu;
 			return c;
+		}
 	}
 	/* No cpuid driver (or no permission): run the instruction there. */
 	if (sched_getaffinity(0, sizeof(old), &old)) {
@@ -335,6 +367,8 @@ struct pmon_cpuid *pmon_cpuid__new_cpu(int cpu)
 	pmon__fmt(src, sizeof(src), "cpuid instruction on CPU %d", cpu);
 	c = snapshot(fetch_insn, NULL, src);
 	int e = errno;
+	if (c)
+		c->cpu = cpu;
 	sched_setaffinity(0, sizeof(old), &old);
 	errno = e;
 	return c;

@@ -6,7 +6,9 @@
  * RDT monitoring counts per L3 domain (SDM 17.16.7: IA32_QM_CTR reports the
  * domain of the CPU that reads it), so its MSR path needs this.
  */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,4 +61,23 @@ int pmon_cpu_l3_ids(const char *sysfs_root, const int *cpus, size_t n, int *ids)
 				 "%s/devices/system/cpu/cpuN/cache: no L3 listed for these CPUs",
 				 sys);
 	return 0;
+}
+
+int pmon_thread_pin(int cpu)
+{
+	cpu_set_t one;
+
+	if (cpu < 0 && (cpu = sched_getcpu()) < 0)
+		return pmon__err(-errno, "cannot tell which CPU this thread runs on: %s",
+				 strerror(errno));
+	if (cpu >= CPU_SETSIZE)
+		return pmon__err(-EINVAL, "CPU %d is beyond the %d this build knows", cpu,
+				 CPU_SETSIZE);
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	if (sched_setaffinity(0, sizeof(one), &one))
+		return pmon__err(-errno, "cannot run on CPU %d: %s", cpu,
+				 errno == EINVAL ? "not online or not in this thread's cpuset"
+						 : strerror(errno));
+	return cpu;
 }

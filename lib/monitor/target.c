@@ -180,6 +180,41 @@ void pmon_target__release(struct pmon_target *t)
 	t->npids = t->ntids = t->ncpus = 0;
 }
 
+int pmon_cpus_online(const char *sysfs_root, int **cpus, size_t *n)
+{
+	char path[4096], buf[4096];
+	long *ids;
+	size_t nids;
+	long len;
+	int err;
+
+	*cpus = NULL;
+	*n = 0;
+	pmon__fmt(path, sizeof(path), "%s/devices/system/cpu/online",
+		  sysfs_root ? sysfs_root : "/sys");
+	len = pmon__read_text(path, buf, sizeof(buf));
+	if (len <= 0)
+		return pmon__err(-EINVAL, "cannot read the online CPUs from %s", path);
+	buf[strcspn(buf, "\n")] = '\0';
+	err = pmon_idlist__parse(buf, 1 << 20, &ids, &nids);
+	if (err)
+		return pmon__err(-EINVAL, "%s: the online CPU list '%s' does not parse", path, buf);
+	if (!nids) {
+		free(ids);
+		return pmon__err(-EINVAL, "%s lists no CPU", path);
+	}
+	*cpus = malloc(nids * sizeof(**cpus));
+	if (!*cpus) {
+		free(ids);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < nids; i++)
+		(*cpus)[i] = (int)ids[i];
+	*n = nids;
+	free(ids);
+	return 0;
+}
+
 int pmon_target__validate(const struct pmon_target *t, const char *online)
 {
 	char buf[4096];

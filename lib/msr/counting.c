@@ -9,10 +9,12 @@
  * are programmed, a state file holds the writes that put them back, so a
  * pmon killed meanwhile leaves a way out (pmon_msr_state__restore()).
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,8 +57,13 @@ static const struct {
 
 struct saved {
 	int cpu;
+	unsigned width, fixed_width; /* this CPU's core type's (hybrid parts differ) */
 	uint64_t global, fixed_ctrl;
 	uint64_t sel[MAX_EV], pmc[MAX_EV], fixed_ctr[4];
+	/* Found changed at the stop: someone else now owns these counters,
+	 * so they are neither read nor put back. */
+	uint32_t taken_gp;
+	bool taken_fixed, lost_global;
 };
 
 struct pmon_msr_counting {
@@ -75,6 +82,8 @@ struct pmon_msr_counting {
 	struct saved *cpus;
 	size_t ncpus;
 	bool programmed, restored;
+	bool nmi_watchdog; /* the kernel's watchdog counts: named in a collision */
+	char *lost[MAX_EV]; /* event i not counted: why (NULL: counted) */
 	struct pmon_msr_write_rec *log;
 	size_t nlog, caplog;
 	char *state_file; /* NULL: none kept */
@@ -180,6 +189,8 @@ void pmon_msr_counting__free(struct pmon_msr_counting *m)
 {
 	if (!m)
 		return;
+	for (size_t i = 0; i < MAX_EV; i++)
+		free(m->lost[i]);
 	free(m->cpus);
 	free(m->log);
 	free(m->state_file);
@@ -193,17 +204,84 @@ void pmon_msr_counting__free(struct pmon_msr_counting *m)
  * re-enables the PMU (intel_pmu_enable_all()). Refuse on the enables. */
 static int check_busy(const struct pmon_msr_counting *m, const struct saved *s)
 {
+	/* The NMI watchdog is one more user: Linux gives its cycles event a
+	 * fixed counter where it can (intel_pmu_init(): fixed counter 1 for
+	 * CPU_CLK_UNHALTED.CORE), so its mere presence takes nothing pmon
+	 * needs; where it does sit on a counter pmon needs, the enable bit
+	 * says so like anyone else's. */
+	const char *who = m->nmi_watchdog ? "another tool (or the kernel's NMI watchdog, which is "
+					    "on) is counting"
+					  : "another tool is counting";
+
 	for (size_t i = 0; i < m->ngp; i++)
 		if (s->sel[i] & EVTSEL_EN)
 			return pmon__err(-EBUSY,
 					 "IA32_PERFEVTSEL%zu on CPU %d is enabled (%#" PRIx64
-					 "): another tool is counting; pmon will not take it",
-					 i, s->cpu, s->sel[i]);
+					 "): %s; pmon will not take it",
+					 i, s->cpu, s->sel[i], who);
 	if (m->uses_fixed && (s->fixed_ctrl & m->fixed_field_mask & 0x3333333333333333ULL))
 		return pmon__err(-EBUSY,
 				 "IA32_FIXED_CTR_CTRL on CPU %d enables fixed counter %d (%#" PRIx64
-				 "): another tool is counting; pmon will not take it",
-				 s->cpu, FIXED_REF_CYCLES, s->fixed_ctrl);
+				 "): %s; pmon will not take it",
+				 s->cpu, FIXED_REF_CYCLES, s->fixed_ctrl, who);
+	return 0;
+}
+
+static const char *core_type_of(const struct pmon_cpu_info *ci)
+{
+	return ci->pm.core_type == 0x40	   ? " (a P-core)"
+		: ci->pm.core_type == 0x20 ? " (an E-core)"
+					   : "";
+}
+
+/* Hybrid parts (SDM Vol. 3B 21.2.9 / CPUID.1AH): each core type has its own
+ * counters, so the events placed by @ci must fit every CPU's own CPUID. A
+ * P-core snapshot would otherwise program IA32_PERFEVTSEL6/7 on an E-core,
+ * where the WRMSR faults. */
+static int check_cpu_fits(const struct pmon_msr_counting *m, const struct pmon_cpu_info *ci,
+			  const struct pmon_cpu_info *cc, int cpu, const struct pmon_evlist *events)
+{
+	if (cc == ci)
+		return 0;
+	if (cc->pm.model != PMON_PERFMON_INTEL_ARCH)
+		return pmon__err(-EOPNOTSUPP,
+				 "CPU %d has %s: the MSR backend programs Intel's architectural "
+				 "counters",
+				 cpu,
+				 cc->pm.model == PMON_PERFMON_NONE
+					 ? "no counters enumerated"
+					 : pmon_perfmon_model_name(cc->pm.model));
+	if ((cc->pm.version >= 2) != m->global)
+		return pmon__err(-EOPNOTSUPP,
+				 "CPU %d has perfmon version %u, CPU %d's differs: the MSR backend "
+				 "programs one layout on every CPU",
+				 cpu, cc->pm.version, m->cpus[0].cpu);
+	for (size_t i = 0; i < m->ngp; i++)
+		if (!((cc->pm.gp_mask >> i) & 1))
+			return pmon__err(-E2BIG,
+					 "%zu events need general-purpose counters: CPU %d%s has "
+					 "%u",
+					 m->ngp, cpu, core_type_of(cc), cc->pm.gp_count);
+	if (m->uses_fixed && !(cc->pm.fixed_mask & (1u << FIXED_REF_CYCLES)))
+		return pmon__err(-EOPNOTSUPP,
+				 "ref-cycles needs fixed counter 2, which CPU %d%s does not "
+				 "enumerate",
+				 cpu, core_type_of(cc));
+	for (size_t i = 0; i < m->n; i++) {
+		uint32_t sel;
+		int fixed, err = encode(cc, pmon_evlist__event(events, i), &sel, &fixed);
+
+		if (err) {
+			char why[256];
+
+			pmon__strlcpy(why, pmon_errdetail(), sizeof(why));
+			return pmon__err(err, "CPU %d%s: %s", cpu, core_type_of(cc), why);
+		}
+		if (m->slot[i] >= 0 && sel != m->sel[m->slot[i]])
+			return pmon__err(-EOPNOTSUPP, "event '%s' encodes differently on CPU %d%s",
+					 pmon_evlist__event(events, i)->name, cpu,
+					 core_type_of(cc));
+	}
 	return 0;
 }
 
@@ -219,6 +297,11 @@ static int counting_start(const char *device, const struct pmon_cpu_info *ci,
 					sizeof(opts->state_file)
 		? opts->state_file
 		: NULL;
+	const struct pmon_cpu_info *const *cpu_info = opts &&
+			opts->sz >= offsetof(struct pmon_msr_counting_opts, cpu_info) +
+					sizeof(opts->cpu_info)
+		? opts->cpu_info
+		: NULL;
 	int err = 0;
 
 	if (ci->pm.model != PMON_PERFMON_INTEL_ARCH)
@@ -230,10 +313,6 @@ static int counting_start(const char *device, const struct pmon_cpu_info *ci,
 							  : pmon_perfmon_model_name(ci->pm.model));
 	if (!n || n > MAX_EV)
 		return pmon__err(-E2BIG, "%zu events: the MSR backend takes 1 to %d", n, MAX_EV);
-	if (nmi_watchdog)
-		return pmon__err(-EBUSY,
-				 "the kernel's NMI watchdog holds a counter: as root, echo 0 > "
-				 "/proc/sys/kernel/nmi_watchdog (and restore it after)");
 	/* Before anything is read: a leftover says more than "busy" would. */
 	if (state && (err = check_state(state)))
 		return err;
@@ -241,6 +320,7 @@ static int counting_start(const char *device, const struct pmon_cpu_info *ci,
 	if (!m)
 		return -ENOMEM;
 	m->device = device;
+	m->nmi_watchdog = nmi_watchdog;
 	if (state && !(m->state_file = strdup(state))) {
 		free(m);
 		return -ENOMEM;
@@ -286,11 +366,7 @@ static int counting_start(const char *device, const struct pmon_cpu_info *ci,
 			err = pmon__err(-E2BIG,
 					"%zu events need general-purpose counters: this CPU%s has "
 					"%u",
-					m->ngp + 1,
-					ci->pm.core_type == 0x40	   ? " (a P-core)"
-						: ci->pm.core_type == 0x20 ? " (an E-core)"
-									   : "",
-					ci->pm.gp_count);
+					m->ngp + 1, core_type_of(ci), ci->pm.gp_count);
 			break;
 		}
 		m->slot[i] = (int)m->ngp;
@@ -299,10 +375,20 @@ static int counting_start(const char *device, const struct pmon_cpu_info *ci,
 		m->ngp++;
 	}
 
+	/* Each CPU as its own CPUID describes it (hybrid parts), before any
+	 * register is read or written. */
+	for (size_t c = 0; c < ncpus; c++) {
+		const struct pmon_cpu_info *cc = cpu_info && cpu_info[c] ? cpu_info[c] : ci;
+
+		m->cpus[c].cpu = cpus[c];
+		m->cpus[c].width = cc->pm.gp_width ? cc->pm.gp_width : m->width;
+		m->cpus[c].fixed_width = cc->pm.fixed_width ? cc->pm.fixed_width : m->fixed_width;
+		if (!err)
+			err = check_cpu_fits(m, ci, cc, cpus[c], events);
+	}
 	/* Save, and refuse counters someone else is using. */
 	for (size_t c = 0; c < ncpus && !err; c++) {
 		struct saved *s = &m->cpus[c];
-		s->cpu = cpus[c];
 		if (m->global)
 			err = pmon_msr_read(device, s->cpu, MSR_GLOBAL_CTRL, &s->global);
 		if (!err && c == 0 && ci->pm.perf_capabilities) {
@@ -380,6 +466,77 @@ pmon_msr_counting__start_opts(const char *device, const struct pmon_cpu_info *ci
 	return pmon__ret_ptr(err, m);
 }
 
+/* Event i lost its counter: keep the first reason. */
+static int set_lost(struct pmon_msr_counting *m, size_t i, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int set_lost(struct pmon_msr_counting *m, size_t i, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (m->lost[i])
+		return 0;
+	va_start(ap, fmt);
+	int n = vasprintf(&m->lost[i], fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		m->lost[i] = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Does pmon still own its counters on @s's CPU? Nothing tells another user
+ * of the PMU that pmon programmed it -- the kernel's perf may schedule an
+ * event onto the same counter mid-run (x86_schedule_events() sees only its
+ * own) -- so the control MSRs are read back before the counts are believed:
+ * an event select, fixed-counter field or GLOBAL_CTRL enable that is no
+ * longer what pmon wrote means the count is someone else's. */
+static int check_owned(struct pmon_msr_counting *m, struct saved *s)
+{
+	uint64_t v;
+	int err = 0;
+
+	for (size_t i = 0; i < m->ngp && !err; i++) {
+		err = pmon_msr_read(m->device, s->cpu, MSR_PERFEVTSEL0 + (uint32_t)i, &v);
+		if (!err && v != m->sel[i])
+			s->taken_gp |= 1u << i;
+	}
+	if (!err && m->uses_fixed) {
+		err = pmon_msr_read(m->device, s->cpu, MSR_FIXED_CTR_CTRL, &v);
+		if (!err && (v & m->fixed_field_mask) != m->fixed_field)
+			s->taken_fixed = true;
+	}
+	if (!err && m->global) {
+		err = pmon_msr_read(m->device, s->cpu, MSR_GLOBAL_CTRL, &v);
+		if (!err && (v & m->mask) != m->mask)
+			s->lost_global = true;
+	}
+	for (size_t i = 0; i < m->n && !err; i++) {
+		int slot = m->slot[i];
+		bool gp = slot >= 0;
+
+		if (gp && ((s->taken_gp >> slot) & 1))
+			err = set_lost(m, i,
+				       "IA32_PERFEVTSEL%d on CPU %d no longer holds pmon's event "
+				       "select (%#" PRIx32
+				       "): another user took the counter mid-run",
+				       slot, s->cpu, m->sel[slot]);
+		else if (!gp && s->taken_fixed)
+			err = set_lost(
+				m, i,
+				"IA32_FIXED_CTR_CTRL on CPU %d no longer holds pmon's field "
+				"for fixed counter %d: another user took the counter mid-run",
+				s->cpu, -1 - slot);
+		else if (s->lost_global)
+			err = set_lost(m, i,
+				       "IA32_PERF_GLOBAL_CTRL on CPU %d lost pmon's enable bits "
+				       "(%#" PRIx64 "): the counters were stopped by someone else",
+				       s->cpu, m->mask);
+	}
+	return err;
+}
+
 int pmon_msr_counting__stop(struct pmon_msr_counting *m, uint64_t *values)
 {
 	int err = 0;
@@ -387,27 +544,41 @@ int pmon_msr_counting__stop(struct pmon_msr_counting *m, uint64_t *values)
 	memset(values, 0, m->n * sizeof(*values));
 	for (size_t c = 0; c < m->ncpus && !err; c++) {
 		struct saved *s = &m->cpus[c];
-		if (m->global)
+
+		err = check_owned(m, s);
+		if (!err && m->global)
 			err = wr(m, s->cpu, MSR_GLOBAL_CTRL, s->global & ~m->mask, false);
 		else
 			for (size_t i = 0; i < m->ngp && !err; i++)
-				err = wr(m, s->cpu, MSR_PERFEVTSEL0 + (uint32_t)i,
-					 m->sel[i] & ~EVTSEL_EN, false);
+				if (!((s->taken_gp >> i) & 1))
+					err = wr(m, s->cpu, MSR_PERFEVTSEL0 + (uint32_t)i,
+						 m->sel[i] & ~EVTSEL_EN, false);
 		for (size_t i = 0; i < m->n && !err; i++) {
 			uint64_t v = 0;
+			if (m->lost[i])
+				continue; /* not pmon's count: never added */
 			if (m->slot[i] >= 0) {
 				err = pmon_msr_read(m->device, s->cpu,
 						    MSR_PMC0 + (uint32_t)m->slot[i], &v);
-				values[i] += v & width_mask(m->width);
+				values[i] += v & width_mask(s->width);
 			} else {
 				err = pmon_msr_read(m->device, s->cpu,
 						    MSR_FIXED_CTR0 + (uint32_t)(-1 - m->slot[i]),
 						    &v);
-				values[i] += v & width_mask(m->fixed_width);
+				values[i] += v & width_mask(s->fixed_width);
 			}
 		}
 	}
+	/* A lost event counts nothing on any CPU: a partial sum is no count. */
+	for (size_t i = 0; i < m->n; i++)
+		if (m->lost[i])
+			values[i] = 0;
 	return err;
+}
+
+const char *pmon_msr_counting__lost(const struct pmon_msr_counting *m, size_t i)
+{
+	return m && i < m->n ? m->lost[i] : NULL;
 }
 
 /* The writes that put everything back, in order: the reverse of the
@@ -427,12 +598,15 @@ static int restore_seq(const struct pmon_msr_counting *m,
 		const struct saved *s = &m->cpus[c];
 		if (m->global)
 			EMIT(s->cpu, MSR_GLOBAL_CTRL, s->global & ~m->mask);
-		if (m->uses_fixed) {
+		/* A counter someone else took mid-run is theirs now: leave it. */
+		if (m->uses_fixed && !s->taken_fixed) {
 			EMIT(s->cpu, MSR_FIXED_CTR_CTRL, s->fixed_ctrl);
 			EMIT(s->cpu, MSR_FIXED_CTR0 + FIXED_REF_CYCLES,
 			     s->fixed_ctr[FIXED_REF_CYCLES]);
 		}
 		for (size_t i = m->ngp; i-- > 0;) {
+			if ((s->taken_gp >> i) & 1)
+				continue;
 			EMIT(s->cpu, MSR_PERFEVTSEL0 + (uint32_t)i, s->sel[i]);
 			/* A full value goes back through IA32_A_PMCx; IA32_PMCx
 			 * would keep only the sign-extended low 32 bits. */
@@ -480,8 +654,9 @@ int pmon_msr_counting__restore(struct pmon_msr_counting *m)
 	first = restore_seq(m, emit_write, m);
 	for (size_t c = 0; c < m->ncpus && !m->full_width; c++)
 		for (size_t i = 0; i < m->ngp; i++)
-			if (pmon_msr_pmc_written(m->cpus[c].pmc[i], m->width, false) !=
-			    m->cpus[c].pmc[i])
+			if (!((m->cpus[c].taken_gp >> i) & 1) &&
+			    pmon_msr_pmc_written(m->cpus[c].pmc[i], m->cpus[c].width, false) !=
+				    m->cpus[c].pmc[i])
 				inexact = true;
 	if (!first && m->state_file)
 		unlink(m->state_file); /* put back: nothing left to clean up */

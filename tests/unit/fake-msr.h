@@ -30,6 +30,9 @@
 struct fake_msr {
 	/* the machine */
 	unsigned ncpus, gp, width, fixed, fixed_width;
+	/* a hybrid part: CPU i's own GP counter count when nonzero (an E-core
+	 * has fewer than a P-core; IA32_PERFEVTSELx beyond it faults there) */
+	unsigned gp_cpu[FAKE_CPUS];
 	bool pdcm, fw_write;
 	unsigned rmid_bits;
 	int l3_of_cpu[FAKE_CPUS];
@@ -48,6 +51,11 @@ static inline uint64_t fake_mask(unsigned bits)
 	return bits >= 64 ? ~0ULL : (1ULL << bits) - 1;
 }
 
+static inline unsigned fake_gp(const struct fake_msr *f, int cpu)
+{
+	return f->gp_cpu[cpu] ? f->gp_cpu[cpu] : f->gp;
+}
+
 static inline int fake_refuse(struct fake_msr *f)
 {
 	f->refused++;
@@ -60,11 +68,11 @@ static inline int fake_msr_read(void *ctx, int cpu, uint32_t a, uint64_t *v)
 
 	if (cpu < 0 || (unsigned)cpu >= f->ncpus)
 		return -ENXIO; /* the driver's open() of a CPU that is not there */
-	if (a >= 0xc1 && a < 0xc1 + f->gp)
+	if (a >= 0xc1 && a < 0xc1 + fake_gp(f, cpu))
 		*v = f->pmc[cpu][a - 0xc1];
-	else if (a >= 0x4c1 && a < 0x4c1 + f->gp && f->fw_write)
+	else if (a >= 0x4c1 && a < 0x4c1 + fake_gp(f, cpu) && f->fw_write)
 		*v = f->pmc[cpu][a - 0x4c1];
-	else if (a >= 0x186 && a < 0x186 + f->gp)
+	else if (a >= 0x186 && a < 0x186 + fake_gp(f, cpu))
 		*v = f->evtsel[cpu][a - 0x186];
 	else if (a >= 0x309 && a < 0x309 + f->fixed)
 		*v = f->fixed_ctr[cpu][a - 0x309];
@@ -99,17 +107,17 @@ static inline int fake_msr_write(void *ctx, int cpu, uint32_t a, uint64_t v)
 		return -ENXIO;
 	for (unsigned i = 0; i < f->fixed; i++)
 		fixed_ok |= 0xfULL << (4 * i);
-	if (a >= 0xc1 && a < 0xc1 + f->gp) {
+	if (a >= 0xc1 && a < 0xc1 + fake_gp(f, cpu)) {
 		/* SDM 21.2.6: bits 31:0 written, sign-extended into the rest. */
 		uint64_t lo = v & 0xffffffffULL;
 		if (lo >> 31)
 			lo |= ~0xffffffffULL;
 		f->pmc[cpu][a - 0xc1] = lo & fake_mask(f->width);
-	} else if (a >= 0x4c1 && a < 0x4c1 + f->gp && f->fw_write) {
+	} else if (a >= 0x4c1 && a < 0x4c1 + fake_gp(f, cpu) && f->fw_write) {
 		if (v & ~fake_mask(f->width))
 			return fake_refuse(f);
 		f->pmc[cpu][a - 0x4c1] = v;
-	} else if (a >= 0x186 && a < 0x186 + f->gp) {
+	} else if (a >= 0x186 && a < 0x186 + fake_gp(f, cpu)) {
 		if (v >> 32)
 			return fake_refuse(f);
 		f->evtsel[cpu][a - 0x186] = v;
@@ -122,7 +130,7 @@ static inline int fake_msr_write(void *ctx, int cpu, uint32_t a, uint64_t v)
 			return fake_refuse(f);
 		f->fixed_ctrl[cpu] = v;
 	} else if (a == 0x38f) {
-		if (v & ~(fake_mask(f->gp) | fake_mask(f->fixed) << 32))
+		if (v & ~(fake_mask(fake_gp(f, cpu)) | fake_mask(f->fixed) << 32))
 			return fake_refuse(f);
 		f->global[cpu] = v;
 	} else if (a == 0xc8d && f->rmid_bits) {

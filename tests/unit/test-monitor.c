@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <sched.h>
 #include <math.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -496,6 +497,81 @@ static void test_monitor__child_never_started(void **state)
 	assert_int_equal(pmon_child__kill(&ch, SIGTERM, &st), -ECHILD);
 }
 
+/* #24 (small): the MSR backend's default CPUs are the online list, which has
+ * gaps after a hot-unplug: "0,2-3" is CPUs 0, 2 and 3, never 0..2. */
+static void test_monitor__cpus_online(void **state)
+{
+	char root[] = "/tmp/pmon-online-XXXXXX", path[512];
+	int *cpus = NULL;
+	size_t n = 0;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(root));
+	assert_int_equal(pmon_cpus_online(root, &cpus, &n), -EINVAL); /* no file */
+	assert_null(cpus);
+	snprintf(path, sizeof(path), "%s/devices", root);
+	assert_int_equal(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/devices/system", root);
+	assert_int_equal(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/devices/system/cpu", root);
+	assert_int_equal(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/devices/system/cpu/online", root);
+	assert_non_null(f = fopen(path, "w"));
+	fputs("0,2-3\n", f);
+	fclose(f);
+	assert_int_equal(pmon_cpus_online(root, &cpus, &n), 0);
+	assert_int_equal(n, 3);
+	assert_int_equal(cpus[0], 0);
+	assert_int_equal(cpus[1], 2);
+	assert_int_equal(cpus[2], 3);
+	free(cpus);
+	assert_non_null(f = fopen(path, "w"));
+	fputs("0-\n", f);
+	fclose(f);
+	assert_int_equal(pmon_cpus_online(root, &cpus, &n), -EINVAL);
+	assert_non_null(strstr(pmon_errdetail(), "does not parse"));
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/devices/system/cpu", root);
+	rmdir(path);
+	snprintf(path, sizeof(path), "%s/devices/system", root);
+	rmdir(path);
+	snprintf(path, sizeof(path), "%s/devices", root);
+	rmdir(path);
+	rmdir(root);
+}
+
+/* #24.4: a live CPUID snapshot is one CPU's: taken pinned, it says which
+ * CPU, and the thread's affinity is put back after. pmon_thread_pin()
+ * keeps the thread where the snapshot was taken. */
+static void test_monitor__cpuid_snapshot_pinned(void **state)
+{
+	cpu_set_t before, after;
+	struct pmon_cpuid *c;
+	int cpu;
+
+	(void)state;
+	assert_int_equal(sched_getaffinity(0, sizeof(before), &before), 0);
+	assert_non_null(c = pmon_cpuid__new_live());
+	assert_true(pmon_cpuid__cpu(c) >= 0);
+	assert_true(CPU_ISSET(pmon_cpuid__cpu(c), &before));
+	assert_int_equal(sched_getaffinity(0, sizeof(after), &after), 0);
+	assert_true(CPU_EQUAL(&before, &after));
+	pmon_cpuid__free(c);
+
+	cpu = pmon_thread_pin(-1);
+	assert_true(cpu >= 0);
+	assert_int_equal(sched_getcpu(), cpu);
+	assert_int_equal(sched_getaffinity(0, sizeof(after), &after), 0);
+	assert_int_equal(CPU_COUNT(&after), 1);
+	assert_true(CPU_ISSET(cpu, &after));
+	assert_non_null(c = pmon_cpuid__new_live());
+	assert_int_equal(pmon_cpuid__cpu(c), cpu);
+	pmon_cpuid__free(c);
+	assert_true(pmon_thread_pin(CPU_SETSIZE + 1) < 0);
+	assert_int_equal(sched_setaffinity(0, sizeof(before), &before), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -510,6 +586,8 @@ int main(void)
 		cmocka_unit_test(test_monitor__process_is_all_threads),
 		cmocka_unit_test(test_monitor__rebase_interval),
 		cmocka_unit_test(test_monitor__child_never_started),
+		cmocka_unit_test(test_monitor__cpus_online),
+		cmocka_unit_test(test_monitor__cpuid_snapshot_pinned),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

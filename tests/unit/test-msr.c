@@ -351,6 +351,149 @@ static void test_msr__counting_state_file_after_a_kill(void **state)
 	pmon_evlist__free(l);
 }
 
+/* #24.10: the NMI watchdog's presence refuses nothing: Linux puts it on
+ * fixed counter 1, which pmon does not use. On a counter pmon needs, its
+ * enable bit refuses the start like anyone's, and the watchdog is named. */
+static void test_msr__counting_nmi_watchdog_is_a_collision_only(void **state)
+{
+	struct pmon_evlist *l = events("cycles,instructions");
+	struct pmon_msr_counting *m = NULL;
+	int cpus[] = { 0, 1 };
+	uint64_t vals[2];
+
+	(void)state;
+	skl_setup(false);
+	/* the watchdog's cycles on IA32_FIXED_CTR1: field 1 = OS | PMI (0xb) */
+	fake.fixed_ctrl[0] = fake.fixed_ctrl[1] = 0xb0;
+	fake.global[0] = fake.global[1] = 0x70000000fULL;
+	assert_non_null(m = pmon_msr_counting__start(NULL, &skl, l, cpus, 2, true));
+	assert_int_equal(fake.evtsel[0][0], 0x43003c);
+	fake.pmc[0][0] = 10, fake.pmc[1][0] = 20;
+	assert_int_equal(pmon_msr_counting__stop(m, vals), 0);
+	assert_int_equal(vals[0], 30);
+	assert_null(pmon_msr_counting__lost(m, 0));
+	assert_int_equal(pmon_msr_counting__restore(m), 0);
+	assert_int_equal(fake.fixed_ctrl[1], 0xb0); /* never touched */
+	pmon_msr_counting__free(m);
+
+	fake.evtsel[1][0] = 0x53003c; /* a watchdog that sits on PMC0 */
+	m = NULL;
+	assert_null(m = pmon_msr_counting__start(NULL, &skl, l, cpus, 2, true));
+	assert_int_equal(errno, EBUSY);
+	assert_non_null(strstr(pmon_errdetail(), "IA32_PERFEVTSEL0 on CPU 1 is enabled"));
+	assert_non_null(strstr(pmon_errdetail(), "NMI watchdog"));
+	fake_msr_unplug();
+	pmon_evlist__free(l);
+}
+
+/* #24.5: perf schedules its own event onto pmon's counter mid-run: that
+ * count is not pmon's. It is reported lost (0, with the reason), the
+ * others still count, and the taken counter is left to its new owner. */
+static void test_msr__counting_counter_taken_mid_run(void **state)
+{
+	struct pmon_evlist *l = events("cycles,instructions,ref-cycles");
+	struct pmon_msr_counting *m = NULL;
+	int cpus[] = { 0, 1 };
+	uint64_t vals[3];
+
+	(void)state;
+	skl_setup(false);
+	assert_non_null(m = pmon_msr_counting__start(NULL, &skl, l, cpus, 2, false));
+	fake.pmc[0][0] = 5, fake.pmc[1][0] = 6;
+	fake.pmc[0][1] = 7, fake.pmc[1][1] = 1000000;
+	fake.fixed_ctr[0][2] = 40, fake.fixed_ctr[1][2] = 2;
+	/* x86_schedule_events() on CPU 1 picks PMC1 for branch-misses */
+	fake.evtsel[1][1] = 0x5300c5;
+	assert_int_equal(pmon_msr_counting__stop(m, vals), 0);
+	assert_int_equal(vals[0], 11);
+	assert_null(pmon_msr_counting__lost(m, 0));
+	assert_int_equal(vals[1], 0);
+	assert_non_null(pmon_msr_counting__lost(m, 1));
+	assert_non_null(strstr(pmon_msr_counting__lost(m, 1), "IA32_PERFEVTSEL1 on CPU 1"));
+	assert_int_equal(vals[2], 42);
+	assert_null(pmon_msr_counting__lost(m, 2));
+	assert_int_equal(pmon_msr_counting__restore(m), 0);
+	assert_int_equal(fake.evtsel[1][1], 0x5300c5); /* theirs, left alone */
+	assert_int_equal(fake.evtsel[0][1], 0); /* ours, put back */
+	assert_int_equal(fake.evtsel[1][0], 0);
+	pmon_msr_counting__free(m);
+
+	/* the fixed counter's field rewritten; then GLOBAL_CTRL cleared */
+	fake.evtsel[1][1] = 0; /* perf's event has ended */
+	m = NULL;
+	assert_non_null(m = pmon_msr_counting__start(NULL, &skl, l, cpus, 2, false));
+	assert_int_equal(fake.fixed_ctrl[0], 0x300); /* pmon's: USR|OS, no PMI */
+	fake.fixed_ctrl[0] = 0xb00; /* someone's OS|PMI */
+	fake.global[1] &= ~1ULL;
+	assert_int_equal(pmon_msr_counting__stop(m, vals), 0);
+	assert_non_null(strstr(pmon_msr_counting__lost(m, 2), "IA32_FIXED_CTR_CTRL on CPU 0"));
+	assert_non_null(strstr(pmon_msr_counting__lost(m, 0), "IA32_PERF_GLOBAL_CTRL on CPU 1"));
+	assert_int_equal(pmon_msr_counting__restore(m), 0);
+	assert_int_equal(fake.fixed_ctrl[0], 0xb00); /* theirs */
+	assert_int_equal(fake.fixed_ctrl[1], 0);
+	pmon_msr_counting__free(m);
+	fake_msr_unplug();
+	pmon_evlist__free(l);
+}
+
+static void decode_dump(const char *name, struct pmon_cpu_info *ci)
+{
+	char path[512];
+	struct pmon_cpuid *c;
+
+	snprintf(path, sizeof(path), "%s/%s", PMON_CPUID_DIR, name);
+	assert_non_null(c = pmon_cpuid__new_file(path));
+	assert_int_equal(pmon_cpu_decode(c, ci), 0);
+	pmon_cpuid__free(c);
+}
+
+/* #24.4: Alder Lake, CPU 0 a P-core (8 GP), CPU 1 an E-core (6 GP). A
+ * P-core's CPUID applied to both would program IA32_PERFEVTSEL6 on the
+ * E-core, where the WRMSR faults mid-start; each CPU's own CPUID refuses
+ * before any register is touched, naming the CPU. */
+static void test_msr__counting_hybrid_per_cpu(void **state)
+{
+	static struct pmon_cpu_info p, e;
+	struct pmon_evlist *l7 = events("r00c0,r003c,r00c4,r00c5,r412e,r4f2e,r01c2");
+	struct pmon_evlist *l6 = events("r00c0,r003c,r00c4,r00c5,r412e,r4f2e");
+	const struct pmon_cpu_info *per[] = { &p, &e };
+	struct pmon_msr_counting_opts o = { .sz = sizeof(o), .cpu_info = per };
+	struct pmon_msr_counting *m = NULL;
+	int cpus[] = { 0, 1 };
+	uint64_t vals[7];
+
+	(void)state;
+	decode_dump("intel-core-i9-12900k-alderlake-pcore.txt", &p);
+	decode_dump("intel-core-i9-12900k-alderlake-ecore.txt", &e);
+	assert_int_equal(p.pm.gp_count, 8);
+	assert_int_equal(e.pm.gp_count, 6);
+	memset(&fake, 0, sizeof(fake));
+	fake.ncpus = 2;
+	fake.gp = 8, fake.gp_cpu[1] = 6;
+	fake.width = 48, fake.fixed = 3, fake.fixed_width = 48, fake.pdcm = true;
+	fake_msr_plug(&fake, &ops);
+
+	assert_null(m = pmon_msr_counting__start_opts(NULL, &p, l7, cpus, 2, false, &o));
+	assert_int_equal(errno, E2BIG);
+	assert_non_null(strstr(pmon_errdetail(), "CPU 1 (an E-core) has 6"));
+	assert_int_equal(fake.refused, 0); /* nothing was tried */
+	assert_int_equal(fake.evtsel[0][0], 0);
+
+	m = pmon_msr_counting__start_opts(NULL, &p, l6, cpus, 2, false, &o);
+	if (!m)
+		fail_msg("%s", pmon_errdetail());
+	assert_int_equal(fake.evtsel[1][5], 0x434f2e); /* the E-core's last GP counter */
+	fake.pmc[0][5] = 1, fake.pmc[1][5] = 2;
+	assert_int_equal(pmon_msr_counting__stop(m, vals), 0);
+	assert_int_equal(vals[5], 3);
+	assert_int_equal(pmon_msr_counting__restore(m), 0);
+	assert_int_equal(fake.refused, 0);
+	pmon_msr_counting__free(m);
+	fake_msr_unplug();
+	pmon_evlist__free(l7);
+	pmon_evlist__free(l6);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -362,6 +505,9 @@ int main(void)
 		cmocka_unit_test(test_msr__counting_restore_full_width),
 		cmocka_unit_test(test_msr__counting_ref_cycles_on_fixed_2),
 		cmocka_unit_test(test_msr__counting_state_file_after_a_kill),
+		cmocka_unit_test(test_msr__counting_nmi_watchdog_is_a_collision_only),
+		cmocka_unit_test(test_msr__counting_counter_taken_mid_run),
+		cmocka_unit_test(test_msr__counting_hybrid_per_cpu),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
