@@ -252,10 +252,8 @@ int cmd_rdpmc(int argc, char **argv)
 	 * IA32_PERF_CAPABILITIES read and the RDPMC executed all concern the
 	 * CPU pmon stays on (a hybrid part's core types differ in all three). */
 	int cpu = -1;
-	if (!file && (cpu = pmon_thread_pin(-1)) < 0) {
-		cli_error("rdpmc: %s", pmon_errdetail());
-		return CLI_FAIL;
-	}
+	if (!file && (cpu = pmon_thread_pin(-1)) < 0)
+		cli_warn("%s: CPUID and RDPMC may run on different CPUs", pmon_errdetail());
 	if (!cli_cpu_decode(file, &ci))
 		return CLI_USAGE;
 
@@ -264,7 +262,7 @@ int cmd_rdpmc(int argc, char **argv)
 	uint64_t caps;
 	if (!ci.pm.perf_capabilities)
 		metrics = PMON_NO;
-	else if (!file && !pmon_msr_read(NULL, cpu, 0x345, &caps))
+	else if (!file && cpu >= 0 && !pmon_msr_read(NULL, cpu, 0x345, &caps))
 		metrics = (caps >> 15) & 1 ? PMON_YES : PMON_NO;
 
 	if (ctr.have_ecx)
