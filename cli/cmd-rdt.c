@@ -271,7 +271,11 @@ static int run_msr(char **cmd, const char *dev, const char *cpuid_file, const in
 	}
 	struct pmon_rdt_reading a, b;
 	struct pmon_ticker tk; /* stat's and top's interval loop (pmon/monitor.h) */
-	pmon_ticker__init(&tk, (double)interval / 1e3);
+	/* The counters are read at least every second, whatever -I says: a
+	 * 24-bit MBM counter can wrap in 11 s (pmon_rdt_mbm_samples()); the
+	 * library folds each step in, and every nsamp-th tick prints. */
+	unsigned long nsamp = pmon_rdt_mbm_samples(interval), tick = 0;
+	pmon_ticker__init(&tk, (double)interval / 1e3 / (double)nsamp);
 	double t0 = tk.start, tp = t0;
 	unsigned long printed = 0;
 	bool have_status = false;
@@ -293,6 +297,15 @@ static int run_msr(char **cmd, const char *dev, const char *cpuid_file, const in
 			done = true;
 		if (!done && pmon_ticker__remaining(&tk) > 0)
 			continue; /* woken early by an unrelated signal */
+		if (!done && ++tick % nsamp) {
+			if (pmon_rdt_msr__sample(m)) {
+				cli_error("--msr: %s", pmon_errdetail());
+				rc = CLI_FAIL;
+				break;
+			}
+			pmon_ticker__advance(&tk);
+			continue;
+		}
 		double tn = now();
 		if (pmon_rdt_msr__read(m, &b)) {
 			cli_error("--msr: %s", pmon_errdetail());

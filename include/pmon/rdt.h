@@ -156,6 +156,28 @@ pmon_rdt_msr__start_opts(const char *device, const struct pmon_cpu_info *ci, con
  * become states.
  */
 PMON_API int pmon_rdt_msr__read(struct pmon_rdt_msr *m, struct pmon_rdt_reading *r);
+/*
+ * How often the MBM counters must be read: Linux's MBM_OVERFLOW_INTERVAL
+ * (arch/x86/kernel/cpu/resctrl, mbm_handle_overflow() every 1000 ms). A
+ * 24-bit counter times upscale wraps in 11-33 s at 50 GB/s (Broadwell-EP,
+ * Skylake-SP, Cascade Lake); two readings further apart than one wrap lose
+ * whole wraps, which no delta can recover.
+ */
+#define PMON_RDT_MBM_SAMPLE_MS 1000
+/**
+ * pmon_rdt_mbm_samples() - into how many equal steps, none longer than
+ * PMON_RDT_MBM_SAMPLE_MS, a print interval of @interval_ms is cut: call
+ * pmon_rdt_msr__sample() at each step but the last and pmon_rdt_msr__read()
+ * at the last. Pure; at least 1.
+ */
+PMON_API unsigned long pmon_rdt_mbm_samples(unsigned long interval_ms);
+/**
+ * pmon_rdt_msr__sample() - read every domain's bandwidth counters now and
+ * fold the step since the last reading into the running counts that
+ * pmon_rdt_msr__read() reports (nothing is returned). Call it at least every
+ * PMON_RDT_MBM_SAMPLE_MS between reads. Return: 0 or -errno (detail).
+ */
+PMON_API int pmon_rdt_msr__sample(struct pmon_rdt_msr *m);
 /** Put back IA32_PQR_ASSOC and IA32_QM_EVTSEL of every CPU; safe twice. */
 PMON_API int pmon_rdt_msr__restore(struct pmon_rdt_msr *m);
 PMON_API const struct pmon_msr_write_rec *pmon_rdt_msr__writes(const struct pmon_rdt_msr *m,

@@ -245,6 +245,28 @@ struct pmon_rdt_msr *pmon_rdt_msr__start_opts(const char *device, const struct p
 	return pmon__ret_ptr(err, m);
 }
 
+/* Select @ev for the RMID in IA32_QM_EVTSEL and read IA32_QM_CTR, on the
+ * domain's own CPU (SDM 17.16.7). */
+static int read_raw(struct pmon_rdt_msr *m, struct dom *d, int ev, uint64_t *raw)
+{
+	int err = wr(m, d->reader, MSR_QM_EVTSEL, (uint64_t)m->rmid << 32 | (uint64_t)ev, false);
+
+	return err ? err : pmon_msr_read(m->device, d->reader, MSR_QM_CTR, raw);
+}
+
+/* Bandwidth: fold the step since the last reading, wrap-safe at the
+ * enumerated width (AMD's 44 bits included), into the running count --
+ * Linux's mbm_overflow_count() into arch_mbm_state.chunks. A reading with
+ * the Error or Unavailable bit carries no data and moves nothing. */
+static void fold(struct pmon_rdt_msr *m, struct dom *d, int ev, uint64_t raw)
+{
+	raw &= (1ULL << 62) - 1;
+	if (d->have_prev[ev])
+		d->chunks[ev] += pmon_rdt_mbm_delta(d->prev[ev], raw, m->width, 1);
+	d->prev[ev] = raw;
+	d->have_prev[ev] = true;
+}
+
 static struct pmon_rdt_value read_event(struct pmon_rdt_msr *m, struct dom *d, int ev, int *err)
 {
 	struct pmon_rdt_value v = { 0, PMON_RDT_ABSENT };
@@ -252,10 +274,7 @@ static struct pmon_rdt_value read_event(struct pmon_rdt_msr *m, struct dom *d, i
 
 	if (!m->ev[ev])
 		return v;
-	*err = wr(m, d->reader, MSR_QM_EVTSEL, (uint64_t)m->rmid << 32 | (uint64_t)ev, false);
-	if (!*err)
-		*err = pmon_msr_read(m->device, d->reader, MSR_QM_CTR, &raw);
-	if (*err)
+	if ((*err = read_raw(m, d, ev, &raw)))
 		return v;
 	if (raw & QM_ERROR) {
 		v.state = PMON_RDT_ERROR;
@@ -265,21 +284,38 @@ static struct pmon_rdt_value read_event(struct pmon_rdt_msr *m, struct dom *d, i
 		v.state = PMON_RDT_UNAVAILABLE;
 		return v;
 	}
-	raw &= (1ULL << 62) - 1;
 	v.state = PMON_RDT_OK;
 	if (ev == EV_OCC) {
-		v.v = raw * m->upscale;
+		v.v = (raw & ((1ULL << 62) - 1)) * m->upscale;
 		return v;
 	}
-	/* Bandwidth: accumulate wrap-safe deltas of the enumerated width (AMD's
-	 * 44 bits included) into a cumulative count; Linux corrects the count
-	 * (get_corrected_mbm_count()) before scaling it to bytes. */
-	if (d->have_prev[ev])
-		d->chunks[ev] += pmon_rdt_mbm_delta(d->prev[ev], raw, m->width, 1);
-	d->prev[ev] = raw;
-	d->have_prev[ev] = true;
+	/* Linux corrects the count (get_corrected_mbm_count()) before
+	 * scaling it to bytes. */
+	fold(m, d, ev, raw);
 	v.v = pmon_rdt_mbm_correct(&m->rdt, m->rmid, d->chunks[ev]) * m->upscale;
 	return v;
+}
+
+unsigned long pmon_rdt_mbm_samples(unsigned long interval_ms)
+{
+	unsigned long n = interval_ms / PMON_RDT_MBM_SAMPLE_MS;
+
+	return n + (n * PMON_RDT_MBM_SAMPLE_MS < interval_ms) + !interval_ms;
+}
+
+int pmon_rdt_msr__sample(struct pmon_rdt_msr *m)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < m->ndom && !err; i++)
+		for (int ev = EV_TOTAL; ev <= EV_LOCAL && !err; ev++) {
+			uint64_t raw;
+			if (!m->ev[ev] || (err = read_raw(m, &m->dom[i], ev, &raw)))
+				continue;
+			if (!(raw & (QM_ERROR | QM_UNAVAILABLE)))
+				fold(m, &m->dom[i], ev, raw);
+		}
+	return err;
 }
 
 int pmon_rdt_msr__read(struct pmon_rdt_msr *m, struct pmon_rdt_reading *r)

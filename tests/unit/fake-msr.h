@@ -12,7 +12,8 @@
  *    -EIO, as the msr driver reports the #GP;
  *  - IA32_QM_CTR returns the data of the L3 domain of the CPU that reads it
  *    (SDM 17.16.7), for the RMID and event selected in that CPU's
- *    IA32_QM_EVTSEL.
+ *    IA32_QM_EVTSEL; the MBM counts (events 2 and 3) wrap at mbm_width bits
+ *    when it is set (SDM 17.16.7: 24 + CPUID.(0FH,1):EAX[7:0] bits).
  */
 #ifndef PMON_TEST_FAKE_MSR_H
 #define PMON_TEST_FAKE_MSR_H
@@ -40,6 +41,7 @@ struct fake_msr {
 	/* IA32_QM_CTR data per L3 domain for RMID qm_rmid, by event 1-3 */
 	unsigned qm_rmid;
 	uint64_t qm[FAKE_DOMAINS][4];
+	unsigned mbm_width; /* 0: qm[] read back whole */
 	unsigned refused; /* accesses answered with -EIO */
 };
 
@@ -83,6 +85,8 @@ static inline int fake_msr_read(void *ctx, int cpu, uint32_t a, uint64_t *v)
 			*v = 1ULL << 63; /* Error */
 		else
 			*v = rmid == f->qm_rmid ? f->qm[f->l3_of_cpu[cpu]][evt] : 0;
+		if (evt >= 2 && evt <= 3 && f->mbm_width)
+			*v &= fake_mask(f->mbm_width);
 	} else if (a == 0xc8f && f->rmid_bits)
 		*v = f->pqr[cpu];
 	else

@@ -299,6 +299,66 @@ static void test_rdt__msr_amd_44_bit_counters(void **state)
 	fake_msr_unplug();
 }
 
+/* #24.2: a print interval is cut into steps of at most Linux's
+ * MBM_OVERFLOW_INTERVAL (1 s). */
+static void test_rdt__mbm_samples_per_interval(void **state)
+{
+	static const struct {
+		int line;
+		unsigned long ms, n;
+	} t[] = {
+		{ __LINE__, 0, 1 },	     { __LINE__, 10, 1 },   { __LINE__, 1000, 1 },
+		{ __LINE__, 1001, 2 },	     { __LINE__, 3000, 3 }, { __LINE__, 2500, 3 },
+		{ __LINE__, 3600000, 3600 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		unsigned long n = pmon_rdt_mbm_samples(t[i].ms);
+		if (n != t[i].n)
+			fail_msg("line %d: %lu ms: %lu steps, want %lu", t[i].line, t[i].ms, n,
+				 t[i].n);
+	}
+}
+
+/* #24.2: 50 GB/s through a 24-bit Cascade Lake counter (upscale 49152)
+ * wraps it every 16.8 s; here the fake counter moves 0.8 of its range per
+ * 1-s step, so it wraps twice within one 3-s interval. Sampled every step,
+ * as `rdt --msr` does, the interval counts all 2.4 ranges; read once per
+ * interval it would count 0.4. Time is the steps the test takes. */
+static void test_rdt__msr_mbm_wraps_twice_in_one_interval(void **state)
+{
+	struct pmon_rdt_msr *m = NULL;
+	struct pmon_rdt_reading r;
+	int cpu = 0;
+	const uint64_t step = (1ULL << 24) / 5 * 4; /* units per second */
+	unsigned long n = pmon_rdt_mbm_samples(3000);
+
+	(void)state;
+	assert_int_equal(xeon.rdt.counter_width, 24);
+	fake_rdt(1, xeon.rdt.rmid_bits);
+	fake.mbm_width = 24;
+	fake.qm_rmid = 1;
+	fake.qm[0][2] = 0xfff000; /* near the top: the first step wraps */
+	assert_non_null(m = pmon_rdt_msr__start(NULL, &xeon, &cpu, 1, NULL, 1, false));
+	assert_int_equal(pmon_rdt_msr__read(m, &r), 0);
+	assert_int_equal(r.d[0].total.v, 0);
+	for (int interval = 1; interval <= 2; interval++) {
+		for (unsigned long k = 1; k <= n; k++) {
+			fake.qm[0][2] += step;
+			if (k < n)
+				assert_int_equal(pmon_rdt_msr__sample(m), 0);
+			else
+				assert_int_equal(pmon_rdt_msr__read(m, &r), 0);
+		}
+		assert_int_equal(r.d[0].total.state, PMON_RDT_OK);
+		assert_int_equal(r.d[0].total.v, interval * n * step * 49152);
+	}
+	pmon_rdt_msr__restore(m);
+	pmon_rdt_msr__free(m);
+	fake_msr_unplug();
+}
+
 /* #13.8: Skylake-SP stepping 4 is refused (Linux disables CMT/MBM there);
  * the MBM correction of its 192-RMID table row applies to RMIDs above 127
  * on a later stepping with the same leaf 0FH (stepping changed here only). */
@@ -421,6 +481,8 @@ int main(void)
 		cmocka_unit_test(test_rdt__msr_state_file_after_a_kill),
 		cmocka_unit_test(test_rdt__msr_amd_44_bit_counters),
 		cmocka_unit_test(test_rdt__msr_errata),
+		cmocka_unit_test(test_rdt__mbm_samples_per_interval),
+		cmocka_unit_test(test_rdt__msr_mbm_wraps_twice_in_one_interval),
 		cmocka_unit_test(test_rdt__cleanup_walk_is_bounded_and_follows_no_link),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
