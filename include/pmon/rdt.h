@@ -114,7 +114,10 @@ PMON_API uint64_t pmon_rdt_mbm_delta(uint64_t prev, uint64_t cur, unsigned width
  * CPUID.(0FH,0):EBX)) bits wide (SDM 17.16.6), the old RMID cleared, the CLOS
  * kept. Refuses (-EBUSY) while resctrl is mounted, as pqos does: the kernel
  * owns the RMIDs then; and (-EOPNOTSUPP) where Linux disables monitoring for
- * an erratum (Skylake-SP stepping <= 4).
+ * an erratum (Skylake-SP stepping <= 4). With Sub-NUMA Clustering
+ * (pmon_rdt_snc_nodes() > 1) the RMID is a logical one, 1 .. (max + 1) /
+ * nodes - 1, and -EOPNOTSUPP unless MSR_RMID_SNC_CONFIG (CA0H) bit 0 is
+ * clear on each domain (RMID sharing mode, as Linux sets it).
  * @device: as for pmon_msr_read(). @ci: CPUID facts (max RMID, events,
  * upscale, counter width, errata).
  * @l3_ids: the L3 domain of each CPU (pmon_cpu_l3_ids()), or NULL for one
@@ -125,6 +128,18 @@ PMON_API struct pmon_rdt_msr *pmon_rdt_msr__start(const char *device,
 						  const struct pmon_cpu_info *ci, const int *cpus,
 						  size_t ncpus, const int *l3_ids, unsigned rmid,
 						  bool resctrl_mounted);
+/**
+ * pmon_rdt_snc_nodes() - Sub-NUMA Clustering nodes per L3 cache, as Linux's
+ * snc_get_config() infers them (arch/x86/kernel/cpu/resctrl/monitor.c): on
+ * the Intel models with MSR_RMID_SNC_CONFIG (Ice Lake-SP 6AH, Sapphire
+ * Rapids-SP 8FH, Emerald Rapids CFH, Granite Rapids ADH, Sierra Forest AFH),
+ * the CPUs sharing CPU 0's L3 (@sysfs_root/devices/system/cpu/cpu0/cache/
+ * indexN/shared_cpu_map) over the CPUs of CPU 0's node
+ * (devices/system/node/nodeN/cpulist); 1, 2, 3, 4 or 6, anything else 1.
+ * With SNC, pmon_rdt_msr__start() divides the RMIDs and the upscaling factor
+ * by it and reads each node's physical RMID. @sysfs_root: NULL for /sys.
+ */
+PMON_API unsigned pmon_rdt_snc_nodes(const char *sysfs_root, const struct pmon_cpu_info *ci);
 /* Options of pmon_rdt_msr__start_opts(); @sz = sizeof. */
 struct pmon_rdt_msr_opts {
 	size_t sz;
@@ -136,6 +151,9 @@ struct pmon_rdt_msr_opts {
 	 * refuses the start (-EBUSY; the detail says whether a live pmon holds
 	 * it or a dead one left the registers programmed). */
 	const char *state_file;
+	/* The sysfs that Sub-NUMA Clustering is detected from
+	 * (pmon_rdt_snc_nodes()); NULL: /sys. */
+	const char *sysfs_root;
 };
 /**
  * pmon_rdt_msr__start_opts() - pmon_rdt_msr__start() with options (@opts
@@ -150,6 +168,8 @@ pmon_rdt_msr__start_opts(const char *device, const struct pmon_cpu_info *ci, con
  * reports the domain of the CPU that reads it, SDM 17.16.7): select each
  * event for the RMID in IA32_QM_EVTSEL and read IA32_QM_CTR. One
  * pmon_rdt_domain per domain ("mon_L3_NN", as resctrl names them).
+ * With SNC each domain is the sum of its nodes' physical RMIDs (logical +
+ * node * RMIDs per node), scaled by upscale / nodes, as Linux's mon_L3_NN.
  * Occupancy in bytes; bandwidth as bytes accumulated since start across
  * wraps of the enumerated counter width, with Linux's MBM correction factor
  * where the erratum applies; the Error (bit 63) and Unavailable (bit 62) bits
