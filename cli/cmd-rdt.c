@@ -138,13 +138,25 @@ static int do_info(int argc, char **argv)
 	if (r->pqm) {
 		printf("  3 CPUID.(0FH,0): max RMID %" PRIu32 ", EDX %#" PRIx32 " (L3 %s)\n",
 		       r->max_rmid, r->resources, r->l3 ? "yes" : "no");
+		/* The events as CPUID enumerates them (cpuid_*: the others are
+		 * cleared where an erratum disables them), then the errata, as
+		 * 'pmon info' prints them. */
 		if (r->l3)
 			printf("  4 CPUID.(0FH,1): L3 max RMID %" PRIu32 ", upscale %" PRIu32
 			       " bytes, counter width %u, events:%s%s%s\n",
 			       r->l3_max_rmid, r->upscale, r->counter_width,
-			       r->occupancy ? " llc_occupancy" : "",
-			       r->mbm_total ? " mbm_total_bytes" : "",
-			       r->mbm_local ? " mbm_local_bytes" : "");
+			       r->cpuid_occupancy ? " llc_occupancy" : "",
+			       r->cpuid_mbm_total ? " mbm_total_bytes" : "",
+			       r->cpuid_mbm_local ? " mbm_local_bytes" : "");
+		if (r->l3 && r->mon_erratum_disabled)
+			printf("    erratum: Skylake-SP stepping %u <= 4: Linux disables CMT and "
+			       "MBM (resctrl __check_quirks_intel); pmon does too\n",
+			       ci.id.stepping);
+		if (r->l3 && r->mbm_cf_quirk)
+			printf("    erratum: MBM counts of RMIDs above %" PRIu32
+			       " are multiplied by %.6f (Linux mbm_cf_table); pmon rdt --msr "
+			       "does too\n",
+			       r->mbm_cf_rmid_threshold, (double)r->mbm_cf / 1048576.0);
 		printf("  5 other resource types:     %s\n", r->other_resources ? "yes" : "none");
 	}
 	if (file && !root)

@@ -116,6 +116,14 @@ if [ "$(jfield "$TMP/info.json" 'd["rdt"]["pqm"]')" = False ]; then
 fi
 run_pmon 0 rdt info --cpuid-file "$PMON_CPUID_DIR/intel-xeon-8160-skylake-sp.txt"
 check "rdt info decodes a Xeon dump" grep -q "upscale 98304 bytes, counter width 24" "$TMP/out"
+# The 8160 dump is stepping 4: CPUID's events are shown, and why Linux (and
+# pmon) do not use them -- as 'pmon info' says (resctrl __check_quirks_intel).
+check "rdt info: SKX stepping 4 lists CPUID's events" \
+	grep -q "events: llc_occupancy mbm_total_bytes mbm_local_bytes$" "$TMP/out"
+check "rdt info: SKX stepping 4 names the erratum" \
+	grep -q "erratum: Skylake-SP stepping 4 <= 4: Linux disables CMT and MBM" "$TMP/out"
+check "rdt info: SKX's MBM correction factor" \
+	grep -q "erratum: MBM counts of RMIDs above 127 are multiplied by 0.969744" "$TMP/out"
 run_pmon 0 rdt info --cpuid-file "$PMON_CPUID_DIR/intel-core-i7-6700k-skylake.txt"
 check "rdt info on a client part: PQM 0" grep -q "PQM 0" "$TMP/out"
 
