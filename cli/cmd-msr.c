@@ -20,11 +20,15 @@ static const char *msr_name(uint32_t addr)
 	return m ? m->name : "";
 }
 
+/* Fields as wide as this CPU (or --cpuid-file's) enumerates them: the RMID
+ * is ceil(log2(1 + CPUID.(0FH,0):EBX)) bits (SDM 17.16.6), not 10. */
+static const struct pmon_cpu_info *show_ci;
+
 static void show(int cpu, uint32_t addr, uint64_t v)
 {
 	char dec[1024];
 
-	pmon_msr_decode(addr, v, dec, sizeof(dec));
+	pmon_msr_decode_cpu(show_ci, addr, v, dec, sizeof(dec));
 	printf("CPU%-3d %-26s %#010" PRIx32 " = 0x%016" PRIx64 "%s%s\n", cpu, msr_name(addr), addr,
 	       v, dec[0] ? "  " : "", dec);
 }
@@ -48,7 +52,8 @@ static int do_list(void)
 
 int cmd_msr(int argc, char **argv)
 {
-	const char *device = NULL, *verb;
+	const char *device = NULL, *verb, *cpuid_file = NULL;
+	struct pmon_cpu_info ci;
 	unsigned long cpu = 0;
 	bool all = false, yes = false;
 	const struct cli_option options[] = {
@@ -60,6 +65,9 @@ int cmd_msr(int argc, char **argv)
 			       "replaces /dev/cpu/%d/msr (a file laid out the same way:\n"
 			       "8 bytes at offset = address)"),
 		CLI_OPT_FLAG(0, "yes", &yes, "write: yes, change the machine"),
+		CLI_OPT_CPUID_FILE(0, &cpuid_file,
+				   "decode fields as that dump's CPU enumerates them\n"
+				   "(the RMID width)"),
 		CLI_OPT_END(),
 	};
 	uint32_t addr;
@@ -68,7 +76,7 @@ int cmd_msr(int argc, char **argv)
 	/* Options may come anywhere: getopt permutes, operands end up last. */
 	int argi = cli_parse_options(
 		"msr",
-		"usage: pmon msr read ADDR [--cpu N | -a] [--device PATH]\n"
+		"usage: pmon msr read ADDR [--cpu N | -a] [--device PATH] [--cpuid-file FILE]\n"
 		"       pmon msr write ADDR VALUE [--cpu N] --yes [--device PATH]\n"
 		"       pmon msr list",
 		options, 0, argc, argv);
@@ -93,6 +101,17 @@ int cmd_msr(int argc, char **argv)
 	if (pmon_msr_parse_addr(argv[argi++], &addr)) {
 		cli_error("%s", pmon_errdetail());
 		return CLI_USAGE;
+	}
+	if (cpuid_file) {
+		if (!cli_cpu_decode(cpuid_file, &ci))
+			return CLI_USAGE;
+		show_ci = &ci;
+	} else {
+		/* This CPU; one that cannot be decoded shows the whole fields. */
+		struct pmon_cpuid *snap = pmon_cpuid__new_live();
+		if (snap && !pmon_cpu_decode(snap, &ci))
+			show_ci = &ci;
+		pmon_cpuid__free(snap);
 	}
 	if (!strcmp(verb, "read")) {
 		if (!cli_no_operands_at("msr", argi, argc, argv))

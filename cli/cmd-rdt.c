@@ -138,13 +138,25 @@ static int do_info(int argc, char **argv)
 	if (r->pqm) {
 		printf("  3 CPUID.(0FH,0): max RMID %" PRIu32 ", EDX %#" PRIx32 " (L3 %s)\n",
 		       r->max_rmid, r->resources, r->l3 ? "yes" : "no");
+		/* The events as CPUID enumerates them (cpuid_*: the others are
+		 * cleared where an erratum disables them), then the errata, as
+		 * 'pmon info' prints them. */
 		if (r->l3)
 			printf("  4 CPUID.(0FH,1): L3 max RMID %" PRIu32 ", upscale %" PRIu32
 			       " bytes, counter width %u, events:%s%s%s\n",
 			       r->l3_max_rmid, r->upscale, r->counter_width,
-			       r->occupancy ? " llc_occupancy" : "",
-			       r->mbm_total ? " mbm_total_bytes" : "",
-			       r->mbm_local ? " mbm_local_bytes" : "");
+			       r->cpuid_occupancy ? " llc_occupancy" : "",
+			       r->cpuid_mbm_total ? " mbm_total_bytes" : "",
+			       r->cpuid_mbm_local ? " mbm_local_bytes" : "");
+		if (r->l3 && r->mon_erratum_disabled)
+			printf("    erratum: Skylake-SP stepping %u <= 4: Linux disables CMT and "
+			       "MBM (resctrl __check_quirks_intel); pmon does too\n",
+			       ci.id.stepping);
+		if (r->l3 && r->mbm_cf_quirk)
+			printf("    erratum: MBM counts of RMIDs above %" PRIu32
+			       " are multiplied by %.6f (Linux mbm_cf_table); pmon rdt --msr "
+			       "does too\n",
+			       r->mbm_cf_rmid_threshold, (double)r->mbm_cf / 1048576.0);
 		printf("  5 other resource types:     %s\n", r->other_resources ? "yes" : "none");
 	}
 	if (file && !root)
@@ -271,7 +283,11 @@ static int run_msr(char **cmd, const char *dev, const char *cpuid_file, const in
 	}
 	struct pmon_rdt_reading a, b;
 	struct pmon_ticker tk; /* stat's and top's interval loop (pmon/monitor.h) */
-	pmon_ticker__init(&tk, (double)interval / 1e3);
+	/* The counters are read at least every second, whatever -I says: a
+	 * 24-bit MBM counter can wrap in 11 s (pmon_rdt_mbm_samples()); the
+	 * library folds each step in, and every nsamp-th tick prints. */
+	unsigned long nsamp = pmon_rdt_mbm_samples(interval), tick = 0;
+	pmon_ticker__init(&tk, (double)interval / 1e3 / (double)nsamp);
 	double t0 = tk.start, tp = t0;
 	unsigned long printed = 0;
 	bool have_status = false;
@@ -293,6 +309,15 @@ static int run_msr(char **cmd, const char *dev, const char *cpuid_file, const in
 			done = true;
 		if (!done && pmon_ticker__remaining(&tk) > 0)
 			continue; /* woken early by an unrelated signal */
+		if (!done && ++tick % nsamp) {
+			if (pmon_rdt_msr__sample(m)) {
+				cli_error("--msr: %s", pmon_errdetail());
+				rc = CLI_FAIL;
+				break;
+			}
+			pmon_ticker__advance(&tk);
+			continue;
+		}
 		double tn = now();
 		if (pmon_rdt_msr__read(m, &b)) {
 			cli_error("--msr: %s", pmon_errdetail());

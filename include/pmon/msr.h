@@ -52,6 +52,17 @@ PMON_API int pmon_msr_parse_addr(const char *s, uint32_t *addr);
  */
 PMON_API int pmon_msr_decode(uint32_t addr, uint64_t value, char *buf, size_t len);
 
+struct pmon_cpu_info;
+/**
+ * pmon_msr_decode_cpu() - pmon_msr_decode() for the CPU @ci describes: the
+ * RMID fields of IA32_PQR_ASSOC (N-1:0) and IA32_QM_EVTSEL (32+N-1:32) are
+ * N = ceil(log2(1 + CPUID.(0FH,0):EBX)) bits (SDM 17.16.6, @ci->rdt.rmid_bits).
+ * @ci NULL, or a CPU without RDT monitoring: each field up to the next
+ * non-reserved bits (31:0, 63:32), as pmon_msr_decode() does.
+ */
+PMON_API int pmon_msr_decode_cpu(const struct pmon_cpu_info *ci, uint32_t addr, uint64_t value,
+				 char *buf, size_t len);
+
 /**
  * pmon_msr_read() / pmon_msr_write() - access MSR @addr on CPU @cpu.
  * @device: a path with "%d" for the CPU (NULL: /dev/cpu/%d/msr), or a plain
@@ -69,7 +80,6 @@ PMON_API int pmon_msr_write(const char *device, int cpu, uint32_t addr, uint64_t
 
 /* ---- the MSR counting backend (LIKWID's direct mode) -------------------- */
 
-struct pmon_cpu_info;
 struct pmon_evlist;
 
 struct pmon_msr_write_rec {

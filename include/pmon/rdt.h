@@ -114,7 +114,10 @@ PMON_API uint64_t pmon_rdt_mbm_delta(uint64_t prev, uint64_t cur, unsigned width
  * CPUID.(0FH,0):EBX)) bits wide (SDM 17.16.6), the old RMID cleared, the CLOS
  * kept. Refuses (-EBUSY) while resctrl is mounted, as pqos does: the kernel
  * owns the RMIDs then; and (-EOPNOTSUPP) where Linux disables monitoring for
- * an erratum (Skylake-SP stepping <= 4).
+ * an erratum (Skylake-SP stepping <= 4). With Sub-NUMA Clustering
+ * (pmon_rdt_snc_nodes() > 1) the RMID is a logical one, 1 .. (max + 1) /
+ * nodes - 1, and -EOPNOTSUPP unless MSR_RMID_SNC_CONFIG (CA0H) bit 0 is
+ * clear on each domain (RMID sharing mode, as Linux sets it).
  * @device: as for pmon_msr_read(). @ci: CPUID facts (max RMID, events,
  * upscale, counter width, errata).
  * @l3_ids: the L3 domain of each CPU (pmon_cpu_l3_ids()), or NULL for one
@@ -125,6 +128,18 @@ PMON_API struct pmon_rdt_msr *pmon_rdt_msr__start(const char *device,
 						  const struct pmon_cpu_info *ci, const int *cpus,
 						  size_t ncpus, const int *l3_ids, unsigned rmid,
 						  bool resctrl_mounted);
+/**
+ * pmon_rdt_snc_nodes() - Sub-NUMA Clustering nodes per L3 cache, as Linux's
+ * snc_get_config() infers them (arch/x86/kernel/cpu/resctrl/monitor.c): on
+ * the Intel models with MSR_RMID_SNC_CONFIG (Ice Lake-SP 6AH, Sapphire
+ * Rapids-SP 8FH, Emerald Rapids CFH, Granite Rapids ADH, Sierra Forest AFH),
+ * the CPUs sharing CPU 0's L3 (@sysfs_root/devices/system/cpu/cpu0/cache/
+ * indexN/shared_cpu_map) over the CPUs of CPU 0's node
+ * (devices/system/node/nodeN/cpulist); 1, 2, 3, 4 or 6, anything else 1.
+ * With SNC, pmon_rdt_msr__start() divides the RMIDs and the upscaling factor
+ * by it and reads each node's physical RMID. @sysfs_root: NULL for /sys.
+ */
+PMON_API unsigned pmon_rdt_snc_nodes(const char *sysfs_root, const struct pmon_cpu_info *ci);
 /* Options of pmon_rdt_msr__start_opts(); @sz = sizeof. */
 struct pmon_rdt_msr_opts {
 	size_t sz;
@@ -136,6 +151,9 @@ struct pmon_rdt_msr_opts {
 	 * refuses the start (-EBUSY; the detail says whether a live pmon holds
 	 * it or a dead one left the registers programmed). */
 	const char *state_file;
+	/* The sysfs that Sub-NUMA Clustering is detected from
+	 * (pmon_rdt_snc_nodes()); NULL: /sys. */
+	const char *sysfs_root;
 };
 /**
  * pmon_rdt_msr__start_opts() - pmon_rdt_msr__start() with options (@opts
@@ -150,12 +168,36 @@ pmon_rdt_msr__start_opts(const char *device, const struct pmon_cpu_info *ci, con
  * reports the domain of the CPU that reads it, SDM 17.16.7): select each
  * event for the RMID in IA32_QM_EVTSEL and read IA32_QM_CTR. One
  * pmon_rdt_domain per domain ("mon_L3_NN", as resctrl names them).
+ * With SNC each domain is the sum of its nodes' physical RMIDs (logical +
+ * node * RMIDs per node), scaled by upscale / nodes, as Linux's mon_L3_NN.
  * Occupancy in bytes; bandwidth as bytes accumulated since start across
  * wraps of the enumerated counter width, with Linux's MBM correction factor
  * where the erratum applies; the Error (bit 63) and Unavailable (bit 62) bits
  * become states.
  */
 PMON_API int pmon_rdt_msr__read(struct pmon_rdt_msr *m, struct pmon_rdt_reading *r);
+/*
+ * How often the MBM counters must be read: Linux's MBM_OVERFLOW_INTERVAL
+ * (arch/x86/kernel/cpu/resctrl, mbm_handle_overflow() every 1000 ms). A
+ * 24-bit counter times upscale wraps in 11-33 s at 50 GB/s (Broadwell-EP,
+ * Skylake-SP, Cascade Lake); two readings further apart than one wrap lose
+ * whole wraps, which no delta can recover.
+ */
+#define PMON_RDT_MBM_SAMPLE_MS 1000
+/**
+ * pmon_rdt_mbm_samples() - into how many equal steps, none longer than
+ * PMON_RDT_MBM_SAMPLE_MS, a print interval of @interval_ms is cut: call
+ * pmon_rdt_msr__sample() at each step but the last and pmon_rdt_msr__read()
+ * at the last. Pure; at least 1.
+ */
+PMON_API unsigned long pmon_rdt_mbm_samples(unsigned long interval_ms);
+/**
+ * pmon_rdt_msr__sample() - read every domain's bandwidth counters now and
+ * fold the step since the last reading into the running counts that
+ * pmon_rdt_msr__read() reports (nothing is returned). Call it at least every
+ * PMON_RDT_MBM_SAMPLE_MS between reads. Return: 0 or -errno (detail).
+ */
+PMON_API int pmon_rdt_msr__sample(struct pmon_rdt_msr *m);
 /** Put back IA32_PQR_ASSOC and IA32_QM_EVTSEL of every CPU; safe twice. */
 PMON_API int pmon_rdt_msr__restore(struct pmon_rdt_msr *m);
 PMON_API const struct pmon_msr_write_rec *pmon_rdt_msr__writes(const struct pmon_rdt_msr *m,

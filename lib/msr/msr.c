@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include <pmon/cpu.h>
 #include <pmon/msr.h>
 #include <pmon/p5.h>
 
@@ -73,15 +74,20 @@ static const struct pmon_msr_field f_perf_caps[] = {
 	{ NULL, 0, 0, NULL },
 };
 
+/* The RMID fields of IA32_PQR_ASSOC and IA32_QM_EVTSEL are N =
+ * ceil(log2(1 + CPUID.(0FH,0):EBX)) bits wide (SDM 17.16.6, 17.16.7; 10 on
+ * the first parts, 12 on Zen 5's 4096 RMIDs), the bits above them up to 31
+ * and 63 reserved: the table gives the whole room, rmid_fields[] narrows it
+ * to N where the CPU is known (pmon_msr_decode_cpu()). */
 static const struct pmon_msr_field f_pqr_assoc[] = {
-	{ "RMID", 0, 9, "monitoring ID of this logical CPU" },
+	{ "RMID", 0, 31, "monitoring ID of this logical CPU" },
 	{ "CLOS", 32, 63, "class of service (allocation)" },
 	{ NULL, 0, 0, NULL },
 };
 
 static const struct pmon_msr_field f_qm_evtsel[] = {
 	{ "EvtID", 0, 7, "1 L3 occupancy, 2 total bandwidth, 3 local bandwidth" },
-	{ "RMID", 32, 41, NULL },
+	{ "RMID", 32, 63, NULL },
 	{ NULL, 0, 0, NULL },
 };
 
@@ -262,7 +268,37 @@ int pmon_msr_parse_addr(const char *s, uint32_t *addr)
 	return 0;
 }
 
+/* The fields whose width CPUID enumerates (see f_pqr_assoc). */
+static const struct {
+	uint32_t addr;
+	unsigned lo;
+} rmid_fields[] = {
+	{ 0xc8f, 0 }, /* IA32_PQR_ASSOC.RMID */
+	{ 0xc8d, 32 }, /* IA32_QM_EVTSEL.RMID */
+};
+
+/* Bits of field @f of MSR @addr on @ci's CPU (NULL: unknown). */
+static unsigned field_width(const struct pmon_cpu_info *ci, uint32_t addr,
+			    const struct pmon_msr_field *f)
+{
+	unsigned w = f->hi - f->lo + 1;
+
+	if (!ci || !ci->rdt.rmid_bits)
+		return w;
+	for (size_t i = 0; i < PMON_ARRAY_SIZE(rmid_fields); i++)
+		if (rmid_fields[i].addr == addr && rmid_fields[i].lo == f->lo &&
+		    ci->rdt.rmid_bits < w)
+			return ci->rdt.rmid_bits;
+	return w;
+}
+
 int pmon_msr_decode(uint32_t addr, uint64_t value, char *buf, size_t len)
+{
+	return pmon_msr_decode_cpu(NULL, addr, value, buf, len);
+}
+
+int pmon_msr_decode_cpu(const struct pmon_cpu_info *ci, uint32_t addr, uint64_t value, char *buf,
+			size_t len)
 {
 	const struct pmon_msr_info *m = pmon_msr_by_addr(addr);
 	size_t off = 0;
@@ -272,7 +308,7 @@ int pmon_msr_decode(uint32_t addr, uint64_t value, char *buf, size_t len)
 	if (!m || !m->fields)
 		return 0;
 	for (const struct pmon_msr_field *f = m->fields; f->name && off < len; f++) {
-		unsigned w = f->hi - f->lo + 1;
+		unsigned w = field_width(ci, addr, f);
 		uint64_t v = (value >> f->lo) & (w >= 64 ? ~0ULL : (1ULL << w) - 1);
 		int k = snprintf(buf + off, len - off, "%s%s=%#" PRIx64, off ? " " : "", f->name,
 				 v);

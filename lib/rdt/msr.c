@@ -9,6 +9,8 @@
  * for the L3 domain of the CPU that reads it, so each domain is read on one
  * of its own CPUs and reported apart, as resctrl's mon_L3_NN files are.
  */
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <stddef.h>
 #include <inttypes.h>
@@ -18,12 +20,15 @@
 
 #include "internal.h"
 #include <pmon/cpu.h>
+#include <pmon/monitor.h>
 #include <pmon/msr.h>
 #include <pmon/rdt.h>
 
 #define MSR_QM_EVTSEL 0xc8d
 #define MSR_QM_CTR 0xc8e
 #define MSR_PQR_ASSOC 0xc8f
+#define MSR_RMID_SNC_CONFIG 0xca0 /* bit 0: 1 (power-on) legacy mode, 0 RMID sharing */
+#define SNC_MAX 6
 #define QM_ERROR (1ULL << 63)
 #define QM_UNAVAILABLE (1ULL << 62)
 
@@ -33,8 +38,9 @@ struct dom {
 	int id; /* L3 id from sysfs (-1 unknown) */
 	int reader; /* the CPU IA32_QM_CTR is read on */
 	uint64_t saved_evtsel;
-	bool have_prev[4];
-	uint64_t prev[4], chunks[4]; /* raw last reading, units accumulated */
+	/* per SNC node of the domain (one without SNC), by event: */
+	bool have_prev[SNC_MAX][4];
+	uint64_t prev[SNC_MAX][4], chunks[SNC_MAX][4]; /* raw last reading, units */
 };
 
 struct pmon_rdt_msr {
@@ -42,6 +48,7 @@ struct pmon_rdt_msr {
 	int *cpus;
 	size_t ncpus;
 	unsigned rmid, width;
+	unsigned snc, num_rmid; /* SNC nodes per L3 (1: none), logical RMIDs */
 	uint64_t rmid_mask; /* IA32_PQR_ASSOC[rmid_bits-1:0] */
 	uint32_t upscale;
 	struct pmon_rdt rdt; /* for the errata */
@@ -132,6 +139,133 @@ static int emit_write(void *ctx, int cpu, uint32_t addr, uint64_t v)
 	return wr(ctx, cpu, addr, v, true);
 }
 
+/* Linux's snc_cpu_ids[] (arch/x86/kernel/cpu/resctrl/monitor.c): the
+ * family 6 models with MSR_RMID_SNC_CONFIG. */
+static const unsigned snc_models[] = {
+	0x6a, /* ICELAKE_X */
+	0x8f, /* SAPPHIRERAPIDS_X */
+	0xcf, /* EMERALDRAPIDS_X */
+	0xad, /* GRANITERAPIDS_X */
+	0xaf, /* ATOM_CRESTMONT_X */
+};
+
+/* CPUs in a sysfs cpumask ("ff,00000000"): its set bits. */
+static unsigned mask_weight(const char *s)
+{
+	unsigned n = 0;
+
+	for (; *s; s++) {
+		int v = *s >= '0' && *s <= '9'	 ? *s - '0'
+			: *s >= 'a' && *s <= 'f' ? *s - 'a' + 10
+			: *s >= 'A' && *s <= 'F' ? *s - 'A' + 10
+						 : 0;
+		n += (unsigned)__builtin_popcount((unsigned)v);
+	}
+	return n;
+}
+
+/* CPUs sharing CPU 0's L3 (cpu0/cache/indexN, level 3, shared_cpu_map). */
+static unsigned cpus_per_l3(const char *sys)
+{
+	char path[512], buf[4096];
+	long level;
+
+	for (int idx = 0; idx < 16; idx++) {
+		pmon__fmt(path, sizeof(path), "%s/devices/system/cpu/cpu0/cache/index%d/level", sys,
+			  idx);
+		if (pmon__read_long(path, &level))
+			return 0;
+		if (level != 3)
+			continue;
+		pmon__fmt(path, sizeof(path),
+			  "%s/devices/system/cpu/cpu0/cache/index%d/shared_cpu_map", sys, idx);
+		return pmon__read_text(path, buf, sizeof(buf)) > 0 ? mask_weight(buf) : 0;
+	}
+	return 0;
+}
+
+/* CPUs of CPU 0's NUMA node (node/nodeN/cpulist holding 0). */
+static unsigned cpus_per_node(const char *sys)
+{
+	char path[512], buf[4096];
+	unsigned found = 0;
+	DIR *d;
+	struct dirent *e;
+
+	pmon__fmt(path, sizeof(path), "%s/devices/system/node", sys);
+	if (!(d = opendir(path)))
+		return 0;
+	while (!found && (e = readdir(d))) {
+		long *v, node;
+		size_t n;
+		char *end;
+		if (strncmp(e->d_name, "node", 4) || !isdigit((unsigned char)e->d_name[4]))
+			continue;
+		node = strtol(e->d_name + 4, &end, 10);
+		if (*end || node < 0)
+			continue;
+		pmon__fmt(path, sizeof(path), "%s/devices/system/node/node%ld/cpulist", sys, node);
+		if (pmon__read_text(path, buf, sizeof(buf)) <= 0)
+			continue;
+		buf[strcspn(buf, "\n")] = '\0';
+		if (pmon_idlist__parse(buf, 1 << 16, &v, &n))
+			continue;
+		for (size_t i = 0; i < n; i++)
+			if (v[i] == 0)
+				found = (unsigned)n;
+		free(v);
+	}
+	closedir(d);
+	return found;
+}
+
+unsigned pmon_rdt_snc_nodes(const char *sysfs_root, const struct pmon_cpu_info *ci)
+{
+	const char *sys = sysfs_root ? sysfs_root : "/sys";
+	unsigned l3, node, snc;
+	bool model = false;
+
+	/* snc_get_config(): only the models above; there, the CPUs sharing
+	 * CPU 0's L3 over the CPUs of CPU 0's node; only 1, 2, 3, 4 and 6
+	 * are believed ("Ignore improbable SNC node count"). */
+	if (ci->id.vendor != PMON_VENDOR_INTEL || ci->id.family != 6)
+		return 1;
+	for (size_t i = 0; i < PMON_ARRAY_SIZE(snc_models); i++)
+		model |= ci->id.model == snc_models[i];
+	if (!model || !(l3 = cpus_per_l3(sys)) || !(node = cpus_per_node(sys)))
+		return 1;
+	snc = l3 / node;
+	return snc >= 1 && snc <= SNC_MAX && snc != 5 ? snc : 1;
+}
+
+/* SNC counts correctly only in RMID sharing mode, MSR_RMID_SNC_CONFIG bit 0
+ * clear, which Linux sets up as resctrl starts (arch_mon_domain_online()):
+ * the power-on legacy mode partitions the RMIDs between the nodes instead,
+ * and pmon does not change the mode under other users. */
+static int check_snc_mode(struct pmon_rdt_msr *m)
+{
+	for (size_t d = 0; d < m->ndom; d++) {
+		uint64_t v;
+		int err = pmon_msr_read(m->device, m->dom[d].reader, MSR_RMID_SNC_CONFIG, &v);
+		if (err)
+			return pmon__err(-EOPNOTSUPP,
+					 "Sub-NUMA Clustering with %u nodes per L3, but "
+					 "MSR_RMID_SNC_CONFIG (CA0H) cannot be read on CPU %d: the "
+					 "RMID mode is unknown",
+					 m->snc, m->dom[d].reader);
+		if (v & 1)
+			return pmon__err(
+				-EOPNOTSUPP,
+				"Sub-NUMA Clustering with %u nodes per L3, and "
+				"MSR_RMID_SNC_CONFIG (CA0H) bit 0 = 1 on CPU %d: RMIDs are "
+				"in legacy mode, split between the nodes; Linux clears the "
+				"bit (RMID sharing mode) when resctrl starts: mount resctrl "
+				"once, or monitor through it",
+				m->snc, m->dom[d].reader);
+	}
+	return 0;
+}
+
 /* The registers a state file names, for its messages. */
 #define STATE_WHAT "IA32_PQR_ASSOC and IA32_QM_EVTSEL (RDT monitoring)"
 
@@ -144,6 +278,12 @@ static int rdt_msr_start(const char *device, const struct pmon_cpu_info *ci, con
 					sizeof(opts->state_file)
 		? opts->state_file
 		: NULL;
+	const char *sysfs = opts &&
+			opts->sz >= offsetof(struct pmon_rdt_msr_opts, sysfs_root) +
+					sizeof(opts->sysfs_root)
+		? opts->sysfs_root
+		: NULL;
+	unsigned snc = 1, num_rmid;
 	const struct pmon_rdt *r = &ci->rdt;
 	struct pmon_rdt_msr *m;
 	unsigned bits;
@@ -164,11 +304,23 @@ static int rdt_msr_start(const char *device, const struct pmon_cpu_info *ci, con
 				 "resctrl is mounted: the kernel owns the RMIDs and rewrites "
 				 "IA32_PQR_ASSOC on every context switch; monitor through resctrl "
 				 "(or unmount it)");
-	if (!rmid || rmid > r->l3_max_rmid)
+	/* Sub-NUMA Clustering: Linux divides the RMIDs between the nodes of
+	 * an L3 (rdt_get_mon_l3_config(): num_rmid = (max + 1) / snc). */
+	snc = pmon_rdt_snc_nodes(sysfs, ci);
+	num_rmid = (r->l3_max_rmid + 1) / snc;
+	if (!rmid || rmid >= num_rmid) {
+		if (snc > 1)
+			return pmon__err(
+				-EINVAL,
+				"RMID %u: choose 1..%u (Sub-NUMA Clustering, %u nodes per "
+				"L3: (CPUID.(0FH,1):ECX + 1) / %u RMIDs per node, as Linux "
+				"divides them; 0 is everyone's default)",
+				rmid, num_rmid - 1, snc, snc);
 		return pmon__err(-EINVAL,
 				 "RMID %u: choose 1..%" PRIu32 " (CPUID.(0FH,1):ECX; 0 is "
 				 "everyone's default)",
 				 rmid, r->l3_max_rmid);
+	}
 	if (!ncpus || ncpus > 4096)
 		return pmon__err(-EINVAL, "1 to 4096 CPUs");
 	/* Before anything is read: a leftover says more than the values would. */
@@ -185,6 +337,8 @@ static int rdt_msr_start(const char *device, const struct pmon_cpu_info *ci, con
 	m->device = device;
 	m->ncpus = ncpus;
 	m->rmid = rmid;
+	m->snc = snc;
+	m->num_rmid = num_rmid;
 	m->rdt = *r;
 	/* SDM 17.16.6: RMID field = ceil(log2(1 + CPUID.(0FH,0):EBX)) bits;
 	 * a snapshot without 0FH.0 keeps the 10 bits of the first parts. */
@@ -192,10 +346,15 @@ static int rdt_msr_start(const char *device, const struct pmon_cpu_info *ci, con
 	m->rmid_mask = bits >= 32 ? 0xffffffffULL : (1ULL << bits) - 1;
 	m->width = r->counter_width ? r->counter_width : 24;
 	m->upscale = r->upscale ? r->upscale : 1;
+	/* Each SNC node counts its share: Linux's mon_scale = upscale / snc. */
+	if (snc > 1 && m->upscale / snc)
+		m->upscale /= snc;
 	m->ev[EV_OCC] = r->occupancy;
 	m->ev[EV_TOTAL] = r->mbm_total;
 	m->ev[EV_LOCAL] = r->mbm_local;
 	err = group_domains(m, l3_ids);
+	if (!err && snc > 1)
+		err = check_snc_mode(m);
 	for (size_t d = 0; d < m->ndom && !err; d++)
 		err = pmon_msr_read(device, m->dom[d].reader, MSR_QM_EVTSEL,
 				    &m->dom[d].saved_evtsel);
@@ -245,41 +404,94 @@ struct pmon_rdt_msr *pmon_rdt_msr__start_opts(const char *device, const struct p
 	return pmon__ret_ptr(err, m);
 }
 
+/* Select @ev for SNC node @k's physical RMID in IA32_QM_EVTSEL and read
+ * IA32_QM_CTR, on the domain's own CPU (SDM 17.16.7). In RMID sharing mode
+ * the logical RMID of IA32_PQR_ASSOC counts on node k as physical RMID
+ * logical + k * num_rmid (Linux's logical_rmid_to_physical_rmid(), with
+ * k = cpu_to_node(cpu) % snc), readable from any CPU of the L3. */
+static int read_raw(struct pmon_rdt_msr *m, struct dom *d, unsigned k, int ev, uint64_t *raw)
+{
+	uint64_t prmid = m->rmid + (uint64_t)k * m->num_rmid;
+	int err = wr(m, d->reader, MSR_QM_EVTSEL, prmid << 32 | (uint64_t)ev, false);
+
+	return err ? err : pmon_msr_read(m->device, d->reader, MSR_QM_CTR, raw);
+}
+
+/* Bandwidth: fold the step since the last reading, wrap-safe at the
+ * enumerated width (AMD's 44 bits included), into the running count --
+ * Linux's mbm_overflow_count() into arch_mbm_state.chunks. A reading with
+ * the Error or Unavailable bit carries no data and moves nothing. */
+static void fold(struct pmon_rdt_msr *m, struct dom *d, unsigned k, int ev, uint64_t raw)
+{
+	raw &= (1ULL << 62) - 1;
+	if (d->have_prev[k][ev])
+		d->chunks[k][ev] += pmon_rdt_mbm_delta(d->prev[k][ev], raw, m->width, 1);
+	d->prev[k][ev] = raw;
+	d->have_prev[k][ev] = true;
+}
+
+/* One event of a domain: the sum over its SNC nodes' physical RMIDs (one
+ * without SNC). As Linux's __mon_event_count() sums the nodes of an L3, a
+ * node that answers Error or Unavailable is left out of the sum; the state
+ * is that node's only when no node has data. */
 static struct pmon_rdt_value read_event(struct pmon_rdt_msr *m, struct dom *d, int ev, int *err)
 {
 	struct pmon_rdt_value v = { 0, PMON_RDT_ABSENT };
-	uint64_t raw;
+	enum pmon_rdt_state bad = PMON_RDT_ABSENT;
+	uint64_t sum = 0;
+	bool any = false;
 
 	if (!m->ev[ev])
 		return v;
-	*err = wr(m, d->reader, MSR_QM_EVTSEL, (uint64_t)m->rmid << 32 | (uint64_t)ev, false);
-	if (!*err)
-		*err = pmon_msr_read(m->device, d->reader, MSR_QM_CTR, &raw);
-	if (*err)
-		return v;
-	if (raw & QM_ERROR) {
-		v.state = PMON_RDT_ERROR;
+	for (unsigned k = 0; k < m->snc; k++) {
+		uint64_t raw;
+		if ((*err = read_raw(m, d, k, ev, &raw)))
+			return v;
+		if (raw & (QM_ERROR | QM_UNAVAILABLE)) {
+			if (bad == PMON_RDT_ABSENT)
+				bad = raw & QM_ERROR ? PMON_RDT_ERROR : PMON_RDT_UNAVAILABLE;
+			continue;
+		}
+		any = true;
+		if (ev == EV_OCC) {
+			sum += raw & ((1ULL << 62) - 1);
+			continue;
+		}
+		/* Linux corrects the count (get_corrected_mbm_count(), by
+		 * the logical RMID) before scaling it to bytes. */
+		fold(m, d, k, ev, raw);
+		sum += pmon_rdt_mbm_correct(&m->rdt, m->rmid, d->chunks[k][ev]);
+	}
+	if (!any) {
+		v.state = bad;
 		return v;
 	}
-	if (raw & QM_UNAVAILABLE) {
-		v.state = PMON_RDT_UNAVAILABLE;
-		return v;
-	}
-	raw &= (1ULL << 62) - 1;
 	v.state = PMON_RDT_OK;
-	if (ev == EV_OCC) {
-		v.v = raw * m->upscale;
-		return v;
-	}
-	/* Bandwidth: accumulate wrap-safe deltas of the enumerated width (AMD's
-	 * 44 bits included) into a cumulative count; Linux corrects the count
-	 * (get_corrected_mbm_count()) before scaling it to bytes. */
-	if (d->have_prev[ev])
-		d->chunks[ev] += pmon_rdt_mbm_delta(d->prev[ev], raw, m->width, 1);
-	d->prev[ev] = raw;
-	d->have_prev[ev] = true;
-	v.v = pmon_rdt_mbm_correct(&m->rdt, m->rmid, d->chunks[ev]) * m->upscale;
+	v.v = sum * m->upscale;
 	return v;
+}
+
+unsigned long pmon_rdt_mbm_samples(unsigned long interval_ms)
+{
+	unsigned long n = interval_ms / PMON_RDT_MBM_SAMPLE_MS;
+
+	return n + (n * PMON_RDT_MBM_SAMPLE_MS < interval_ms) + !interval_ms;
+}
+
+int pmon_rdt_msr__sample(struct pmon_rdt_msr *m)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < m->ndom && !err; i++)
+		for (int ev = EV_TOTAL; ev <= EV_LOCAL && !err; ev++)
+			for (unsigned k = 0; k < m->snc && m->ev[ev] && !err; k++) {
+				uint64_t raw;
+				if ((err = read_raw(m, &m->dom[i], k, ev, &raw)))
+					continue;
+				if (!(raw & (QM_ERROR | QM_UNAVAILABLE)))
+					fold(m, &m->dom[i], k, ev, raw);
+			}
+	return err;
 }
 
 int pmon_rdt_msr__read(struct pmon_rdt_msr *m, struct pmon_rdt_reading *r)

@@ -116,6 +116,14 @@ if [ "$(jfield "$TMP/info.json" 'd["rdt"]["pqm"]')" = False ]; then
 fi
 run_pmon 0 rdt info --cpuid-file "$PMON_CPUID_DIR/intel-xeon-8160-skylake-sp.txt"
 check "rdt info decodes a Xeon dump" grep -q "upscale 98304 bytes, counter width 24" "$TMP/out"
+# The 8160 dump is stepping 4: CPUID's events are shown, and why Linux (and
+# pmon) do not use them -- as 'pmon info' says (resctrl __check_quirks_intel).
+check "rdt info: SKX stepping 4 lists CPUID's events" \
+	grep -q "events: llc_occupancy mbm_total_bytes mbm_local_bytes$" "$TMP/out"
+check "rdt info: SKX stepping 4 names the erratum" \
+	grep -q "erratum: Skylake-SP stepping 4 <= 4: Linux disables CMT and MBM" "$TMP/out"
+check "rdt info: SKX's MBM correction factor" \
+	grep -q "erratum: MBM counts of RMIDs above 127 are multiplied by 0.969744" "$TMP/out"
 run_pmon 0 rdt info --cpuid-file "$PMON_CPUID_DIR/intel-core-i7-6700k-skylake.txt"
 check "rdt info on a client part: PQM 0" grep -q "PQM 0" "$TMP/out"
 
@@ -178,6 +186,13 @@ check "--msr: RMID written to IA32_PQR_ASSOC" grep -q "CPU0 IA32_PQR_ASSOC   <- 
 check "--msr: event and RMID selected" grep -q "IA32_QM_EVTSEL   <- 0x300000002" "$TMP/err"
 check "--msr: restored" grep -q "IA32_PQR_ASSOC   <- 0  (restore)" "$TMP/err"
 check "--msr: the device file is as before" cmp "$TMP/msr.bin" "$TMP/msr0.bin"
+# -I longer than a second: the MBM counters are still read every <= 1 s
+# (Linux's MBM_OVERFLOW_INTERVAL; a 24-bit counter wraps in 11 s at 50
+# GB/s): 1100 ms is two 550-ms steps, so mbm_total (event 2) is selected at
+# the start, once between the prints and at the print -- not twice.
+run_pmon 0 rdt --msr --msr-device "$TMP/msr.bin" --cpuid-file "$XEON" --cpu 0 --rmid 3 -I 1100 -n 1 -x, -- sleep 5
+check "--msr -I 1100: one interval row" [ "$(grep -Ec ',(mon_L3_[0-9]+|rmid3@cpu0),' "$TMP/out")" -eq 1 ]
+check "--msr -I 1100: mbm_total read every <= 1 s" [ "$(grep -c 'IA32_QM_EVTSEL   <- 0x300000002$' "$TMP/err")" -eq 3 ]
 # Without --cpu: the CPUs the kernel lists online, each once (an offline
 # CPU is a hole in the list, not the end of 0..count-1).
 run_pmon 0 rdt --msr --msr-device "$TMP/msr.bin" --cpuid-file "$XEON" --rmid 3 -I 50 -n 1 -x, -- true

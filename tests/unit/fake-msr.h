@@ -12,7 +12,13 @@
  *    -EIO, as the msr driver reports the #GP;
  *  - IA32_QM_CTR returns the data of the L3 domain of the CPU that reads it
  *    (SDM 17.16.7), for the RMID and event selected in that CPU's
- *    IA32_QM_EVTSEL.
+ *    IA32_QM_EVTSEL; the MBM counts (events 2 and 3) wrap at mbm_width bits
+ *    when it is set (SDM 17.16.7: 24 + CPUID.(0FH,1):EAX[7:0] bits);
+ *  - Sub-NUMA Clustering (snc_nodes > 1): MSR_RMID_SNC_CONFIG (CA0H) powers
+ *    on at 1, legacy mode; with bit 0 clear (RMID sharing mode, as Linux
+ *    sets it) the traffic of CPUs tagged with logical RMID qm_rmid on node k
+ *    is read as physical RMID qm_rmid + k * (l3_rmids / snc_nodes), from
+ *    any CPU of the L3 (Linux's logical_rmid_to_physical_rmid()).
  */
 #ifndef PMON_TEST_FAKE_MSR_H
 #define PMON_TEST_FAKE_MSR_H
@@ -26,6 +32,7 @@
 
 #define FAKE_CPUS 8
 #define FAKE_DOMAINS 4
+#define FAKE_SNC 6
 
 struct fake_msr {
 	/* the machine */
@@ -43,6 +50,12 @@ struct fake_msr {
 	/* IA32_QM_CTR data per L3 domain for RMID qm_rmid, by event 1-3 */
 	unsigned qm_rmid;
 	uint64_t qm[FAKE_DOMAINS][4];
+	unsigned mbm_width; /* 0: qm[] read back whole */
+	/* Sub-NUMA Clustering: per L3 domain and node, by event */
+	unsigned snc_nodes, l3_rmids; /* nodes per L3; CPUID.(0FH,1):ECX + 1 */
+	bool snc_msr; /* MSR_RMID_SNC_CONFIG exists */
+	uint64_t snc_config;
+	uint64_t snc_qm[FAKE_DOMAINS][FAKE_SNC][4];
 	unsigned refused; /* accesses answered with -EIO */
 };
 
@@ -87,12 +100,21 @@ static inline int fake_msr_read(void *ctx, int cpu, uint32_t a, uint64_t *v)
 	else if (a == 0xc8e && f->rmid_bits) {
 		uint64_t sel = f->qm_evtsel[cpu];
 		unsigned evt = (unsigned)(sel & 0xff), rmid = (unsigned)(sel >> 32);
+		unsigned per = f->snc_nodes > 1 ? f->l3_rmids / f->snc_nodes : 0;
 		if (evt < 1 || evt > 3)
 			*v = 1ULL << 63; /* Error */
+		else if (per && !(f->snc_config & 1))
+			*v = rmid % per == f->qm_rmid && rmid / per < f->snc_nodes
+				? f->snc_qm[f->l3_of_cpu[cpu]][rmid / per][evt]
+				: 0;
 		else
 			*v = rmid == f->qm_rmid ? f->qm[f->l3_of_cpu[cpu]][evt] : 0;
+		if (evt >= 2 && evt <= 3 && f->mbm_width)
+			*v &= fake_mask(f->mbm_width);
 	} else if (a == 0xc8f && f->rmid_bits)
 		*v = f->pqr[cpu];
+	else if (a == 0xca0 && f->snc_msr)
+		*v = f->snc_config;
 	else
 		return fake_refuse(f);
 	return 0;
@@ -141,6 +163,10 @@ static inline int fake_msr_write(void *ctx, int cpu, uint32_t a, uint64_t v)
 		if (v & ~(fake_mask(f->rmid_bits) | 0xffffffff00000000ULL))
 			return fake_refuse(f);
 		f->pqr[cpu] = v;
+	} else if (a == 0xca0 && f->snc_msr) {
+		if (v & ~1ULL)
+			return fake_refuse(f);
+		f->snc_config = v;
 	} else {
 		return fake_refuse(f); /* unknown, or read-only (345H, C8EH) */
 	}

@@ -56,6 +56,48 @@ static void test_msr__decode(void **state)
 	assert_int_equal(pmon_msr_decode(0x12, 5, buf, sizeof(buf)), 0); /* a plain counter */
 }
 
+/* #24.3: the RMID fields are ceil(log2(1 + CPUID.(0FH,0):EBX)) bits (SDM
+ * 17.16.6): RMID 1500 on Zen 5 (4096 RMIDs, 12 bits) is 0x5dc, not the
+ * 0x1dc of a fixed 10-bit field; on Cascade Lake (10 bits) a bit above is
+ * reserved and not part of the RMID; with no CPU known, the whole room. */
+static void test_msr__decode_rmid_width(void **state)
+{
+	static const struct {
+		int line;
+		const char *cpu; /* NULL: no CPU */
+		uint32_t addr;
+		uint64_t value;
+		const char *want;
+	} t[] = {
+		{ __LINE__, "amd-epyc-9655-zen5-turin", 0xc8f, 0x3000005dcULL,
+		  "RMID=0x5dc CLOS=0x3" },
+		{ __LINE__, "amd-epyc-9655-zen5-turin", 0xc8d, 1500ULL << 32 | 2,
+		  "EvtID=0x2 RMID=0x5dc" },
+		{ __LINE__, "intel-xeon-4214-cascadelake-sp", 0xc8f, 0x5fULL | 1ULL << 10,
+		  "RMID=0x5f CLOS=0" },
+		{ __LINE__, "intel-xeon-4214-cascadelake-sp", 0xc8d,
+		  (0x5fULL | 1ULL << 10) << 32 | 1, "EvtID=0x1 RMID=0x5f" },
+		{ __LINE__, NULL, 0xc8f, 1500, "RMID=0x5dc CLOS=0" },
+		{ __LINE__, NULL, 0xc8d, 1500ULL << 32 | 3, "EvtID=0x3 RMID=0x5dc" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct pmon_cpu_info ci;
+		char path[512], buf[256];
+		if (t[i].cpu) {
+			snprintf(path, sizeof(path), "%s/%s.txt", PMON_CPUID_DIR, t[i].cpu);
+			struct pmon_cpuid *c = pmon_cpuid__new_file(path);
+			assert_non_null(c);
+			assert_int_equal(pmon_cpu_decode(c, &ci), 0);
+			pmon_cpuid__free(c);
+		}
+		pmon_msr_decode_cpu(t[i].cpu ? &ci : NULL, t[i].addr, t[i].value, buf, sizeof(buf));
+		if (strcmp(buf, t[i].want))
+			fail_msg("line %d: '%s', want '%s'", t[i].line, buf, t[i].want);
+	}
+}
+
 static void test_msr__file_device(void **state)
 {
 	char path[] = "/tmp/pmon-msr-XXXXXX", pattern[64];
@@ -499,6 +541,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_msr__names_and_addresses),
 		cmocka_unit_test(test_msr__decode),
+		cmocka_unit_test(test_msr__decode_rmid_width),
 		cmocka_unit_test(test_msr__file_device),
 		cmocka_unit_test(test_msr__fake_device_is_the_hardware),
 		cmocka_unit_test(test_msr__counting_refuses_enables_not_global_ctrl),

@@ -298,6 +298,66 @@ static void test_rdt__msr_amd_44_bit_counters(void **state)
 	fake_msr_unplug();
 }
 
+/* #24.2: a print interval is cut into steps of at most Linux's
+ * MBM_OVERFLOW_INTERVAL (1 s). */
+static void test_rdt__mbm_samples_per_interval(void **state)
+{
+	static const struct {
+		int line;
+		unsigned long ms, n;
+	} t[] = {
+		{ __LINE__, 0, 1 },	     { __LINE__, 10, 1 },   { __LINE__, 1000, 1 },
+		{ __LINE__, 1001, 2 },	     { __LINE__, 3000, 3 }, { __LINE__, 2500, 3 },
+		{ __LINE__, 3600000, 3600 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		unsigned long n = pmon_rdt_mbm_samples(t[i].ms);
+		if (n != t[i].n)
+			fail_msg("line %d: %lu ms: %lu steps, want %lu", t[i].line, t[i].ms, n,
+				 t[i].n);
+	}
+}
+
+/* #24.2: 50 GB/s through a 24-bit Cascade Lake counter (upscale 49152)
+ * wraps it every 16.8 s; here the fake counter moves 0.8 of its range per
+ * 1-s step, so it wraps twice within one 3-s interval. Sampled every step,
+ * as `rdt --msr` does, the interval counts all 2.4 ranges; read once per
+ * interval it would count 0.4. Time is the steps the test takes. */
+static void test_rdt__msr_mbm_wraps_twice_in_one_interval(void **state)
+{
+	struct pmon_rdt_msr *m = NULL;
+	struct pmon_rdt_reading r;
+	int cpu = 0;
+	const uint64_t step = (1ULL << 24) / 5 * 4; /* units per second */
+	unsigned long n = pmon_rdt_mbm_samples(3000);
+
+	(void)state;
+	assert_int_equal(xeon.rdt.counter_width, 24);
+	fake_rdt(1, xeon.rdt.rmid_bits);
+	fake.mbm_width = 24;
+	fake.qm_rmid = 1;
+	fake.qm[0][2] = 0xfff000; /* near the top: the first step wraps */
+	assert_non_null(m = pmon_rdt_msr__start(NULL, &xeon, &cpu, 1, NULL, 1, false));
+	assert_int_equal(pmon_rdt_msr__read(m, &r), 0);
+	assert_int_equal(r.d[0].total.v, 0);
+	for (int interval = 1; interval <= 2; interval++) {
+		for (unsigned long k = 1; k <= n; k++) {
+			fake.qm[0][2] += step;
+			if (k < n)
+				assert_int_equal(pmon_rdt_msr__sample(m), 0);
+			else
+				assert_int_equal(pmon_rdt_msr__read(m, &r), 0);
+		}
+		assert_int_equal(r.d[0].total.state, PMON_RDT_OK);
+		assert_int_equal(r.d[0].total.v, interval * n * step * 49152);
+	}
+	pmon_rdt_msr__restore(m);
+	pmon_rdt_msr__free(m);
+	fake_msr_unplug();
+}
+
 /* #13.8: Skylake-SP stepping 4 is refused (Linux disables CMT/MBM there);
  * the MBM correction of its 192-RMID table row applies to RMIDs above 127
  * on a later stepping with the same leaf 0FH (stepping changed here only). */
@@ -338,6 +398,93 @@ static void put_file(const char *path, const char *text)
 	assert_non_null(f);
 	fputs(text, f);
 	fclose(f);
+}
+
+/* A sysfs tree: 8 CPUs share CPU 0's L3; CPU 0's node holds @node0. */
+static void snc_tree(const char *root, const char *node0, const char *node1)
+{
+	char p[512];
+
+	for (int i = 0; i < 4; i++) {
+		snprintf(p, sizeof(p), "mkdir -p %s/devices/system/cpu/cpu0/cache/index%d", root,
+			 i);
+		assert_int_equal(system(p), 0);
+		snprintf(p, sizeof(p), "%s/devices/system/cpu/cpu0/cache/index%d/level", root, i);
+		put_file(p, i == 3 ? "3\n" : i == 2 ? "2\n" : "1\n");
+	}
+	snprintf(p, sizeof(p), "%s/devices/system/cpu/cpu0/cache/index3/shared_cpu_map", root);
+	put_file(p, "00000000,000000ff\n");
+	snprintf(p, sizeof(p), "mkdir -p %s/devices/system/node/node0 %s/devices/system/node/node1",
+		 root, root);
+	assert_int_equal(system(p), 0);
+	snprintf(p, sizeof(p), "%s/devices/system/node/node0/cpulist", root);
+	put_file(p, node0);
+	snprintf(p, sizeof(p), "%s/devices/system/node/node1/cpulist", root);
+	put_file(p, node1);
+}
+
+/* #24.1: Ice Lake-SP with two SNC nodes per L3 (Linux snc_get_config():
+ * 8 CPUs on the L3 / 4 on CPU 0's node). Its 288 RMIDs are 144 per node;
+ * the upscale 73728 is 36864 per node; logical RMID 5 goes into
+ * IA32_PQR_ASSOC and is read as physical RMIDs 5 and 149, summed. The
+ * power-on legacy mode of MSR_RMID_SNC_CONFIG is refused. */
+static void test_rdt__msr_sub_numa_clustering(void **state)
+{
+	struct pmon_cpu_info icx = load("intel-xeon-8351n-icelake-sp");
+	struct pmon_rdt_msr *m = NULL;
+	struct pmon_rdt_reading r;
+	char root[] = "/tmp/pmon-snc-XXXXXX", cmd[600];
+	int cpus[] = { 0, 1, 2, 3, 4, 5, 6, 7 };
+
+	(void)state;
+	assert_non_null(mkdtemp(root));
+	snc_tree(root, "0-3\n", "4-7\n");
+	assert_int_equal(icx.rdt.l3_max_rmid, 287);
+	assert_int_equal(pmon_rdt_snc_nodes(root, &icx), 2);
+	assert_int_equal(pmon_rdt_snc_nodes(root, &xeon), 1); /* 55H: no CA0H, not in the list */
+	struct pmon_rdt_msr_opts o = { .sz = sizeof(o), .sysfs_root = root };
+
+	fake_rdt(8, icx.rdt.rmid_bits);
+	fake.snc_nodes = 2;
+	fake.l3_rmids = 288;
+	fake.snc_msr = true;
+	fake.snc_config = 1; /* power-on: legacy mode */
+	fake.qm_rmid = 5;
+	assert_null(m = pmon_rdt_msr__start_opts(NULL, &icx, cpus, 8, NULL, 5, false, &o));
+	assert_int_equal(errno, EOPNOTSUPP);
+	assert_non_null(strstr(pmon_errdetail(), "bit 0 = 1 on CPU 0: RMIDs are in legacy mode"));
+	assert_int_equal(fake.pqr[0], 0); /* nothing written */
+
+	fake.snc_config = 0; /* as Linux leaves it: RMID sharing mode */
+	assert_null(m = pmon_rdt_msr__start_opts(NULL, &icx, cpus, 8, NULL, 144, false, &o));
+	assert_int_equal(errno, EINVAL);
+	assert_non_null(strstr(pmon_errdetail(), "choose 1..143 (Sub-NUMA Clustering, 2 nodes"));
+
+	fake.snc_qm[0][0][1] = 10; /* occupancy units, node 0 */
+	fake.snc_qm[0][1][1] = 20; /* node 1 */
+	fake.snc_qm[0][0][2] = 1000;
+	fake.snc_qm[0][1][2] = 7000;
+	assert_non_null(m = pmon_rdt_msr__start_opts(NULL, &icx, cpus, 8, NULL, 5, false, &o));
+	for (int c = 0; c < 8; c++)
+		assert_int_equal(fake.pqr[c], 5); /* the logical RMID */
+	assert_int_equal(pmon_rdt_msr__read(m, &r), 0);
+	assert_int_equal(r.n, 1);
+	assert_int_equal(r.d[0].occupancy.v, 30ULL * 36864);
+	assert_int_equal(r.d[0].total.v, 0);
+	fake.snc_qm[0][0][2] += 100;
+	fake.snc_qm[0][1][2] += 50;
+	assert_int_equal(pmon_rdt_msr__read(m, &r), 0);
+	assert_int_equal(r.d[0].total.v, 150ULL * 36864);
+	assert_int_equal(fake.qm_evtsel[0], 149ULL << 32 | 3); /* node 1's local, last */
+	pmon_rdt_msr__restore(m);
+	pmon_rdt_msr__free(m);
+
+	/* One node per L3 (SNC off): logical = physical, all 288 RMIDs. */
+	snc_tree(root, "0-7\n", "\n");
+	assert_int_equal(pmon_rdt_snc_nodes(root, &icx), 1);
+	snprintf(cmd, sizeof(cmd), "rm -r %s", root);
+	assert_int_equal(system(cmd), 0);
+	fake_msr_unplug();
 }
 
 /* A crashed pmon's groups in an emulated tree: one nested far below what
@@ -420,6 +567,9 @@ int main(void)
 		cmocka_unit_test(test_rdt__msr_state_file_after_a_kill),
 		cmocka_unit_test(test_rdt__msr_amd_44_bit_counters),
 		cmocka_unit_test(test_rdt__msr_errata),
+		cmocka_unit_test(test_rdt__mbm_samples_per_interval),
+		cmocka_unit_test(test_rdt__msr_mbm_wraps_twice_in_one_interval),
+		cmocka_unit_test(test_rdt__msr_sub_numa_clustering),
 		cmocka_unit_test(test_rdt__cleanup_walk_is_bounded_and_follows_no_link),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
