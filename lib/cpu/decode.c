@@ -232,10 +232,27 @@ static void decode_amd(const struct leafctx *x, const struct pmon_cpu_ident *id,
 	pm->gp_mask = (1ULL << pm->gp_count) - 1;
 	/* RDPMC ECX on AMD (APM Vol. 3 RDPMC): 0-5 core, 6-9 DF/NB, 10-15 L3. */
 	add_range(pm, 0, pm->gp_count, 48, false, "core PerfCtr");
-	if (pm->amd_ext_nb)
-		add_range(pm, 6, 4, 48, false, "northbridge/DF PerfCtr");
-	if (pm->amd_ext_llc)
-		add_range(pm, 10, 6, 48, false, "L3 PerfCtr");
+	/* PerfMonV2 enumerates the DF counters in 80000022H:EBX[15:10] (16 on
+	 * Genoa, Turin, 7950X, 9950X); counters 4 and up sit above the L3
+	 * block: Linux arch/x86/events/amd/uncore.c amd_uncore_df_add() reads
+	 * counter idx >= NUM_COUNTERS_NB (4) at RDPMC_BASE_NB + idx +
+	 * NUM_COUNTERS_L3 (6), i.e. from 16 (amd_uncore_df_ctx_scan() takes
+	 * the count from 80000022H when PerfMonV2, else 4). */
+	unsigned ndf = !pm->amd_ext_nb ? 0 : pm->amd_v2 ? pm->amd_nb_count : 4;
+	if (ndf)
+		add_range(pm, 6, ndf < 4 ? ndf : 4, 48, false, "northbridge/DF PerfCtr");
+	/* 80000001H:ECX[28] is PerfCtrExtLLC from family 17H and PerfCtrExtL2I
+	 * before it: Linux amd_uncore init uses the L2 PMU below family 17H,
+	 * NUM_COUNTERS_L2 = 4 at RDPMC_BASE_LLC (10), and the L3 PMU from 17H,
+	 * NUM_COUNTERS_L3 = 6. */
+	if (pm->amd_ext_llc) {
+		if (id->family >= 0x17)
+			add_range(pm, 10, 6, 48, false, "L3 PerfCtr");
+		else
+			add_range(pm, 10, 4, 48, false, "L2I PerfCtr");
+	}
+	if (ndf > 4)
+		add_range(pm, 16, ndf - 4, 48, false, "DF PerfCtr 4 and up");
 }
 
 /* Hybrid parts without leaf 23H whose 0AH reports the counters common to
