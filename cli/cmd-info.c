@@ -304,10 +304,14 @@ static void print_perfmon(FILE *f, const struct pmon_cpu_info *ci)
 		if (pm->edx_reserved)
 			row(f, "note", "reserved CPUID.0AH:EDX bits set (%#" PRIx32 "): ignored",
 			    pm->edx_reserved);
-		if (ci->hybrid.hybrid && pm->leaf_23 != PMON_LEAF_OK)
+		if (ci->hybrid_0a_subset)
 			row(f, "note",
 			    "hybrid part without leaf 23H: 0AH reports only what all core "
 			    "types share");
+		if (ci->leaf_23_ignored)
+			row(f, "note",
+			    "leaf 23H is within the maximum leaf but CPUID.(07H,1):EAX[8] "
+			    "ArchPerfmonExt = 0: not read (as Linux)");
 		if (pm->hybrid_pcore_extra)
 			row(f, "core type",
 			    "the figures above are the P-core's: 0AH's %u GP "
@@ -551,6 +555,9 @@ static json_t *json_info(const struct info *in)
 	json_object_set_new(o, "version", json_integer(pm->version));
 	json_object_set_new(o, "leaf_0a", json_string(pmon_leaf_state_name(pm->leaf_0a)));
 	json_object_set_new(o, "leaf_23", json_boolean(pm->leaf_23 == PMON_LEAF_OK));
+	json_object_set_new(o, "arch_perfmon_ext", json_boolean(ci->arch_perfmon_ext));
+	json_object_set_new(o, "leaf_23_ignored", json_boolean(ci->leaf_23_ignored));
+	json_object_set_new(o, "hybrid_0a_subset", json_boolean(ci->hybrid_0a_subset));
 	json_object_set_new(o, "gp",
 			    json_pack("{s:i, s:i, s:I}", "count", (int)pm->gp_count, "width",
 				      (int)pm->gp_width, "mask", (json_int_t)pm->gp_mask));

@@ -281,6 +281,34 @@ struct pmon_cpu_info {
 	struct pmon_rdt rdt;
 	struct pmon_tsc tsc;
 	struct pmon_hybrid hybrid;
+	/* ---- added after release 0.1: the struct grows only here, at its
+	 * end (pmon_cpu_decode_sized() gives an older caller the fields its
+	 * size holds; the first of these must stay pointer-aligned so that
+	 * its offset is the 0.1 size). ---- */
+	/* Why pm describes no counters (pm.model == PMON_PERFMON_NONE), as a
+	 * phrase naming the CPUID fields and the rule ("family 0FH with leaf
+	 * 0AH enumerated is no Pentium 4 ..."); NULL when counters are decoded.
+	 * Static storage. */
+	const char *pm_none_why;
+	/* CPUID.01H:ECX[31]: the figures describe a virtual CPU, and CPUID
+	 * cannot tell whether the hypervisor provides these counters (only the
+	 * guest's kernel can, by probing them). */
+	bool pm_hv_unverifiable;
+	/* CPUID.(07H,1):EAX[8] ArchPerfmonExt: leaf 23H may be read (Linux
+	 * reads 23H only with X86_FEATURE_ARCH_PERFMON_EXT). leaf_07_1 is how
+	 * sub-leaf 1 of 07H was read. */
+	enum pmon_leaf_state leaf_07_1;
+	bool arch_perfmon_ext;
+	/* Leaf 23H is within the maximum leaf but 07H.1:EAX[8] = 0: ignored
+	 * (pm.leaf_23 then reads PMON_LEAF_NOT_ENUMERATED). */
+	bool leaf_23_ignored;
+	/* Hybrid part without leaf 23H whose 0AH reports only the counters both
+	 * core types share (the E-core's), not the dumped core's own. */
+	bool hybrid_0a_subset;
+	/* The core crystal clock behind tsc.hz, in Hz: 15H:ECX, Denverton's
+	 * 25 MHz, derived from 16H (Linux's integer kHz), or the SDM's nominal
+	 * table; 0 when tsc.hz has no crystal (hypervisor leaf) or none. */
+	uint32_t tsc_crystal_hz;
 };
 
 /**

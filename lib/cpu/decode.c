@@ -279,13 +279,28 @@ static bool hybrid_0a_is_subset(const struct pmon_cpu_ident *id, const struct pm
 	return false;
 }
 
-static void decode_perfmon(const struct leafctx *x, const struct pmon_cpu_ident *id,
-			   const struct pmon_hybrid *hy, struct pmon_perfmon *pm)
+static void decode_perfmon(const struct leafctx *x, struct pmon_cpu_info *ci)
 {
+	const struct pmon_cpu_ident *id = &ci->id;
+	const struct pmon_hybrid *hy = &ci->hybrid;
+	struct pmon_perfmon *pm = &ci->pm;
 	struct pmon_cpuid_regs r;
 
 	pm->leaf_0a = leaf(x, 0x0a, 0, &r);
+	/* Leaf 23H is read only where CPUID.(07H,1):EAX[8] ArchPerfmonExt
+	 * says it exists (SDM Vol. 2A CPUID.07H.1; Linux gates every read of
+	 * ARCH_PERFMON_EXT_LEAF on X86_FEATURE_ARCH_PERFMON_EXT): a maximum
+	 * leaf of 23H or more alone does not enumerate it. Sub-leaf 1 of 07H
+	 * exists when 07H.0:EAX (the highest sub-leaf) is at least 1. */
+	ci->leaf_07_1 = PMON_LEAF_NOT_ENUMERATED;
+	if (leaf(x, 7, 0, &r) == PMON_LEAF_OK && r.eax >= 1)
+		ci->leaf_07_1 = leaf(x, 7, 1, &r);
+	ci->arch_perfmon_ext = ci->leaf_07_1 == PMON_LEAF_OK && PMON_BIT(r.eax, 8);
 	pm->leaf_23 = leaf(x, 0x23, 0, &r);
+	if (pm->leaf_23 != PMON_LEAF_NOT_ENUMERATED && !ci->arch_perfmon_ext) {
+		ci->leaf_23_ignored = pm->leaf_23 == PMON_LEAF_OK;
+		pm->leaf_23 = PMON_LEAF_NOT_ENUMERATED;
+	}
 	pm->leaf_amd_22 = PMON_LEAF_NOT_ENUMERATED;
 	pm->perf_capabilities = id->pdcm;
 
@@ -391,7 +406,9 @@ static void decode_perfmon(const struct leafctx *x, const struct pmon_cpu_ident 
 	 * num_counters = 0AH + 2, num_counters_fixed = 0AH + 1 when
 	 * X86_FEATURE_HYBRID_CPU. The same chip with its E-cores disabled
 	 * enumerates exactly that (8 GP, 4 fixed). */
-	if (pm->leaf_23 != PMON_LEAF_OK && pm->core_type == 0x40 && hybrid_0a_is_subset(id, pm)) {
+	ci->hybrid_0a_subset =
+		hy->hybrid && pm->leaf_23 != PMON_LEAF_OK && hybrid_0a_is_subset(id, pm);
+	if (ci->hybrid_0a_subset && pm->core_type == 0x40) {
 		pm->hybrid_pcore_extra = true;
 		pm->gp_mask = (1ULL << (pm->gp_count_0a + 2)) - 1;
 		if (pm->fixed_count_0a < 31)
@@ -635,8 +652,9 @@ static void decode_hybrid(const struct leafctx *x, struct pmon_hybrid *h)
 }
 
 /* The size of struct pmon_cpu_info in its first release (0.1): every
- * caller's is at least this. A field added later goes at the end. */
-#define CPU_INFO_SZ_V1 sizeof(struct pmon_cpu_info)
+ * caller's is at least this. A field added later goes at the end, and
+ * pm_none_why was the first of them. */
+#define CPU_INFO_SZ_V1 offsetof(struct pmon_cpu_info, pm_none_why)
 
 static int decode_full(const struct pmon_cpuid *c, struct pmon_cpu_info *out);
 
@@ -681,7 +699,7 @@ static int decode_full(const struct pmon_cpuid *c, struct pmon_cpu_info *out)
 		x.max_hv = m >= 0x40000000 && m <= 0x400000ff ? m : 0x40000000;
 	}
 	decode_hybrid(&x, &out->hybrid);
-	decode_perfmon(&x, &out->id, &out->hybrid, &out->pm);
+	decode_perfmon(&x, out);
 	decode_rdt(&x, &out->id, &out->rdt);
 	decode_tsc(&x, &out->id, &out->tsc);
 	return 0;

@@ -54,6 +54,14 @@ check "ADL: no 0-bit masks anywhere" sh -c "! grep -q '0-bit masks' '$TMP/out'"
 # Text mode says "hybrid" caveats and fixed-counter notes where they apply.
 run_pmon 0 info --cpuid-file "$PMON_CPUID_DIR/intel-core-i9-12900k-alderlake-pcore.txt"
 check "ADL: 0AH shared-subset note" grep -q "0AH reports only what all core types share" "$TMP/out"
+# #24.5: with the E-cores off 0AH is the P-core's own 8 GP / 4 fixed.
+run_pmon 0 info --cpuid-file "$PMON_CPUID_DIR/intel-core-i9-12900k-alderlake-ecores-off.txt"
+check "ADL E-cores off: no shared-subset note" \
+	sh -c "! grep -q 'what all core types share' '$TMP/out'"
+expect intel-core-i9-12900k-alderlake-ecores-off 'd["perfmon"]["hybrid_0a_subset"]' False
+expect intel-core-i9-12900k-alderlake-ecore 'd["perfmon"]["hybrid_0a_subset"]' True
+# #24.6: every dump with leaf 23H sets CPUID.(07H,1):EAX[8].
+expect intel-core-ultra7-155h-meteorlake-pcore 'd["perfmon"]["arch_perfmon_ext"]' True
 run_pmon 0 info --cpuid-file "$PMON_CPUID_DIR/intel-core2-x6800-conroe.txt"
 check "Conroe: fixed-counter note" grep -q "Linux assumes 3" "$TMP/out"
 

@@ -198,7 +198,14 @@ static void test_cpu__every_dump_decodes(void **state)
 		assert_memory_equal(&big.ci, &ci, sizeof(ci));
 		for (size_t i = 0; i < sizeof(big.more); i++)
 			assert_int_equal(big.more[i], 0);
-		assert_int_equal(pmon_cpu_decode_sized(c, &big.ci, sizeof(ci) - 8), -EINVAL);
+		/* A caller built against release 0.1 (the struct up to its
+		 * first later field) gets its part decoded; smaller is refused. */
+		size_t v1 = offsetof(struct pmon_cpu_info, pm_none_why);
+		memset(&big, 0xaa, sizeof(big));
+		assert_int_equal(pmon_cpu_decode_sized(c, &big.ci, v1), 0);
+		assert_memory_equal(&big.ci, &ci, v1);
+		assert_int_equal(((unsigned char *)&big.ci)[v1], 0xaa);
+		assert_int_equal(pmon_cpu_decode_sized(c, &big.ci, v1 - 8), -EINVAL);
 		assert_true(ci.id.vendor == PMON_VENDOR_INTEL || ci.id.vendor == PMON_VENDOR_AMD);
 		assert_true(ci.id.family >= 5);
 		assert_int_equal(ci.pm.gp_count, (unsigned)__builtin_popcountll(ci.pm.gp_mask));
@@ -382,6 +389,85 @@ static void test_cpu__family_above_0f_is_not_netburst(void **state)
 	pmon_cpuid__free(c);
 }
 
+static char *slurp(const char *name, size_t *len)
+{
+	char path[512];
+	FILE *f;
+	char *buf;
+
+	snprintf(path, sizeof(path), "%s/%s.txt", PMON_CPUID_DIR, name);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	buf = calloc(1, 1 << 20);
+	assert_non_null(buf);
+	*len = fread(buf, 1, (1 << 20) - 1, f);
+	fclose(f);
+	return buf;
+}
+
+/* #24.6: leaf 23H is read only with CPUID.(07H,1):EAX[8] ArchPerfmonExt
+ * (Linux's X86_FEATURE_ARCH_PERFMON_EXT). The Meteor Lake P-core dump with
+ * that bit cleared must fall back to 0AH. */
+static void test_cpu__leaf_23_needs_arch_perfmon_ext(void **state)
+{
+	size_t len;
+	char *buf = slurp("intel-core-ultra7-155h-meteorlake-pcore", &len);
+	char *row = strstr(buf, "00000007 01: 40400910");
+	struct pmon_cpu_info ci;
+	struct pmon_cpuid *c;
+
+	(void)state;
+	assert_non_null(row);
+	c = pmon_cpuid__new_buf(buf, len, "mtl");
+	assert_int_equal(pmon_cpu_decode(c, &ci), 0);
+	assert_true(ci.arch_perfmon_ext);
+	assert_int_equal(ci.pm.leaf_23, PMON_LEAF_OK);
+	assert_false(ci.leaf_23_ignored);
+	pmon_cpuid__free(c);
+
+	memcpy(row, "00000007 01: 40400810", 21); /* EAX[8] cleared */
+	c = pmon_cpuid__new_buf(buf, len, "mtl-no-ext");
+	assert_int_equal(pmon_cpu_decode(c, &ci), 0);
+	assert_false(ci.arch_perfmon_ext);
+	assert_int_equal(ci.leaf_07_1, PMON_LEAF_OK);
+	assert_true(ci.leaf_23_ignored);
+	assert_int_equal(ci.pm.leaf_23, PMON_LEAF_NOT_ENUMERATED);
+	assert_int_equal(ci.pm.subleaves_23, 0);
+	/* 0AH's figures: its EBX length (8) caps the events; 23H.03H had dff. */
+	assert_int_equal(ci.pm.gp_count, ci.pm.gp_count_0a);
+	assert_int_equal(ci.pm.arch_events & ~0xffu, 0);
+	pmon_cpuid__free(c);
+	free(buf);
+}
+
+/* #24.5: "0AH reports only what all core types share" holds on Alder Lake
+ * with its E-cores on (6 GP / 3 fixed on either core), not with them off
+ * (0AH is the P-core's own 8 / 4). */
+static void test_cpu__hybrid_0a_subset(void **state)
+{
+	static const struct {
+		const char *file;
+		bool subset;
+	} t[] = {
+		{ "intel-core-i9-12900k-alderlake-pcore", true },
+		{ "intel-core-i9-12900k-alderlake-ecore", true },
+		{ "intel-core-i9-12900k-alderlake-ecores-off", false },
+		{ "intel-core-ultra7-155h-meteorlake-pcore", false }, /* has 23H */
+		{ "intel-core-i7-6700k-skylake", false },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct pmon_cpuid *c = load(t[i].file);
+		struct pmon_cpu_info ci;
+
+		print_message("%s\n", t[i].file);
+		assert_int_equal(pmon_cpu_decode(c, &ci), 0);
+		assert_int_equal(ci.hybrid_0a_subset, t[i].subset);
+		pmon_cpuid__free(c);
+	}
+}
+
 /* #13.8: Linux's RDT errata by model (resctrl __check_quirks_intel and
  * monitor.c mbm_cf_table), on the real Skylake-SP (stepping 4, 192 RMIDs),
  * Cascade Lake (55H stepping 7, 96 RMIDs: threshold = last RMID, nothing
@@ -559,6 +645,8 @@ int main(void)
 		cmocka_unit_test(test_cpu__rmid_field_width),
 		cmocka_unit_test(test_cpu__family_above_0f_is_not_netburst),
 		cmocka_unit_test(test_cpu__rdt_errata),
+		cmocka_unit_test(test_cpu__leaf_23_needs_arch_perfmon_ext),
+		cmocka_unit_test(test_cpu__hybrid_0a_subset),
 		cmocka_unit_test(test_cpu__leaf_10_subleaf_absent),
 		cmocka_unit_test(test_cpu__l3_ids_from_sysfs),
 		cmocka_unit_test(test_cpu__fixed_quirk_not_in_a_vm),
