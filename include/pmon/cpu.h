@@ -250,10 +250,17 @@ struct pmon_rdt {
 enum pmon_tsc_source {
 	PMON_TSC_HZ_NONE = 0,
 	PMON_TSC_HZ_LEAF15, /* 15H with the crystal frequency in ECX */
-	PMON_TSC_HZ_LEAF15_NOMINAL, /* 15H, crystal from the SDM's nominal table by model */
-	PMON_TSC_HZ_LEAF15_16, /* 15H ratio, crystal derived from 16H's base frequency */
+	/* 15H ratio, crystal from the SDM's nominal table by model: only where
+	 * leaf 16H is absent (a derivation: pmon_tsc_source_is_derived()) */
+	PMON_TSC_HZ_LEAF15_NOMINAL,
+	/* 15H ratio, crystal derived from 16H's base frequency as Linux's
+	 * native_calibrate_tsc() does (a derivation) */
+	PMON_TSC_HZ_LEAF15_16,
 	PMON_TSC_HZ_HYPERVISOR, /* 40000010H:EAX (kHz) */
 	PMON_TSC_HZ_CALIBRATED, /* measured against CLOCK_MONOTONIC_RAW (see clock.h) */
+	/* 15H ratio, Denverton's (06_5FH) 25 MHz crystal, hard-coded as Linux
+	 * does: the part reports neither 15H:ECX nor 16H */
+	PMON_TSC_HZ_LEAF15_DENVERTON,
 };
 
 struct pmon_tsc {
@@ -359,6 +366,15 @@ PMON_API const char *pmon_fixed_counter_name(unsigned index);
 PMON_API const char *pmon_core_type_name(unsigned core_type);
 PMON_API const char *pmon_leaf_state_name(enum pmon_leaf_state s);
 PMON_API const char *pmon_tsc_source_name(enum pmon_tsc_source s);
+/**
+ * pmon_tsc_source_is_derived() - whether a CPUID TSC figure from @s is a
+ * derivation rather than a frequency the hardware reports: the SDM's
+ * nominal crystal table and the crystal derived from 16H's base frequency
+ * (Linux sets X86_FEATURE_TSC_KNOWN_FREQ only for 15H:ECX and Denverton).
+ * A derived figure is worth checking against a calibration (clock.h,
+ * pmon_tsc_choose()).
+ */
+PMON_API bool pmon_tsc_source_is_derived(enum pmon_tsc_source s);
 
 #ifdef __cplusplus
 }

@@ -569,18 +569,23 @@ static void decode_rdt(const struct leafctx *x, const struct pmon_cpu_ident *id,
 }
 
 /* SDM Vol. 3B, "Determining the Processor Base Frequency" table: nominal
- * core crystal clock for processors whose CPUID.15H:ECX reads 0. */
+ * core crystal clock for processors whose CPUID.15H:ECX reads 0. Used only
+ * where leaf 16H is absent: Linux's native_calibrate_tsc()
+ * (arch/x86/kernel/tsc.c) replaced its model table by the 16H derivation,
+ * and had already dropped Skylake-X (55H) from it, whose workstation parts
+ * run a 24 MHz crystal, not the 25 MHz of the Xeon Scalable row ("x86/tsc:
+ * Fix erroneous TSC rate on Skylake Xeon"): 55H is not here. */
 static const struct {
 	unsigned model;
 	uint32_t hz;
 } nominal_crystal[] = {
 	{ 0x4e, 24000000 }, { 0x5e, 24000000 }, /* 6th gen Core (Skylake) */
 	{ 0x8e, 24000000 }, { 0x9e, 24000000 }, /* 7th/8th gen Core (Kaby/Coffee Lake) */
-	{ 0x55, 25000000 }, /* Xeon Scalable (Skylake-SP, Cascade Lake) */
 	{ 0x5c, 19200000 }, /* Atom Goldmont */
 };
 
-static void decode_tsc(const struct leafctx *x, const struct pmon_cpu_ident *id, struct pmon_tsc *t)
+static void decode_tsc(const struct leafctx *x, const struct pmon_cpu_ident *id, struct pmon_tsc *t,
+		       uint32_t *crystal_hz)
 {
 	struct pmon_cpuid_regs r;
 
@@ -613,6 +618,7 @@ static void decode_tsc(const struct leafctx *x, const struct pmon_cpu_ident *id,
 	if (t->denominator && t->numerator && t->crystal_hz) {
 		t->hz = (uint64_t)t->crystal_hz * t->numerator / t->denominator;
 		t->source = PMON_TSC_HZ_LEAF15;
+		*crystal_hz = t->crystal_hz;
 		return;
 	}
 	if (t->hv_tsc_khz) {
@@ -620,22 +626,34 @@ static void decode_tsc(const struct leafctx *x, const struct pmon_cpu_ident *id,
 		t->source = PMON_TSC_HZ_HYPERVISOR;
 		return;
 	}
-	if (t->denominator && t->numerator && id->vendor == PMON_VENDOR_INTEL && id->family == 6) {
-		for (size_t i = 0; i < PMON_ARRAY_SIZE(nominal_crystal); i++) {
+	/* 15H:ECX = 0: Linux native_calibrate_tsc() (Intel only) hard-codes
+	 * Denverton's 25 MHz, else derives the crystal from 16H's base
+	 * frequency, in its integer kHz: crystal_khz = base_mhz * 1000 *
+	 * EAX / EBX, TSC kHz = crystal_khz * EBX / EAX. */
+	if (!t->denominator || !t->numerator || id->vendor != PMON_VENDOR_INTEL)
+		return;
+	uint64_t crystal_khz = 0;
+	if (id->family == 6 && id->model == 0x5f) { /* INTEL_ATOM_GOLDMONT_D */
+		crystal_khz = 25000;
+		t->source = PMON_TSC_HZ_LEAF15_DENVERTON;
+	} else if (t->leaf_16 == PMON_LEAF_OK) {
+		/* 16H enumerated: Linux uses it whatever it says (a base of 0
+		 * gives no figure); the nominal table is not consulted. */
+		crystal_khz = (uint64_t)t->base_mhz * 1000 * t->denominator / t->numerator;
+		t->source = PMON_TSC_HZ_LEAF15_16;
+	} else if (id->family == 6) {
+		for (size_t i = 0; i < PMON_ARRAY_SIZE(nominal_crystal); i++)
 			if (nominal_crystal[i].model == id->model) {
-				t->hz = (uint64_t)nominal_crystal[i].hz * t->numerator /
-					t->denominator;
+				crystal_khz = nominal_crystal[i].hz / 1000;
 				t->source = PMON_TSC_HZ_LEAF15_NOMINAL;
-				return;
 			}
-		}
-		/* As Linux does: derive the crystal from 16H's base frequency;
-		 * the TSC then runs at the base frequency. */
-		if (t->base_mhz) {
-			t->hz = (uint64_t)t->base_mhz * 1000000;
-			t->source = PMON_TSC_HZ_LEAF15_16;
-		}
 	}
+	if (!crystal_khz || crystal_khz > UINT32_MAX / 1000) {
+		t->source = PMON_TSC_HZ_NONE;
+		return;
+	}
+	*crystal_hz = (uint32_t)crystal_khz * 1000;
+	t->hz = crystal_khz * t->numerator / t->denominator * 1000;
 }
 
 static void decode_hybrid(const struct leafctx *x, struct pmon_hybrid *h)
@@ -701,6 +719,6 @@ static int decode_full(const struct pmon_cpuid *c, struct pmon_cpu_info *out)
 	decode_hybrid(&x, &out->hybrid);
 	decode_perfmon(&x, out);
 	decode_rdt(&x, &out->id, &out->rdt);
-	decode_tsc(&x, &out->id, &out->tsc);
+	decode_tsc(&x, &out->id, &out->tsc, &out->tsc_crystal_hz);
 	return 0;
 }

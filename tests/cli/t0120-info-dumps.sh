@@ -32,6 +32,17 @@ expect amd-epyc-9654-zen4-genoa 'd["perfmon"]["gp"]["count"]' 6
 expect amd-epyc-9654-zen4-genoa 'd["rdt"]["counter_width"]' 44
 expect intel-xeon-8160-skylake-sp 'd["rdt"]["upscale"]' 98304
 expect intel-xeon-8160-skylake-sp 'd["tsc"]["hz"]' 2100000000
+# #24.1: 15H with ECX = 0 takes the crystal Linux derives from 16H (the
+# nominal table only without 16H), and says so.
+expect intel-xeon-8160-skylake-sp 'd["tsc"]["crystal_hz"]' 25000000
+expect intel-xeon-8160-skylake-sp 'd["tsc"]["source"]' 'CPUID.15H ratio, crystal from CPUID.16H'
+expect intel-xeon-8160-skylake-sp 'd["tsc"]["cpuid"]["derived"]' True
+expect intel-core-i7-6700k-skylake 'd["tsc"]["hz"]' 3999984000
+expect intel-core-i7-6700k-skylake 'd["tsc"]["crystal_hz"]' 23952000
+expect intel-core-i9-12900k-alderlake-pcore 'd["tsc"]["cpuid"]["derived"]' False
+run_pmon 0 info --cpuid-file "$PMON_CPUID_DIR/intel-core-i7-6700k-skylake.txt"
+check "6700K: the crystal's source named" grep -q "crystal *23952000 Hz (16H base 4000 MHz" "$TMP/out"
+check "6700K: a derivation, checked on the machine" grep -q "cross-check *a derivation" "$TMP/out"
 expect intel-pentium-pro 'd["perfmon"]["model"]' intel-p6
 expect intel-pentium-pro 'd["kernel"]' None
 # Issue 13: AMD 0 in 0FH.1:EAX[7:0] is 44 bits (#1); RMID field width (#6);

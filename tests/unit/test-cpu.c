@@ -58,9 +58,11 @@ static const struct expect rows[] = {
 	/* v3, EBX=44: reference cycles and branch mispredicts unavailable. */
 	ROW("intel-core-i7-860-lynnfield", I, 6, 0x1e, 5, PMON_PERFMON_INTEL_ARCH, 3, 4, 48, 3, 48,
 	    0x7, 0x3b, 0, 0, 0, 0, 0, 0, 0, 0, 0),
-	/* v4; TSC from 15H ratio 334/2 and the SDM's nominal 24 MHz crystal. */
+	/* v4; TSC from 15H ratio 334/2 and the crystal Linux derives from 16H's
+	 * 4000 MHz base (23952 kHz, native_calibrate_tsc()); the SDM's nominal
+	 * 24 MHz is only for parts without 16H. */
 	ROW("intel-core-i7-6700k-skylake", I, 6, 0x5e, 3, PMON_PERFMON_INTEL_ARCH, 4, 4, 48, 3, 48,
-	    0x7, 0x7f, 0, 0, 0, 0, 0, 0, 0, 4008000000ULL, 0),
+	    0x7, 0x7f, 0, 0, 0, 0, 0, 0, 0, 3999984000ULL, 0),
 	/* v4 Xeon, 0FH.0 EBX=bf, 0FH.1 EBX=18000, width 24. CPUID says CMT/MBM,
 	 * but stepping 4 <= 4: Linux's __check_quirks_intel() disables them. */
 	ROW("intel-xeon-8160-skylake-sp", I, 6, 0x55, 4, PMON_PERFMON_INTEL_ARCH, 4, 4, 48, 3, 48,
@@ -468,6 +470,78 @@ static void test_cpu__hybrid_0a_subset(void **state)
 	}
 }
 
+/* #24.1: the TSC crystal as Linux's native_calibrate_tsc() finds it:
+ * 15H:ECX; Denverton's 25 MHz; else derived from 16H (integer kHz); the
+ * SDM's nominal table only without 16H, and without Skylake-X (55H), whose
+ * workstation parts run 24 MHz where the old table said 25. */
+static const char skx_w[] = /* Core i9-7900X (06_55H): 15H 275/2, 16H base 3300 */
+	"00000000 00: 00000016 756e6547 6c65746e 49656e69\n"
+	"00000001 00: 00050654 00100800 7ffefbff bfebfbff\n"
+	"00000015 00: 00000002 00000113 00000000 00000000\n"
+	"00000016 00: 00000ce4 000010cc 00000064 00000000\n";
+static const char skx_no16[] = /* the same without leaf 16H: no nominal row for 55H */
+	"00000000 00: 00000015 756e6547 6c65746e 49656e69\n"
+	"00000001 00: 00050654 00100800 7ffefbff bfebfbff\n"
+	"00000015 00: 00000002 00000113 00000000 00000000\n";
+static const char skl_no16[] = /* Skylake (06_5EH) without 16H: nominal 24 MHz */
+	"00000000 00: 00000015 756e6547 6c65746e 49656e69\n"
+	"00000001 00: 000506e3 00100800 7ffafbbf bfebfbff\n"
+	"00000015 00: 00000002 0000014e 00000000 00000000\n";
+static const char dnv[] = /* Atom Denverton (06_5FH): 15H 176/2, no crystal, no 16H */
+	"00000000 00: 00000015 756e6547 6c65746e 49656e69\n"
+	"00000001 00: 000506f1 00100800 4ff8ebbf bfebfbff\n"
+	"00000015 00: 00000002 000000b0 00000000 00000000\n";
+static const char skl_16_zero[] = /* 16H enumerated with base 0: Linux gives nothing */
+	"00000000 00: 00000016 756e6547 6c65746e 49656e69\n"
+	"00000001 00: 000506e3 00100800 7ffafbbf bfebfbff\n"
+	"00000015 00: 00000002 0000014e 00000000 00000000\n"
+	"00000016 00: 00000000 00000000 00000000 00000000\n";
+
+static void test_cpu__tsc_crystal_sources(void **state)
+{
+	static const struct {
+		int line;
+		const char *name, *dump;
+		enum pmon_tsc_source source;
+		uint32_t crystal;
+		uint64_t hz;
+	} t[] = {
+		{ __LINE__, "skx-w", skx_w, PMON_TSC_HZ_LEAF15_16, 24000000, 3300000000ULL },
+		{ __LINE__, "skx-no16", skx_no16, PMON_TSC_HZ_NONE, 0, 0 },
+		{ __LINE__, "skl-no16", skl_no16, PMON_TSC_HZ_LEAF15_NOMINAL, 24000000,
+		  4008000000ULL },
+		{ __LINE__, "dnv", dnv, PMON_TSC_HZ_LEAF15_DENVERTON, 25000000, 2200000000ULL },
+		{ __LINE__, "skl-16-zero", skl_16_zero, PMON_TSC_HZ_NONE, 0, 0 },
+		{ __LINE__, "intel-core-i7-6700k-skylake", NULL, PMON_TSC_HZ_LEAF15_16, 23952000,
+		  3999984000ULL },
+		{ __LINE__, "intel-xeon-8160-skylake-sp", NULL, PMON_TSC_HZ_LEAF15_16, 25000000,
+		  2100000000ULL },
+		{ __LINE__, "intel-xeon-4214-cascadelake-sp", NULL, PMON_TSC_HZ_LEAF15_16, 25000000,
+		  2200000000ULL },
+		{ __LINE__, "intel-core-i7-1065g7-icelake", NULL, PMON_TSC_HZ_LEAF15, 38400000,
+		  1497600000ULL },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct pmon_cpuid *c = t[i].dump
+			? pmon_cpuid__new_buf(t[i].dump, strlen(t[i].dump), t[i].name)
+			: load(t[i].name);
+		struct pmon_cpu_info ci;
+
+		print_message("row at line %d: %s\n", t[i].line, t[i].name);
+		assert_non_null(c);
+		assert_int_equal(pmon_cpu_decode(c, &ci), 0);
+		assert_int_equal(ci.tsc.source, t[i].source);
+		assert_int_equal(ci.tsc_crystal_hz, t[i].crystal);
+		assert_int_equal(ci.tsc.hz, t[i].hz);
+		assert_int_equal(pmon_tsc_source_is_derived(ci.tsc.source),
+				 t[i].source == PMON_TSC_HZ_LEAF15_16 ||
+					 t[i].source == PMON_TSC_HZ_LEAF15_NOMINAL);
+		pmon_cpuid__free(c);
+	}
+}
+
 /* #13.8: Linux's RDT errata by model (resctrl __check_quirks_intel and
  * monitor.c mbm_cf_table), on the real Skylake-SP (stepping 4, 192 RMIDs),
  * Cascade Lake (55H stepping 7, 96 RMIDs: threshold = last RMID, nothing
@@ -647,6 +721,7 @@ int main(void)
 		cmocka_unit_test(test_cpu__rdt_errata),
 		cmocka_unit_test(test_cpu__leaf_23_needs_arch_perfmon_ext),
 		cmocka_unit_test(test_cpu__hybrid_0a_subset),
+		cmocka_unit_test(test_cpu__tsc_crystal_sources),
 		cmocka_unit_test(test_cpu__leaf_10_subleaf_absent),
 		cmocka_unit_test(test_cpu__l3_ids_from_sysfs),
 		cmocka_unit_test(test_cpu__fixed_quirk_not_in_a_vm),
