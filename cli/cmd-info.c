@@ -102,17 +102,20 @@ static void compute_verdicts(struct info *in)
 	if (!in->live) {
 		/* Another machine's dump: only what CPUID can tell. */
 		if (ci->pm.model == PMON_PERFMON_NONE)
-			setv(&in->v[VD_HW], V_NO, "CPUID enumerates no counters%s",
-			     ci->pm.leaf_0a == PMON_LEAF_OK ? " (CPUID.0AH:EAX[7:0] = 0)" : "");
+			setv(&in->v[VD_HW], V_NO, "CPUID enumerates no counters: %s",
+			     ci->pm_none_why ? ci->pm_none_why : "no counter model");
 		else
-			setv(&in->v[VD_HW], V_YES, "per CPUID: %s%s", counters,
+			setv(&in->v[VD_HW], V_YES, "per CPUID: %s%s%s", counters,
 			     ci->pm.fixed_assumed
 				     ? " (3 fixed: v2-v4 parts misreport CPUID.0AH:EDX[4:0]; "
 				       "Linux assumes 3 outside a VM)"
 				     : ci->pm.hybrid_pcore_extra
 				     ? " (P-core: CPUID.0AH's common subset + 2 GP, + 1 fixed, as "
 				       "Linux's cpu_core)"
-				     : "");
+				     : "",
+			     ci->pm_hv_unverifiable ? "; CPUID cannot tell whether the hypervisor "
+						      "provides these counters"
+						    : "");
 		setv(&in->v[VD_RDPMC], V_NA, "depends on the kernel of that machine");
 		setv(&in->v[VD_SAMPLING], V_NA, "depends on the kernel of that machine");
 		setv(&in->v[VD_SW], V_NA, "depends on the kernel of that machine");
@@ -135,11 +138,13 @@ static void compute_verdicts(struct info *in)
 		} else if (ci->id.hypervisor) {
 			setv(&in->v[VD_HW], V_NO,
 			     "%s exposes no PMU to this VM: the kernel registered no 'cpu' event "
-			     "source%s",
+			     "source%s%s",
 			     hv,
 			     ci->pm.model == PMON_PERFMON_NONE
-				     ? " and CPUID.0AH reads all zero"
-				     : " (CPUID still describes counters the VM cannot use)");
+				     ? "; CPUID agrees: "
+				     : " (CPUID still describes counters the VM cannot use)",
+			     ci->pm.model == PMON_PERFMON_NONE && ci->pm_none_why ? ci->pm_none_why
+										  : "");
 		} else {
 			setv(&in->v[VD_HW], V_NO,
 			     "the kernel registered no 'cpu' event source (no perf support for "
@@ -333,8 +338,13 @@ static void print_perfmon(FILE *f, const struct pmon_cpu_info *ci)
 			row(f, "PerfMonV2", "yes: %u core, %u DF, %u UMC counters", pm->gp_count,
 			    pm->amd_nb_count, pm->amd_umc_count);
 	} else {
-		row(f, "counters", "none enumerated");
+		row(f, "counters", "none: %s",
+		    ci->pm_none_why ? ci->pm_none_why : "no counter model");
 	}
+	if (ci->pm_hv_unverifiable)
+		row(f, "note",
+		    "a hypervisor's CPUID (CPUID.01H:ECX[31] = 1): CPUID cannot tell whether the "
+		    "hypervisor provides these counters");
 }
 
 static void print_text(FILE *f, const struct info *in)
@@ -587,6 +597,9 @@ static json_t *json_info(const struct info *in)
 	json_object_set_new(o, "arch_perfmon_ext", json_boolean(ci->arch_perfmon_ext));
 	json_object_set_new(o, "leaf_23_ignored", json_boolean(ci->leaf_23_ignored));
 	json_object_set_new(o, "hybrid_0a_subset", json_boolean(ci->hybrid_0a_subset));
+	json_object_set_new(o, "none_why",
+			    ci->pm_none_why ? json_string(ci->pm_none_why) : json_null());
+	json_object_set_new(o, "hypervisor_unverifiable", json_boolean(ci->pm_hv_unverifiable));
 	json_object_set_new(o, "gp",
 			    json_pack("{s:i, s:i, s:I}", "count", (int)pm->gp_count, "width",
 				      (int)pm->gp_width, "mask", (json_int_t)pm->gp_mask));

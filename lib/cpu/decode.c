@@ -197,22 +197,35 @@ static void decode_legacy_intel(const struct pmon_cpu_ident *id, struct pmon_per
 }
 
 static void decode_amd(const struct leafctx *x, const struct pmon_cpu_ident *id,
-		       struct pmon_perfmon *pm)
+		       struct pmon_perfmon *pm, const char **why)
 {
 	struct pmon_cpuid_regs r;
 
-	/* K7 and later: 4 core counters of 48 bits (AMD APM Vol. 2 13.2). */
-	if (id->family < 6)
+	/* K7 and later: 4 core counters of 48 bits (AMD APM Vol. 2 13.2;
+	 * Linux amd_pmu_init(): "Performance-monitoring supported from K7"). */
+	if (id->family < 6) {
+		*why = "AMD before the K7 (family < 6) has no performance counters";
 		return;
-	pm->model = PMON_PERFMON_AMD_LEGACY;
-	pm->rdpmc_instruction = true;
-	pm->gp_count = 4;
-	pm->gp_width = 48;
+	}
 	if (leaf(x, 0x80000001, 0, &r) == PMON_LEAF_OK) {
 		pm->amd_ext_core = PMON_BIT(r.ecx, 23);
 		pm->amd_ext_nb = PMON_BIT(r.ecx, 24);
 		pm->amd_ext_llc = PMON_BIT(r.ecx, 28);
 	}
+	/* Every AMD processor from family 15H (Bulldozer) on has the six
+	 * PerfCtrExtCore counters; one that clears 80000001H:ECX[23] is a
+	 * hypervisor hiding the PMU (a KVM guest without a vPMU), and the
+	 * legacy K7 counters it would leave are not there either: Linux in
+	 * such a guest registers no 'cpu' PMU. Issue #24's rule. */
+	if (id->family >= 0x15 && !pm->amd_ext_core) {
+		*why = "PerfCtrExtCore (CPUID.80000001H:ECX[23]) = 0 on family 15H or later: "
+		       "every such AMD processor has it, so a hypervisor hid the PMU";
+		return;
+	}
+	pm->model = PMON_PERFMON_AMD_LEGACY;
+	pm->rdpmc_instruction = true;
+	pm->gp_count = 4;
+	pm->gp_width = 48;
 	if (pm->amd_ext_core) {
 		pm->model = PMON_PERFMON_AMD_EXT;
 		pm->gp_count = 6;
@@ -311,11 +324,14 @@ static void decode_perfmon(const struct leafctx *x, struct pmon_cpu_info *ci)
 			pm->raw_0a[0] = r.eax, pm->raw_0a[1] = r.ebx;
 			pm->raw_0a[2] = r.ecx, pm->raw_0a[3] = r.edx;
 		}
-		decode_amd(x, id, pm);
+		decode_amd(x, id, pm, &ci->pm_none_why);
 		return;
 	}
-	if (id->vendor != PMON_VENDOR_INTEL)
+	if (id->vendor != PMON_VENDOR_INTEL) {
+		ci->pm_none_why = "neither Intel, AMD nor Hygon: pmon knows no counter model for "
+				  "this vendor";
 		return;
+	}
 
 	if (pm->leaf_0a == PMON_LEAF_OK) {
 		leaf(x, 0x0a, 0, &r);
@@ -331,9 +347,41 @@ static void decode_perfmon(const struct leafctx *x, struct pmon_cpu_info *ci)
 		 * Intel Xeon processors"); every later family (10H and up, e.g.
 		 * 13H) has architectural perfmon, so version 0 there means none,
 		 * never 18 ESCR counters RDPMC would be said to accept. */
-		if ((pm->leaf_0a == PMON_LEAF_OK && id->family == 6) || id->family > 0xf)
+		if (pm->leaf_0a == PMON_LEAF_OK && id->family == 6) {
+			ci->pm_none_why = "CPUID.0AH:EAX[7:0] = 0: no architectural perfmon (a VM "
+					  "that hides the PMU reads so)";
 			return;
+		}
+		if (id->family > 0xf) {
+			ci->pm_none_why = "CPUID.0AH:EAX[7:0] = 0 on family 10H or later: only "
+					  "family 0FH is NetBurst, so no counters";
+			return;
+		}
+		/* Family 0FH is NetBurst only on a real Pentium 4 / Xeon:
+		 * those report a maximum basic leaf of at most 6, so an
+		 * enumerated leaf 0AH, or the hypervisor bit, means a virtual
+		 * CPU model such as QEMU's kvm64 (family 0FH model 6, max leaf
+		 * 0DH). Linux finds no NetBurst PMU there either: p4_pmu_init()
+		 * "unsupported Netburst CPU model 6" (IA32_MISC_ENABLE[7] clear),
+		 * "no PMU driver". Issue #24's rule. */
+		if (id->family == 0xf && id->hypervisor) {
+			ci->pm_none_why =
+				"family 0FH under a hypervisor (CPUID.01H:ECX[31] = 1): "
+				"a virtual CPU model such as QEMU's kvm64, not a Pentium "
+				"4; Linux: 'unsupported Netburst CPU model', no PMU driver";
+			return;
+		}
+		if (id->family == 0xf && pm->leaf_0a != PMON_LEAF_NOT_ENUMERATED) {
+			ci->pm_none_why =
+				"family 0FH enumerating leaf 0AH with CPUID.0AH:EAX[7:0] "
+				"= 0: real Pentium 4s report a maximum leaf of at most 6, "
+				"so this is no NetBurst PMU";
+			return;
+		}
 		decode_legacy_intel(id, pm);
+		if (pm->model == PMON_PERFMON_NONE)
+			ci->pm_none_why = "no architectural perfmon (CPUID.0AH) and no legacy "
+					  "counter model for this family";
 		return;
 	}
 
@@ -718,6 +766,10 @@ static int decode_full(const struct pmon_cpuid *c, struct pmon_cpu_info *out)
 	}
 	decode_hybrid(&x, &out->hybrid);
 	decode_perfmon(&x, out);
+	/* A guest's CPUID describes the virtual CPU the hypervisor offers;
+	 * whether it also backs the counters only the guest kernel learns
+	 * (by probing them), never CPUID. */
+	out->pm_hv_unverifiable = out->id.hypervisor && out->pm.model != PMON_PERFMON_NONE;
 	decode_rdt(&x, &out->id, &out->rdt);
 	decode_tsc(&x, &out->id, &out->tsc, &out->tsc_crystal_hz);
 	return 0;

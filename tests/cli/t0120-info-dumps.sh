@@ -76,6 +76,29 @@ expect intel-core-ultra7-155h-meteorlake-pcore 'd["perfmon"]["arch_perfmon_ext"]
 run_pmon 0 info --cpuid-file "$PMON_CPUID_DIR/intel-core2-x6800-conroe.txt"
 check "Conroe: fixed-counter note" grep -q "Linux assumes 3" "$TMP/out"
 
+# #24.2: VM dumps (tests/cpuid) are not read as counters; a hypervisor's
+# CPUID that does describe counters says CPUID cannot vouch for them.
+T="$PMON_SRC/tests/cpuid"
+run_pmon 0 info --json --cpuid-file "$T/qemu-kvm64-on-intel.txt"
+check "kvm64: no NetBurst" [ "$(jfield "$TMP/out" 'd["perfmon"]["model"]')" = none ]
+why=$(jfield "$TMP/out" 'd["perfmon"]["none_why"]')
+check "kvm64: says why ($why)" expr "$why" : ".*QEMU's kvm64"
+run_pmon 2 rdpmc --ecx 0x11 --cpuid-file "$T/qemu-kvm64-on-intel.txt"
+check "kvm64: rdpmc 0x11 refused, citing the reason" grep -q "not a Pentium 4" "$TMP/err"
+run_pmon 0 info --cpuid-file "$T/amd-epyc-kvm-guest-no-vpmu.txt"
+check "AMD guest: no counters" grep -q "hardware counters *no .*hypervisor hid the PMU" "$TMP/out"
+run_pmon 2 rdpmc --ecx 3 --cpuid-file "$T/amd-epyc-kvm-guest-no-vpmu.txt"
+check "AMD guest: rdpmc 3 refused" grep -q "PerfCtrExtCore" "$TMP/err"
+# The Skylake dump with the hypervisor bit (CPUID.01H:ECX[31]) set.
+while read -r leaf sub a b c d; do
+	[ "$leaf" = 00000001 ] && c=$(printf %08x $((0x$c | 0x80000000)))
+	echo "$leaf $sub $a $b $c $d"
+done <"$PMON_CPUID_DIR/intel-core-i7-6700k-skylake.txt" >"$TMP/skl-guest.txt"
+run_pmon 0 info --cpuid-file "$TMP/skl-guest.txt"
+check "guest with counters: CPUID cannot vouch (verdict)" \
+	grep -q "hardware counters *yes .*CPUID cannot tell whether the hypervisor provides" "$TMP/out"
+check "guest with counters: CPUID cannot vouch (figures)" grep -q "note .*CPUID cannot tell" "$TMP/out"
+
 # pmon cpuid writes a dump that reads back to the same decoding.
 run_pmon 0 cpuid -o "$TMP/self.txt"
 run_pmon 0 info --json --cpuid-file "$TMP/self.txt"

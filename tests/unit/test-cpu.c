@@ -214,6 +214,8 @@ static void test_cpu__every_dump_decodes(void **state)
 		assert_int_equal(ci.pm.fixed_count, (unsigned)__builtin_popcount(ci.pm.fixed_mask));
 		if (ci.pm.model != PMON_PERFMON_NONE)
 			assert_true(ci.pm.gp_width >= 32 && ci.pm.gp_width <= 64);
+		assert_int_equal(ci.pm.model == PMON_PERFMON_NONE, ci.pm_none_why != NULL);
+		assert_false(ci.pm_hv_unverifiable); /* none of them has the hypervisor bit */
 		if (ci.rdt.l3)
 			assert_true(ci.rdt.counter_width >= 24);
 		pmon_cpuid__free(c);
@@ -542,6 +544,72 @@ static void test_cpu__tsc_crystal_sources(void **state)
 	}
 }
 
+/* #24.2: a hypervisor's CPUID that a legacy rule would read as counters.
+ * QEMU's kvm64 on an Intel host (family 0FH model 6, max leaf 0DH, 0AH
+ * zero, the hypervisor bit: tests/cpuid/qemu-kvm64-on-intel.txt) is no
+ * Pentium 4; the same without the hypervisor bit is none either (real
+ * Pentium 4s have max leaf <= 6); an AMD family 19H guest with
+ * PerfCtrExtCore clear (this project's build VM, whose kernel has no
+ * 'cpu' PMU) has had its PMU hidden. Each says why. */
+static const char kvm64[] = "00000000 00: 0000000d 756e6547 6c65746e 49656e69\n"
+			    "00000001 00: 00000f61 00000800 80002001 078bfbfd\n"
+			    "0000000a 00: 00000000 00000000 00000000 00000000\n"
+			    "40000000 00: 40000001 4b4d564b 564b4d56 0000004d\n";
+static const char fam0f_leaf0a[] = "00000000 00: 0000000d 756e6547 6c65746e 49656e69\n"
+				   "00000001 00: 00000f61 00000800 00002001 078bfbfd\n"
+				   "0000000a 00: 00000000 00000000 00000000 00000000\n";
+static const char amd_guest[] = "00000000 00: 0000001c 68747541 444d4163 69746e65\n"
+				"00000001 00: 00a10f11 00020800 fffa3203 178bfbff\n"
+				"40000000 00: 40000001 4b4d564b 564b4d56 0000004d\n"
+				"80000000 00: 80000021 68747541 444d4163 69746e65\n"
+				"80000001 00: 00a10f11 40000000 004003f3 2fd3fbff\n";
+/* An Intel guest with a vPMU: counters, but CPUID cannot vouch for them. */
+static const char intel_guest_pmu[] = "00000000 00: 0000000d 756e6547 6c65746e 49656e69\n"
+				      "00000001 00: 000506e3 00800800 fffab223 0f8bfbff\n"
+				      "0000000a 00: 07300404 00000000 00000000 00000603\n"
+				      "40000000 00: 40000001 4b4d564b 564b4d56 0000004d\n";
+
+static void test_cpu__vm_counters_not_assumed(void **state)
+{
+	static const struct {
+		int line;
+		const char *name, *dump;
+		enum pmon_perfmon_model model;
+		const char *why; /* substring of pm_none_why; NULL: none */
+		bool hv_unverifiable;
+	} t[] = {
+		{ __LINE__, "kvm64", kvm64, PMON_PERFMON_NONE, "QEMU's kvm64", false },
+		{ __LINE__, "fam0f-leaf0a", fam0f_leaf0a, PMON_PERFMON_NONE,
+		  "maximum leaf of at most 6", false },
+		{ __LINE__, "amd-guest", amd_guest, PMON_PERFMON_NONE, "hypervisor hid the PMU",
+		  false },
+		{ __LINE__, "intel-guest-pmu", intel_guest_pmu, PMON_PERFMON_INTEL_ARCH, NULL,
+		  true },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct pmon_cpuid *c = pmon_cpuid__new_buf(t[i].dump, strlen(t[i].dump), t[i].name);
+		struct pmon_cpu_info ci;
+
+		print_message("row at line %d: %s\n", t[i].line, t[i].name);
+		assert_non_null(c);
+		assert_int_equal(pmon_cpu_decode(c, &ci), 0);
+		assert_int_equal(ci.pm.model, t[i].model);
+		assert_int_equal(ci.pm_hv_unverifiable, t[i].hv_unverifiable);
+		if (t[i].why) {
+			assert_non_null(ci.pm_none_why);
+			assert_non_null(strstr(ci.pm_none_why, t[i].why));
+			assert_int_equal(ci.pm.gp_count, 0);
+			assert_int_equal(ci.pm.nranges, 0);
+			assert_false(ci.pm.rdpmc_instruction);
+		} else {
+			assert_null(ci.pm_none_why);
+		}
+		pmon_cpuid__free(c);
+	}
+}
+
 /* #13.8: Linux's RDT errata by model (resctrl __check_quirks_intel and
  * monitor.c mbm_cf_table), on the real Skylake-SP (stepping 4, 192 RMIDs),
  * Cascade Lake (55H stepping 7, 96 RMIDs: threshold = last RMID, nothing
@@ -722,6 +790,7 @@ int main(void)
 		cmocka_unit_test(test_cpu__leaf_23_needs_arch_perfmon_ext),
 		cmocka_unit_test(test_cpu__hybrid_0a_subset),
 		cmocka_unit_test(test_cpu__tsc_crystal_sources),
+		cmocka_unit_test(test_cpu__vm_counters_not_assumed),
 		cmocka_unit_test(test_cpu__leaf_10_subleaf_absent),
 		cmocka_unit_test(test_cpu__l3_ids_from_sysfs),
 		cmocka_unit_test(test_cpu__fixed_quirk_not_in_a_vm),
