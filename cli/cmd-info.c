@@ -37,9 +37,7 @@ struct info {
 	char clocksource[64], clocksources[256];
 	struct pmon_clock_res clocks[16];
 	size_t nclocks;
-	uint64_t tsc_hz;
-	enum pmon_tsc_source tsc_src;
-	uint32_t tsc_spread_ppm;
+	struct pmon_tsc_choice tsc; /* the figure used and what it was checked against */
 	struct verdict v[VD__COUNT];
 };
 
@@ -104,17 +102,20 @@ static void compute_verdicts(struct info *in)
 	if (!in->live) {
 		/* Another machine's dump: only what CPUID can tell. */
 		if (ci->pm.model == PMON_PERFMON_NONE)
-			setv(&in->v[VD_HW], V_NO, "CPUID enumerates no counters%s",
-			     ci->pm.leaf_0a == PMON_LEAF_OK ? " (CPUID.0AH:EAX[7:0] = 0)" : "");
+			setv(&in->v[VD_HW], V_NO, "CPUID enumerates no counters: %s",
+			     ci->pm_none_why ? ci->pm_none_why : "no counter model");
 		else
-			setv(&in->v[VD_HW], V_YES, "per CPUID: %s%s", counters,
+			setv(&in->v[VD_HW], V_YES, "per CPUID: %s%s%s", counters,
 			     ci->pm.fixed_assumed
 				     ? " (3 fixed: v2-v4 parts misreport CPUID.0AH:EDX[4:0]; "
 				       "Linux assumes 3 outside a VM)"
 				     : ci->pm.hybrid_pcore_extra
 				     ? " (P-core: CPUID.0AH's common subset + 2 GP, + 1 fixed, as "
 				       "Linux's cpu_core)"
-				     : "");
+				     : "",
+			     ci->pm_hv_unverifiable ? "; CPUID cannot tell whether the hypervisor "
+						      "provides these counters"
+						    : "");
 		setv(&in->v[VD_RDPMC], V_NA, "depends on the kernel of that machine");
 		setv(&in->v[VD_SAMPLING], V_NA, "depends on the kernel of that machine");
 		setv(&in->v[VD_SW], V_NA, "depends on the kernel of that machine");
@@ -137,11 +138,13 @@ static void compute_verdicts(struct info *in)
 		} else if (ci->id.hypervisor) {
 			setv(&in->v[VD_HW], V_NO,
 			     "%s exposes no PMU to this VM: the kernel registered no 'cpu' event "
-			     "source%s",
+			     "source%s%s",
 			     hv,
 			     ci->pm.model == PMON_PERFMON_NONE
-				     ? " and CPUID.0AH reads all zero"
-				     : " (CPUID still describes counters the VM cannot use)");
+				     ? "; CPUID agrees: "
+				     : " (CPUID still describes counters the VM cannot use)",
+			     ci->pm.model == PMON_PERFMON_NONE && ci->pm_none_why ? ci->pm_none_why
+										  : "");
 		} else {
 			setv(&in->v[VD_HW], V_NO,
 			     "the kernel registered no 'cpu' event source (no perf support for "
@@ -193,9 +196,9 @@ static void compute_verdicts(struct info *in)
 		setv(&in->v[VD_TSC], V_PARTIAL,
 		     "TSC present but not invariant (CPUID.80000007H:EDX[8] = 0): its rate may "
 		     "follow frequency changes");
-	else if (in->tsc_hz)
+	else if (in->tsc.hz)
 		setv(&in->v[VD_TSC], V_YES, "invariant TSC at %.3f GHz (%s)",
-		     (double)in->tsc_hz / 1e9, pmon_tsc_source_name(in->tsc_src));
+		     (double)in->tsc.hz / 1e9, pmon_tsc_source_name(in->tsc.source));
 	else
 		setv(&in->v[VD_TSC], V_YES, "invariant TSC; its frequency is not enumerated");
 
@@ -304,10 +307,14 @@ static void print_perfmon(FILE *f, const struct pmon_cpu_info *ci)
 		if (pm->edx_reserved)
 			row(f, "note", "reserved CPUID.0AH:EDX bits set (%#" PRIx32 "): ignored",
 			    pm->edx_reserved);
-		if (ci->hybrid.hybrid && pm->leaf_23 != PMON_LEAF_OK)
+		if (ci->hybrid_0a_subset)
 			row(f, "note",
 			    "hybrid part without leaf 23H: 0AH reports only what all core "
 			    "types share");
+		if (ci->leaf_23_ignored)
+			row(f, "note",
+			    "leaf 23H is within the maximum leaf but CPUID.(07H,1):EAX[8] "
+			    "ArchPerfmonExt = 0: not read (as Linux)");
 		if (pm->hybrid_pcore_extra)
 			row(f, "core type",
 			    "the figures above are the P-core's: 0AH's %u GP "
@@ -331,8 +338,13 @@ static void print_perfmon(FILE *f, const struct pmon_cpu_info *ci)
 			row(f, "PerfMonV2", "yes: %u core, %u DF, %u UMC counters", pm->gp_count,
 			    pm->amd_nb_count, pm->amd_umc_count);
 	} else {
-		row(f, "counters", "none enumerated");
+		row(f, "counters", "none: %s",
+		    ci->pm_none_why ? ci->pm_none_why : "no counter model");
 	}
+	if (ci->pm_hv_unverifiable)
+		row(f, "note",
+		    "a hypervisor's CPUID (CPUID.01H:ECX[31] = 1): CPUID cannot tell whether the "
+		    "hypervisor provides these counters");
 }
 
 static void print_text(FILE *f, const struct info *in)
@@ -429,15 +441,46 @@ static void print_text(FILE *f, const struct info *in)
 	if (ci->tsc.leaf_hv == PMON_LEAF_OK)
 		row(f, "leaf 40000010H", "TSC %" PRIu32 " kHz, bus %" PRIu32 " kHz",
 		    ci->tsc.hv_tsc_khz, ci->tsc.hv_bus_khz);
-	if (in->tsc_hz)
-		row(f, "frequency", "%.6f GHz (%s%s)", (double)in->tsc_hz / 1e9,
-		    pmon_tsc_source_name(in->tsc_src),
-		    in->tsc_src == PMON_TSC_HZ_CALIBRATED ? ", 5 x 20 ms windows" : "");
+	if (ci->tsc_crystal_hz) {
+		const char *how = "CPUID.15H:ECX";
+		char buf[160];
+
+		if (ci->tsc.source == PMON_TSC_HZ_LEAF15_16) {
+			snprintf(buf, sizeof(buf),
+				 "16H base %" PRIu32 " MHz x %" PRIu32 " / %" PRIu32
+				 ", in kHz as Linux native_calibrate_tsc()",
+				 ci->tsc.base_mhz, ci->tsc.denominator, ci->tsc.numerator);
+			how = buf;
+		} else if (ci->tsc.source == PMON_TSC_HZ_LEAF15_NOMINAL) {
+			how = "the SDM's nominal table by model: leaf 16H is absent";
+		} else if (ci->tsc.source == PMON_TSC_HZ_LEAF15_DENVERTON) {
+			how = "Denverton reports none: 25 MHz, as Linux";
+		}
+		row(f, "crystal", "%" PRIu32 " Hz (%s)", ci->tsc_crystal_hz, how);
+	}
+	if (in->tsc.hz)
+		row(f, "frequency", "%.6f GHz (%s%s)", (double)in->tsc.hz / 1e9,
+		    pmon_tsc_source_name(in->tsc.source),
+		    in->tsc.source == PMON_TSC_HZ_CALIBRATED ? ", 5 x 20 ms windows" : "");
 	else
 		row(f, "frequency", "not enumerated%s",
 		    in->live ? "" : " (calibration needs the machine)");
-	if (in->tsc_src == PMON_TSC_HZ_CALIBRATED)
-		row(f, "calibration spread", "%" PRIu32 " ppm", in->tsc_spread_ppm);
+	if (in->tsc.compared)
+		row(f, "cross-check",
+		    "CPUID %.6f GHz (%s) vs calibrated %.6f GHz: %+" PRId64 " ppm, %s the %" PRIu32
+		    " ppm tolerance: the %s figure wins",
+		    (double)in->tsc.cpuid_hz / 1e9, pmon_tsc_source_name(in->tsc.cpuid_source),
+		    (double)in->tsc.calibrated_hz / 1e9, in->tsc.diff_ppm,
+		    in->tsc.source == PMON_TSC_HZ_CALIBRATED ? "beyond" : "within",
+		    in->tsc.tolerance_ppm,
+		    in->tsc.source == PMON_TSC_HZ_CALIBRATED ? "calibrated" : "CPUID");
+	else if (!in->live && pmon_tsc_source_is_derived(in->tsc.source))
+		row(f, "cross-check",
+		    "a derivation, not a reported frequency: on the machine itself pmon "
+		    "calibrates and compares (the calibration wins beyond %u ppm)",
+		    PMON_TSC_TOLERANCE_PPM);
+	if (in->tsc.calibrated_hz)
+		row(f, "calibration spread", "%" PRIu32 " ppm", in->tsc.spread_ppm);
 
 	if (in->live) {
 		fprintf(f, "\nOther timers\n");
@@ -551,6 +594,12 @@ static json_t *json_info(const struct info *in)
 	json_object_set_new(o, "version", json_integer(pm->version));
 	json_object_set_new(o, "leaf_0a", json_string(pmon_leaf_state_name(pm->leaf_0a)));
 	json_object_set_new(o, "leaf_23", json_boolean(pm->leaf_23 == PMON_LEAF_OK));
+	json_object_set_new(o, "arch_perfmon_ext", json_boolean(ci->arch_perfmon_ext));
+	json_object_set_new(o, "leaf_23_ignored", json_boolean(ci->leaf_23_ignored));
+	json_object_set_new(o, "hybrid_0a_subset", json_boolean(ci->hybrid_0a_subset));
+	json_object_set_new(o, "none_why",
+			    ci->pm_none_why ? json_string(ci->pm_none_why) : json_null());
+	json_object_set_new(o, "hypervisor_unverifiable", json_boolean(ci->pm_hv_unverifiable));
 	json_object_set_new(o, "gp",
 			    json_pack("{s:i, s:i, s:I}", "count", (int)pm->gp_count, "width",
 				      (int)pm->gp_width, "mask", (json_int_t)pm->gp_mask));
@@ -617,8 +666,27 @@ static json_t *json_info(const struct info *in)
 					    : json_null());
 	json_object_set_new(root, "tsc",
 			    json_pack("{s:b, s:b, s:I, s:s}", "present", ci->tsc.tsc, "invariant",
-				      ci->tsc.invariant, "hz", (json_int_t)in->tsc_hz, "source",
-				      pmon_tsc_source_name(in->tsc_src)));
+				      ci->tsc.invariant, "hz", (json_int_t)in->tsc.hz, "source",
+				      pmon_tsc_source_name(in->tsc.source)));
+	o = json_object_get(root, "tsc");
+	json_object_set_new(o, "crystal_hz", json_integer((json_int_t)ci->tsc_crystal_hz));
+	json_object_set_new(o, "cpuid",
+			    json_pack("{s:I, s:s, s:b}", "hz", (json_int_t)in->tsc.cpuid_hz,
+				      "source", pmon_tsc_source_name(in->tsc.cpuid_source),
+				      "derived", pmon_tsc_source_is_derived(in->tsc.cpuid_source)));
+	json_object_set_new(o, "calibrated",
+			    in->tsc.calibrated_hz ? json_pack("{s:I, s:i}", "hz",
+							      (json_int_t)in->tsc.calibrated_hz,
+							      "spread_ppm", (int)in->tsc.spread_ppm)
+						  : json_null());
+	json_object_set_new(
+		o, "cross_check",
+		in->tsc.compared
+			? json_pack("{s:I, s:i, s:s}", "diff_ppm", (json_int_t)in->tsc.diff_ppm,
+				    "tolerance_ppm", (int)in->tsc.tolerance_ppm, "winner",
+				    in->tsc.source == PMON_TSC_HZ_CALIBRATED ? "calibrated"
+									     : "cpuid")
+			: json_null());
 	if (ci->hybrid.leaf_1a == PMON_LEAF_OK && ci->hybrid.core_type)
 		json_object_set_new(root, "hybrid",
 				    json_pack("{s:i, s:s?}", "core_type", (int)ci->hybrid.core_type,
@@ -704,18 +772,22 @@ int cmd_info(int argc, char **argv)
 	}
 	in->live = !file;
 	in->source = file ? file : pmon_cpuid__source(snap);
-	in->tsc_hz = in->ci.tsc.hz;
-	in->tsc_src = in->ci.tsc.source;
+	uint64_t cal_hz = 0;
+	uint32_t spread = 0;
 	if (in->live) {
 		pmon_kernel_probe(NULL, &in->k);
 		in->nclocks = pmon_clocks(in->clocks, sizeof(in->clocks) / sizeof(in->clocks[0]));
 		if (pmon_clocksource(NULL, in->clocksource, sizeof(in->clocksource),
 				     in->clocksources, sizeof(in->clocksources)))
 			in->clocksource[0] = '\0';
-		if (!in->tsc_hz && in->ci.tsc.tsc &&
-		    !pmon_tsc_calibrate(20, &in->tsc_hz, &in->tsc_spread_ppm))
-			in->tsc_src = PMON_TSC_HZ_CALIBRATED;
+		/* Calibrate where CPUID gives nothing or only a derivation;
+		 * the library decides which figure wins. */
+		if (in->ci.tsc.tsc &&
+		    pmon_tsc_wants_calibration(in->ci.tsc.hz, in->ci.tsc.source) &&
+		    pmon_tsc_calibrate(20, &cal_hz, &spread))
+			cal_hz = 0;
 	}
+	pmon_tsc_choose(in->ci.tsc.hz, in->ci.tsc.source, cal_hz, spread, &in->tsc);
 	compute_verdicts(in);
 
 	out = cli_open_output(outpath);

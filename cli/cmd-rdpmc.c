@@ -270,13 +270,18 @@ int cmd_rdpmc(int argc, char **argv)
 	else
 		err = pmon_rdpmc_encode(&ci.pm, ctr.type, (unsigned)ctr.index, fast, metrics, &sel);
 	if (err) {
+		/* Without counters the decoder's reason is the rule that broke. */
 		cli_error("RDPMC with ECX=%08" PRIX32 "H %s: %s", sel.ecx,
 			  err == -PMON_ERRNO__RDPMC_UNKNOWN ? "may or may not be valid"
 							    : "would raise #GP(0)",
-			  sel.rule);
+			  ci.pm.model == PMON_PERFMON_NONE && ci.pm_none_why ? ci.pm_none_why
+									     : sel.rule);
 		return CLI_USAGE;
 	}
-	printf("ECX = %08" PRIX32 "H: valid by the SDM's rules (%s)\n", sel.ecx, sel.rule);
+	printf("ECX = %08" PRIX32 "H: valid by the SDM's rules (%s)%s\n", sel.ecx, sel.rule,
+	       ci.pm_hv_unverifiable
+		       ? "; CPUID cannot tell whether the hypervisor provides these counters"
+		       : "");
 	if (file)
 		return CLI_OK; /* another machine: nothing to execute here */
 

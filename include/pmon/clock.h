@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Timers: the TSC (frequency by calibration when CPUID enumerates none) and
+ * Timers: the TSC (frequency by calibration when CPUID enumerates none or
+ * only derives one, and the choice between the two) and
  * the other clocks a Linux program can read, with their resolution, as the
  * Pentium tools note's sections 4 and 5 survey them for Windows.
  */
@@ -12,6 +13,7 @@
 #include <stdint.h>
 #include <time.h>
 #include <pmon/common.h>
+#include <pmon/cpu.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -46,6 +48,52 @@ PMON_API int pmon_clocksource(const char *sysfs_root, char *cur, size_t curlen, 
  * Return: 0, or -EINVAL for a bad @ms.
  */
 PMON_API int pmon_tsc_calibrate(unsigned ms, uint64_t *hz, uint32_t *spread_ppm);
+
+/*
+ * How far a calibrated TSC frequency may stray from a derived CPUID figure
+ * before the calibration wins. Linux warns when a CPUID/MSR frequency and
+ * its HW-timer calibration differ by more than tsc_khz >> 11 (~500 ppm,
+ * arch/x86/kernel/tsc.c tsc_refine_calibration_work()); pmon's 5 x 20 ms
+ * calibration against CLOCK_MONOTONIC_RAW is coarser, so it allows 1000
+ * ppm, or the calibration's own spread where that is larger. A derivation
+ * gone wrong is far outside it: a 25 MHz crystal assumed where the part
+ * runs 24 MHz is +41667 ppm.
+ */
+#define PMON_TSC_TOLERANCE_PPM 1000
+
+/* Which TSC frequency pmon uses, and what it was checked against. */
+struct pmon_tsc_choice {
+	uint64_t hz; /* the frequency to use; 0 when there is none */
+	enum pmon_tsc_source source; /* where it came from (PMON_TSC_HZ_CALIBRATED or CPUID's) */
+	uint64_t cpuid_hz; /* the CPUID figure (0: none) */
+	enum pmon_tsc_source cpuid_source;
+	uint64_t calibrated_hz; /* 0: not calibrated */
+	uint32_t spread_ppm; /* the calibration's spread */
+	bool compared; /* both figures were there */
+	int64_t diff_ppm; /* (calibrated - CPUID) / CPUID in ppm, when compared */
+	uint32_t tolerance_ppm; /* the tolerance applied, when compared */
+};
+
+/**
+ * pmon_tsc_wants_calibration() - whether the TSC should be calibrated
+ * besides a CPUID figure of @hz from @src: when there is none, or it is a
+ * derivation (pmon_tsc_source_is_derived()). A figure the hardware or the
+ * hypervisor reports (15H:ECX, Denverton, 40000010H) is used as it is.
+ */
+PMON_API bool pmon_tsc_wants_calibration(uint64_t hz, enum pmon_tsc_source src);
+
+/**
+ * pmon_tsc_choose() - decide between a CPUID TSC figure and a calibration.
+ * @cpuid_hz, @cpuid_src: pmon_cpu_info's tsc.hz and tsc.source (0: none).
+ * @cal_hz, @spread_ppm: pmon_tsc_calibrate()'s result; 0 when not calibrated.
+ * @out:  filled completely.
+ *
+ * The CPUID figure wins unless it is a derivation and the calibration
+ * differs from it by more than max(PMON_TSC_TOLERANCE_PPM, @spread_ppm);
+ * with no CPUID figure the calibration is used. Pure; thread-safe.
+ */
+PMON_API void pmon_tsc_choose(uint64_t cpuid_hz, enum pmon_tsc_source cpuid_src, uint64_t cal_hz,
+			      uint32_t spread_ppm, struct pmon_tsc_choice *out);
 
 struct perf_event_mmap_page;
 

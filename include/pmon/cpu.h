@@ -266,10 +266,17 @@ struct pmon_rdt {
 enum pmon_tsc_source {
 	PMON_TSC_HZ_NONE = 0,
 	PMON_TSC_HZ_LEAF15, /* 15H with the crystal frequency in ECX */
-	PMON_TSC_HZ_LEAF15_NOMINAL, /* 15H, crystal from the SDM's nominal table by model */
-	PMON_TSC_HZ_LEAF15_16, /* 15H ratio, crystal derived from 16H's base frequency */
+	/* 15H ratio, crystal from the SDM's nominal table by model: only where
+	 * leaf 16H is absent (a derivation: pmon_tsc_source_is_derived()) */
+	PMON_TSC_HZ_LEAF15_NOMINAL,
+	/* 15H ratio, crystal derived from 16H's base frequency as Linux's
+	 * native_calibrate_tsc() does (a derivation) */
+	PMON_TSC_HZ_LEAF15_16,
 	PMON_TSC_HZ_HYPERVISOR, /* 40000010H:EAX (kHz) */
 	PMON_TSC_HZ_CALIBRATED, /* measured against CLOCK_MONOTONIC_RAW (see clock.h) */
+	/* 15H ratio, Denverton's (06_5FH) 25 MHz crystal, hard-coded as Linux
+	 * does: the part reports neither 15H:ECX nor 16H */
+	PMON_TSC_HZ_LEAF15_DENVERTON,
 };
 
 struct pmon_tsc {
@@ -297,6 +304,34 @@ struct pmon_cpu_info {
 	struct pmon_rdt rdt;
 	struct pmon_tsc tsc;
 	struct pmon_hybrid hybrid;
+	/* ---- added after release 0.1: the struct grows only here, at its
+	 * end (pmon_cpu_decode_sized() gives an older caller the fields its
+	 * size holds; the first of these must stay pointer-aligned so that
+	 * its offset is the 0.1 size). ---- */
+	/* Why pm describes no counters (pm.model == PMON_PERFMON_NONE), as a
+	 * phrase naming the CPUID fields and the rule ("family 0FH with leaf
+	 * 0AH enumerated is no Pentium 4 ..."); NULL when counters are decoded.
+	 * Static storage. */
+	const char *pm_none_why;
+	/* CPUID.01H:ECX[31]: the figures describe a virtual CPU, and CPUID
+	 * cannot tell whether the hypervisor provides these counters (only the
+	 * guest's kernel can, by probing them). */
+	bool pm_hv_unverifiable;
+	/* CPUID.(07H,1):EAX[8] ArchPerfmonExt: leaf 23H may be read (Linux
+	 * reads 23H only with X86_FEATURE_ARCH_PERFMON_EXT). leaf_07_1 is how
+	 * sub-leaf 1 of 07H was read. */
+	enum pmon_leaf_state leaf_07_1;
+	bool arch_perfmon_ext;
+	/* Leaf 23H is within the maximum leaf but 07H.1:EAX[8] = 0: ignored
+	 * (pm.leaf_23 then reads PMON_LEAF_NOT_ENUMERATED). */
+	bool leaf_23_ignored;
+	/* Hybrid part without leaf 23H whose 0AH reports only the counters both
+	 * core types share (the E-core's), not the dumped core's own. */
+	bool hybrid_0a_subset;
+	/* The core crystal clock behind tsc.hz, in Hz: 15H:ECX, Denverton's
+	 * 25 MHz, derived from 16H (Linux's integer kHz), or the SDM's nominal
+	 * table; 0 when tsc.hz has no crystal (hypervisor leaf) or none. */
+	uint32_t tsc_crystal_hz;
 };
 
 /**
@@ -347,6 +382,15 @@ PMON_API const char *pmon_fixed_counter_name(unsigned index);
 PMON_API const char *pmon_core_type_name(unsigned core_type);
 PMON_API const char *pmon_leaf_state_name(enum pmon_leaf_state s);
 PMON_API const char *pmon_tsc_source_name(enum pmon_tsc_source s);
+/**
+ * pmon_tsc_source_is_derived() - whether a CPUID TSC figure from @s is a
+ * derivation rather than a frequency the hardware reports: the SDM's
+ * nominal crystal table and the crystal derived from 16H's base frequency
+ * (Linux sets X86_FEATURE_TSC_KNOWN_FREQ only for 15H:ECX and Denverton).
+ * A derived figure is worth checking against a calibration (clock.h,
+ * pmon_tsc_choose()).
+ */
+PMON_API bool pmon_tsc_source_is_derived(enum pmon_tsc_source s);
 
 #ifdef __cplusplus
 }

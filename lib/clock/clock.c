@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * Timers (pmon/clock.h): TSC calibration against CLOCK_MONOTONIC_RAW for
- * machines whose CPUID enumerates no TSC frequency (this project's VMs), the
+ * machines whose CPUID enumerates no TSC frequency (this project's VMs) or
+ * only derives one, and the choice between the two (pmon_tsc_choose()), the
  * POSIX clocks with their resolution, the kernel's clocksource, and the
  * perf mmap page's TSC conversion (the trace's perf-clock time base, and
  * the self-read's time_enabled extension in lib/counter/self.c).
@@ -132,6 +133,44 @@ int pmon_tsc_calibrate(unsigned ms, uint64_t *hz, uint32_t *spread_ppm)
 		*spread_ppm =
 			*hz ? (uint32_t)((double)(f[WINDOWS - 1] - f[0]) * 1e6 / (double)*hz) : 0;
 	return 0;
+}
+
+bool pmon_tsc_wants_calibration(uint64_t hz, enum pmon_tsc_source src)
+{
+	return !hz || pmon_tsc_source_is_derived(src);
+}
+
+void pmon_tsc_choose(uint64_t cpuid_hz, enum pmon_tsc_source cpuid_src, uint64_t cal_hz,
+		     uint32_t spread_ppm, struct pmon_tsc_choice *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->cpuid_hz = cpuid_hz;
+	out->cpuid_source = cpuid_hz ? cpuid_src : PMON_TSC_HZ_NONE;
+	out->calibrated_hz = cal_hz;
+	out->spread_ppm = cal_hz ? spread_ppm : 0;
+	out->hz = cpuid_hz;
+	out->source = out->cpuid_source;
+	if (!cal_hz)
+		return;
+	if (!cpuid_hz) {
+		out->hz = cal_hz;
+		out->source = PMON_TSC_HZ_CALIBRATED;
+		return;
+	}
+	out->compared = true;
+	out->tolerance_ppm =
+		spread_ppm > PMON_TSC_TOLERANCE_PPM ? spread_ppm : PMON_TSC_TOLERANCE_PPM;
+	/* In 128 bits: no frequency difference can overflow. */
+	__int128 d = ((__int128)cal_hz - (__int128)cpuid_hz) * 1000000 / (__int128)cpuid_hz;
+	out->diff_ppm = d > INT64_MAX ? INT64_MAX : d < INT64_MIN ? INT64_MIN : (int64_t)d;
+	/* Only a derivation yields: a reported frequency (15H:ECX, the
+	 * hypervisor's) is what Linux trusts over its own calibration. */
+	if (pmon_tsc_source_is_derived(cpuid_src) &&
+	    (out->diff_ppm > (int64_t)out->tolerance_ppm ||
+	     out->diff_ppm < -(int64_t)out->tolerance_ppm)) {
+		out->hz = cal_hz;
+		out->source = PMON_TSC_HZ_CALIBRATED;
+	}
 }
 
 /* ---- the perf mmap page's TSC conversion --------------------------------- */

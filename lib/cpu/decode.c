@@ -197,22 +197,35 @@ static void decode_legacy_intel(const struct pmon_cpu_ident *id, struct pmon_per
 }
 
 static void decode_amd(const struct leafctx *x, const struct pmon_cpu_ident *id,
-		       struct pmon_perfmon *pm)
+		       struct pmon_perfmon *pm, const char **why)
 {
 	struct pmon_cpuid_regs r;
 
-	/* K7 and later: 4 core counters of 48 bits (AMD APM Vol. 2 13.2). */
-	if (id->family < 6)
+	/* K7 and later: 4 core counters of 48 bits (AMD APM Vol. 2 13.2;
+	 * Linux amd_pmu_init(): "Performance-monitoring supported from K7"). */
+	if (id->family < 6) {
+		*why = "AMD before the K7 (family < 6) has no performance counters";
 		return;
-	pm->model = PMON_PERFMON_AMD_LEGACY;
-	pm->rdpmc_instruction = true;
-	pm->gp_count = 4;
-	pm->gp_width = 48;
+	}
 	if (leaf(x, 0x80000001, 0, &r) == PMON_LEAF_OK) {
 		pm->amd_ext_core = PMON_BIT(r.ecx, 23);
 		pm->amd_ext_nb = PMON_BIT(r.ecx, 24);
 		pm->amd_ext_llc = PMON_BIT(r.ecx, 28);
 	}
+	/* Every AMD processor from family 15H (Bulldozer) on has the six
+	 * PerfCtrExtCore counters; one that clears 80000001H:ECX[23] is a
+	 * hypervisor hiding the PMU (a KVM guest without a vPMU), and the
+	 * legacy K7 counters it would leave are not there either: Linux in
+	 * such a guest registers no 'cpu' PMU. Issue #24's rule. */
+	if (id->family >= 0x15 && !pm->amd_ext_core) {
+		*why = "PerfCtrExtCore (CPUID.80000001H:ECX[23]) = 0 on family 15H or later: "
+		       "every such AMD processor has it, so a hypervisor hid the PMU";
+		return;
+	}
+	pm->model = PMON_PERFMON_AMD_LEGACY;
+	pm->rdpmc_instruction = true;
+	pm->gp_count = 4;
+	pm->gp_width = 48;
 	if (pm->amd_ext_core) {
 		pm->model = PMON_PERFMON_AMD_EXT;
 		pm->gp_count = 6;
@@ -232,10 +245,27 @@ static void decode_amd(const struct leafctx *x, const struct pmon_cpu_ident *id,
 	pm->gp_mask = (1ULL << pm->gp_count) - 1;
 	/* RDPMC ECX on AMD (APM Vol. 3 RDPMC): 0-5 core, 6-9 DF/NB, 10-15 L3. */
 	add_range(pm, 0, pm->gp_count, 48, false, "core PerfCtr");
-	if (pm->amd_ext_nb)
-		add_range(pm, 6, 4, 48, false, "northbridge/DF PerfCtr");
-	if (pm->amd_ext_llc)
-		add_range(pm, 10, 6, 48, false, "L3 PerfCtr");
+	/* PerfMonV2 enumerates the DF counters in 80000022H:EBX[15:10] (16 on
+	 * Genoa, Turin, 7950X, 9950X); counters 4 and up sit above the L3
+	 * block: Linux arch/x86/events/amd/uncore.c amd_uncore_df_add() reads
+	 * counter idx >= NUM_COUNTERS_NB (4) at RDPMC_BASE_NB + idx +
+	 * NUM_COUNTERS_L3 (6), i.e. from 16 (amd_uncore_df_ctx_scan() takes
+	 * the count from 80000022H when PerfMonV2, else 4). */
+	unsigned ndf = !pm->amd_ext_nb ? 0 : pm->amd_v2 ? pm->amd_nb_count : 4;
+	if (ndf)
+		add_range(pm, 6, ndf < 4 ? ndf : 4, 48, false, "northbridge/DF PerfCtr");
+	/* 80000001H:ECX[28] is PerfCtrExtLLC from family 17H and PerfCtrExtL2I
+	 * before it: Linux amd_uncore init uses the L2 PMU below family 17H,
+	 * NUM_COUNTERS_L2 = 4 at RDPMC_BASE_LLC (10), and the L3 PMU from 17H,
+	 * NUM_COUNTERS_L3 = 6. */
+	if (pm->amd_ext_llc) {
+		if (id->family >= 0x17)
+			add_range(pm, 10, 6, 48, false, "L3 PerfCtr");
+		else
+			add_range(pm, 10, 4, 48, false, "L2I PerfCtr");
+	}
+	if (ndf > 4)
+		add_range(pm, 16, ndf - 4, 48, false, "DF PerfCtr 4 and up");
 }
 
 /* Hybrid parts without leaf 23H whose 0AH reports the counters common to
@@ -262,13 +292,28 @@ static bool hybrid_0a_is_subset(const struct pmon_cpu_ident *id, const struct pm
 	return false;
 }
 
-static void decode_perfmon(const struct leafctx *x, const struct pmon_cpu_ident *id,
-			   const struct pmon_hybrid *hy, struct pmon_perfmon *pm)
+static void decode_perfmon(const struct leafctx *x, struct pmon_cpu_info *ci)
 {
+	const struct pmon_cpu_ident *id = &ci->id;
+	const struct pmon_hybrid *hy = &ci->hybrid;
+	struct pmon_perfmon *pm = &ci->pm;
 	struct pmon_cpuid_regs r;
 
 	pm->leaf_0a = leaf(x, 0x0a, 0, &r);
+	/* Leaf 23H is read only where CPUID.(07H,1):EAX[8] ArchPerfmonExt
+	 * says it exists (SDM Vol. 2A CPUID.07H.1; Linux gates every read of
+	 * ARCH_PERFMON_EXT_LEAF on X86_FEATURE_ARCH_PERFMON_EXT): a maximum
+	 * leaf of 23H or more alone does not enumerate it. Sub-leaf 1 of 07H
+	 * exists when 07H.0:EAX (the highest sub-leaf) is at least 1. */
+	ci->leaf_07_1 = PMON_LEAF_NOT_ENUMERATED;
+	if (leaf(x, 7, 0, &r) == PMON_LEAF_OK && r.eax >= 1)
+		ci->leaf_07_1 = leaf(x, 7, 1, &r);
+	ci->arch_perfmon_ext = ci->leaf_07_1 == PMON_LEAF_OK && PMON_BIT(r.eax, 8);
 	pm->leaf_23 = leaf(x, 0x23, 0, &r);
+	if (pm->leaf_23 != PMON_LEAF_NOT_ENUMERATED && !ci->arch_perfmon_ext) {
+		ci->leaf_23_ignored = pm->leaf_23 == PMON_LEAF_OK;
+		pm->leaf_23 = PMON_LEAF_NOT_ENUMERATED;
+	}
 	pm->leaf_amd_22 = PMON_LEAF_NOT_ENUMERATED;
 	pm->perf_capabilities = id->pdcm;
 
@@ -279,11 +324,14 @@ static void decode_perfmon(const struct leafctx *x, const struct pmon_cpu_ident 
 			pm->raw_0a[0] = r.eax, pm->raw_0a[1] = r.ebx;
 			pm->raw_0a[2] = r.ecx, pm->raw_0a[3] = r.edx;
 		}
-		decode_amd(x, id, pm);
+		decode_amd(x, id, pm, &ci->pm_none_why);
 		return;
 	}
-	if (id->vendor != PMON_VENDOR_INTEL)
+	if (id->vendor != PMON_VENDOR_INTEL) {
+		ci->pm_none_why = "neither Intel, AMD nor Hygon: pmon knows no counter model for "
+				  "this vendor";
 		return;
+	}
 
 	if (pm->leaf_0a == PMON_LEAF_OK) {
 		leaf(x, 0x0a, 0, &r);
@@ -299,9 +347,41 @@ static void decode_perfmon(const struct leafctx *x, const struct pmon_cpu_ident 
 		 * Intel Xeon processors"); every later family (10H and up, e.g.
 		 * 13H) has architectural perfmon, so version 0 there means none,
 		 * never 18 ESCR counters RDPMC would be said to accept. */
-		if ((pm->leaf_0a == PMON_LEAF_OK && id->family == 6) || id->family > 0xf)
+		if (pm->leaf_0a == PMON_LEAF_OK && id->family == 6) {
+			ci->pm_none_why = "CPUID.0AH:EAX[7:0] = 0: no architectural perfmon (a VM "
+					  "that hides the PMU reads so)";
 			return;
+		}
+		if (id->family > 0xf) {
+			ci->pm_none_why = "CPUID.0AH:EAX[7:0] = 0 on family 10H or later: only "
+					  "family 0FH is NetBurst, so no counters";
+			return;
+		}
+		/* Family 0FH is NetBurst only on a real Pentium 4 / Xeon:
+		 * those report a maximum basic leaf of at most 6, so an
+		 * enumerated leaf 0AH, or the hypervisor bit, means a virtual
+		 * CPU model such as QEMU's kvm64 (family 0FH model 6, max leaf
+		 * 0DH). Linux finds no NetBurst PMU there either: p4_pmu_init()
+		 * "unsupported Netburst CPU model 6" (IA32_MISC_ENABLE[7] clear),
+		 * "no PMU driver". Issue #24's rule. */
+		if (id->family == 0xf && id->hypervisor) {
+			ci->pm_none_why =
+				"family 0FH under a hypervisor (CPUID.01H:ECX[31] = 1): "
+				"a virtual CPU model such as QEMU's kvm64, not a Pentium "
+				"4; Linux: 'unsupported Netburst CPU model', no PMU driver";
+			return;
+		}
+		if (id->family == 0xf && pm->leaf_0a != PMON_LEAF_NOT_ENUMERATED) {
+			ci->pm_none_why =
+				"family 0FH enumerating leaf 0AH with CPUID.0AH:EAX[7:0] "
+				"= 0: real Pentium 4s report a maximum leaf of at most 6, "
+				"so this is no NetBurst PMU";
+			return;
+		}
 		decode_legacy_intel(id, pm);
+		if (pm->model == PMON_PERFMON_NONE)
+			ci->pm_none_why = "no architectural perfmon (CPUID.0AH) and no legacy "
+					  "counter model for this family";
 		return;
 	}
 
@@ -374,7 +454,9 @@ static void decode_perfmon(const struct leafctx *x, const struct pmon_cpu_ident 
 	 * num_counters = 0AH + 2, num_counters_fixed = 0AH + 1 when
 	 * X86_FEATURE_HYBRID_CPU. The same chip with its E-cores disabled
 	 * enumerates exactly that (8 GP, 4 fixed). */
-	if (pm->leaf_23 != PMON_LEAF_OK && pm->core_type == 0x40 && hybrid_0a_is_subset(id, pm)) {
+	ci->hybrid_0a_subset =
+		hy->hybrid && pm->leaf_23 != PMON_LEAF_OK && hybrid_0a_is_subset(id, pm);
+	if (ci->hybrid_0a_subset && pm->core_type == 0x40) {
 		pm->hybrid_pcore_extra = true;
 		pm->gp_mask = (1ULL << (pm->gp_count_0a + 2)) - 1;
 		if (pm->fixed_count_0a < 31)
@@ -535,18 +617,23 @@ static void decode_rdt(const struct leafctx *x, const struct pmon_cpu_ident *id,
 }
 
 /* SDM Vol. 3B, "Determining the Processor Base Frequency" table: nominal
- * core crystal clock for processors whose CPUID.15H:ECX reads 0. */
+ * core crystal clock for processors whose CPUID.15H:ECX reads 0. Used only
+ * where leaf 16H is absent: Linux's native_calibrate_tsc()
+ * (arch/x86/kernel/tsc.c) replaced its model table by the 16H derivation,
+ * and had already dropped Skylake-X (55H) from it, whose workstation parts
+ * run a 24 MHz crystal, not the 25 MHz of the Xeon Scalable row ("x86/tsc:
+ * Fix erroneous TSC rate on Skylake Xeon"): 55H is not here. */
 static const struct {
 	unsigned model;
 	uint32_t hz;
 } nominal_crystal[] = {
 	{ 0x4e, 24000000 }, { 0x5e, 24000000 }, /* 6th gen Core (Skylake) */
 	{ 0x8e, 24000000 }, { 0x9e, 24000000 }, /* 7th/8th gen Core (Kaby/Coffee Lake) */
-	{ 0x55, 25000000 }, /* Xeon Scalable (Skylake-SP, Cascade Lake) */
 	{ 0x5c, 19200000 }, /* Atom Goldmont */
 };
 
-static void decode_tsc(const struct leafctx *x, const struct pmon_cpu_ident *id, struct pmon_tsc *t)
+static void decode_tsc(const struct leafctx *x, const struct pmon_cpu_ident *id, struct pmon_tsc *t,
+		       uint32_t *crystal_hz)
 {
 	struct pmon_cpuid_regs r;
 
@@ -579,6 +666,7 @@ static void decode_tsc(const struct leafctx *x, const struct pmon_cpu_ident *id,
 	if (t->denominator && t->numerator && t->crystal_hz) {
 		t->hz = (uint64_t)t->crystal_hz * t->numerator / t->denominator;
 		t->source = PMON_TSC_HZ_LEAF15;
+		*crystal_hz = t->crystal_hz;
 		return;
 	}
 	if (t->hv_tsc_khz) {
@@ -586,22 +674,34 @@ static void decode_tsc(const struct leafctx *x, const struct pmon_cpu_ident *id,
 		t->source = PMON_TSC_HZ_HYPERVISOR;
 		return;
 	}
-	if (t->denominator && t->numerator && id->vendor == PMON_VENDOR_INTEL && id->family == 6) {
-		for (size_t i = 0; i < PMON_ARRAY_SIZE(nominal_crystal); i++) {
+	/* 15H:ECX = 0: Linux native_calibrate_tsc() (Intel only) hard-codes
+	 * Denverton's 25 MHz, else derives the crystal from 16H's base
+	 * frequency, in its integer kHz: crystal_khz = base_mhz * 1000 *
+	 * EAX / EBX, TSC kHz = crystal_khz * EBX / EAX. */
+	if (!t->denominator || !t->numerator || id->vendor != PMON_VENDOR_INTEL)
+		return;
+	uint64_t crystal_khz = 0;
+	if (id->family == 6 && id->model == 0x5f) { /* INTEL_ATOM_GOLDMONT_D */
+		crystal_khz = 25000;
+		t->source = PMON_TSC_HZ_LEAF15_DENVERTON;
+	} else if (t->leaf_16 == PMON_LEAF_OK) {
+		/* 16H enumerated: Linux uses it whatever it says (a base of 0
+		 * gives no figure); the nominal table is not consulted. */
+		crystal_khz = (uint64_t)t->base_mhz * 1000 * t->denominator / t->numerator;
+		t->source = PMON_TSC_HZ_LEAF15_16;
+	} else if (id->family == 6) {
+		for (size_t i = 0; i < PMON_ARRAY_SIZE(nominal_crystal); i++)
 			if (nominal_crystal[i].model == id->model) {
-				t->hz = (uint64_t)nominal_crystal[i].hz * t->numerator /
-					t->denominator;
+				crystal_khz = nominal_crystal[i].hz / 1000;
 				t->source = PMON_TSC_HZ_LEAF15_NOMINAL;
-				return;
 			}
-		}
-		/* As Linux does: derive the crystal from 16H's base frequency;
-		 * the TSC then runs at the base frequency. */
-		if (t->base_mhz) {
-			t->hz = (uint64_t)t->base_mhz * 1000000;
-			t->source = PMON_TSC_HZ_LEAF15_16;
-		}
 	}
+	if (!crystal_khz || crystal_khz > UINT32_MAX / 1000) {
+		t->source = PMON_TSC_HZ_NONE;
+		return;
+	}
+	*crystal_hz = (uint32_t)crystal_khz * 1000;
+	t->hz = crystal_khz * t->numerator / t->denominator * 1000;
 }
 
 static void decode_hybrid(const struct leafctx *x, struct pmon_hybrid *h)
@@ -618,8 +718,9 @@ static void decode_hybrid(const struct leafctx *x, struct pmon_hybrid *h)
 }
 
 /* The size of struct pmon_cpu_info in its first release (0.1): every
- * caller's is at least this. A field added later goes at the end. */
-#define CPU_INFO_SZ_V1 sizeof(struct pmon_cpu_info)
+ * caller's is at least this. A field added later goes at the end, and
+ * pm_none_why was the first of them. */
+#define CPU_INFO_SZ_V1 offsetof(struct pmon_cpu_info, pm_none_why)
 
 static int decode_full(const struct pmon_cpuid *c, struct pmon_cpu_info *out);
 
@@ -664,8 +765,12 @@ static int decode_full(const struct pmon_cpuid *c, struct pmon_cpu_info *out)
 		x.max_hv = m >= 0x40000000 && m <= 0x400000ff ? m : 0x40000000;
 	}
 	decode_hybrid(&x, &out->hybrid);
-	decode_perfmon(&x, &out->id, &out->hybrid, &out->pm);
+	decode_perfmon(&x, out);
+	/* A guest's CPUID describes the virtual CPU the hypervisor offers;
+	 * whether it also backs the counters only the guest kernel learns
+	 * (by probing them), never CPUID. */
+	out->pm_hv_unverifiable = out->id.hypervisor && out->pm.model != PMON_PERFMON_NONE;
 	decode_rdt(&x, &out->id, &out->rdt);
-	decode_tsc(&x, &out->id, &out->tsc);
+	decode_tsc(&x, &out->id, &out->tsc, &out->tsc_crystal_hz);
 	return 0;
 }

@@ -117,7 +117,14 @@ const char *pmon_tsc_source_name(enum pmon_tsc_source s)
 		return "hypervisor leaf 40000010H";
 	case PMON_TSC_HZ_CALIBRATED:
 		return "calibrated against CLOCK_MONOTONIC_RAW";
+	case PMON_TSC_HZ_LEAF15_DENVERTON:
+		return "CPUID.15H ratio, Denverton's 25 MHz crystal";
 	default:
 		return "not enumerated";
 	}
+}
+
+bool pmon_tsc_source_is_derived(enum pmon_tsc_source s)
+{
+	return s == PMON_TSC_HZ_LEAF15_NOMINAL || s == PMON_TSC_HZ_LEAF15_16;
 }

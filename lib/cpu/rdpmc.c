@@ -175,8 +175,8 @@ static int validate_legacy(const struct pmon_perfmon *pm, uint32_t ecx, struct p
 	out->fast = ecx >> 31;
 	if (pm->model == PMON_PERFMON_NONE)
 		return verdict(out, -PMON_ERRNO__RDPMC_RULE,
-			       "no counters are enumerated (CPUID.0AH:EAX[7:0] = 0 and no legacy "
-			       "counter model for this processor)");
+			       "no counters are enumerated for this processor (struct "
+			       "pmon_cpu_info's pm_none_why says why)");
 	if (!pm->rdpmc_instruction)
 		return verdict(out, -PMON_ERRNO__RDPMC_RULE,
 			       "this Pentium has no RDPMC (it came with the Pentium Pro and the "

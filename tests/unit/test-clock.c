@@ -80,6 +80,67 @@ static void test_clock__tsc_calibration(void **state)
 /* kernel/time/clocksource.c clocks_calc_mult_shift(from = khz, to =
  * NSEC_PER_MSEC, maxsec = 0), then __set_cyc2ns_scale()'s "shift 32 is
  * exported to the perf page, which expects at most 31" halving. */
+/* #24.1: the library decides between a CPUID figure and a calibration. A
+ * derivation loses beyond the tolerance (the Skylake-X workstation: 25 MHz
+ * assumed, 24 MHz real, +4.17%); a reported frequency never does. */
+static void test_clock__tsc_choose(void **state)
+{
+	static const struct {
+		int line;
+		uint64_t cpuid;
+		enum pmon_tsc_source src;
+		uint64_t cal;
+		uint32_t spread;
+		uint64_t want;
+		enum pmon_tsc_source want_src;
+		bool compared;
+		int64_t diff;
+	} t[] = {
+		/* 25 MHz x 275/2 where the part runs 24 MHz x 275/2 */
+		{ __LINE__, 3437500000ULL, PMON_TSC_HZ_LEAF15_NOMINAL, 3300000000ULL, 10,
+		  3300000000ULL, PMON_TSC_HZ_CALIBRATED, true, -40000 },
+		/* the 16H derivation within tolerance keeps */
+		{ __LINE__, 3999984000ULL, PMON_TSC_HZ_LEAF15_16, 4000100000ULL, 20, 3999984000ULL,
+		  PMON_TSC_HZ_LEAF15_16, true, 29 },
+		/* just past 1000 ppm: calibrated */
+		{ __LINE__, 2100000000ULL, PMON_TSC_HZ_LEAF15_16, 2102200000ULL, 0, 2102200000ULL,
+		  PMON_TSC_HZ_CALIBRATED, true, 1047 },
+		/* a noisy calibration (spread 5000 ppm) does not overrule 0.2% */
+		{ __LINE__, 2100000000ULL, PMON_TSC_HZ_LEAF15_16, 2104200000ULL, 5000,
+		  2100000000ULL, PMON_TSC_HZ_LEAF15_16, true, 2000 },
+		/* reported by the hardware: CPUID wins even when far off */
+		{ __LINE__, 3187200000ULL, PMON_TSC_HZ_LEAF15, 3000000000ULL, 0, 3187200000ULL,
+		  PMON_TSC_HZ_LEAF15, true, -58734 },
+		/* nothing from CPUID: the calibration */
+		{ __LINE__, 0, PMON_TSC_HZ_NONE, 2596144000ULL, 0, 2596144000ULL,
+		  PMON_TSC_HZ_CALIBRATED, false, 0 },
+		/* not calibrated (a dump): CPUID's figure stands */
+		{ __LINE__, 2100000000ULL, PMON_TSC_HZ_LEAF15_16, 0, 0, 2100000000ULL,
+		  PMON_TSC_HZ_LEAF15_16, false, 0 },
+		{ __LINE__, 0, PMON_TSC_HZ_NONE, 0, 0, 0, PMON_TSC_HZ_NONE, false, 0 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct pmon_tsc_choice ch;
+
+		print_message("row at line %d\n", t[i].line);
+		pmon_tsc_choose(t[i].cpuid, t[i].src, t[i].cal, t[i].spread, &ch);
+		assert_int_equal(ch.hz, t[i].want);
+		assert_int_equal(ch.source, t[i].want_src);
+		assert_int_equal(ch.compared, t[i].compared);
+		assert_int_equal(ch.diff_ppm, t[i].diff);
+		assert_int_equal(ch.cpuid_hz, t[i].cpuid);
+		assert_int_equal(ch.calibrated_hz, t[i].cal);
+	}
+	assert_true(pmon_tsc_wants_calibration(0, PMON_TSC_HZ_NONE));
+	assert_true(pmon_tsc_wants_calibration(2100000000ULL, PMON_TSC_HZ_LEAF15_16));
+	assert_true(pmon_tsc_wants_calibration(4008000000ULL, PMON_TSC_HZ_LEAF15_NOMINAL));
+	assert_false(pmon_tsc_wants_calibration(3187200000ULL, PMON_TSC_HZ_LEAF15));
+	assert_false(pmon_tsc_wants_calibration(2200000000ULL, PMON_TSC_HZ_LEAF15_DENVERTON));
+	assert_false(pmon_tsc_wants_calibration(2499999000ULL, PMON_TSC_HZ_HYPERVISOR));
+}
+
 static void kernel_cyc2ns(uint32_t khz, uint32_t *mult, uint16_t *shift)
 {
 	uint64_t tmp = 0;
@@ -305,6 +366,7 @@ int main(void)
 		cmocka_unit_test(test_clock__table),
 		cmocka_unit_test(test_clock__clocksource_fake_sysfs),
 		cmocka_unit_test(test_clock__tsc_calibration),
+		cmocka_unit_test(test_clock__tsc_choose),
 		cmocka_unit_test(test_clock__perf_tsc_x86),
 		cmocka_unit_test(test_clock__perf_tsc_short_wrap),
 		cmocka_unit_test(test_clock__perf_tsc_seqlock_retry),

@@ -58,9 +58,11 @@ static const struct expect rows[] = {
 	/* v3, EBX=44: reference cycles and branch mispredicts unavailable. */
 	ROW("intel-core-i7-860-lynnfield", I, 6, 0x1e, 5, PMON_PERFMON_INTEL_ARCH, 3, 4, 48, 3, 48,
 	    0x7, 0x3b, 0, 0, 0, 0, 0, 0, 0, 0, 0),
-	/* v4; TSC from 15H ratio 334/2 and the SDM's nominal 24 MHz crystal. */
+	/* v4; TSC from 15H ratio 334/2 and the crystal Linux derives from 16H's
+	 * 4000 MHz base (23952 kHz, native_calibrate_tsc()); the SDM's nominal
+	 * 24 MHz is only for parts without 16H. */
 	ROW("intel-core-i7-6700k-skylake", I, 6, 0x5e, 3, PMON_PERFMON_INTEL_ARCH, 4, 4, 48, 3, 48,
-	    0x7, 0x7f, 0, 0, 0, 0, 0, 0, 0, 4008000000ULL, 0),
+	    0x7, 0x7f, 0, 0, 0, 0, 0, 0, 0, 3999984000ULL, 0),
 	/* v4 Xeon, 0FH.0 EBX=bf, 0FH.1 EBX=18000, width 24. CPUID says CMT/MBM,
 	 * but stepping 4 <= 4: Linux's __check_quirks_intel() disables them. */
 	ROW("intel-xeon-8160-skylake-sp", I, 6, 0x55, 4, PMON_PERFMON_INTEL_ARCH, 4, 4, 48, 3, 48,
@@ -198,13 +200,22 @@ static void test_cpu__every_dump_decodes(void **state)
 		assert_memory_equal(&big.ci, &ci, sizeof(ci));
 		for (size_t i = 0; i < sizeof(big.more); i++)
 			assert_int_equal(big.more[i], 0);
-		assert_int_equal(pmon_cpu_decode_sized(c, &big.ci, sizeof(ci) - 8), -EINVAL);
+		/* A caller built against release 0.1 (the struct up to its
+		 * first later field) gets its part decoded; smaller is refused. */
+		size_t v1 = offsetof(struct pmon_cpu_info, pm_none_why);
+		memset(&big, 0xaa, sizeof(big));
+		assert_int_equal(pmon_cpu_decode_sized(c, &big.ci, v1), 0);
+		assert_memory_equal(&big.ci, &ci, v1);
+		assert_int_equal(((unsigned char *)&big.ci)[v1], 0xaa);
+		assert_int_equal(pmon_cpu_decode_sized(c, &big.ci, v1 - 8), -EINVAL);
 		assert_true(ci.id.vendor == PMON_VENDOR_INTEL || ci.id.vendor == PMON_VENDOR_AMD);
 		assert_true(ci.id.family >= 5);
 		assert_int_equal(ci.pm.gp_count, (unsigned)__builtin_popcountll(ci.pm.gp_mask));
 		assert_int_equal(ci.pm.fixed_count, (unsigned)__builtin_popcount(ci.pm.fixed_mask));
 		if (ci.pm.model != PMON_PERFMON_NONE)
 			assert_true(ci.pm.gp_width >= 32 && ci.pm.gp_width <= 64);
+		assert_int_equal(ci.pm.model == PMON_PERFMON_NONE, ci.pm_none_why != NULL);
+		assert_false(ci.pm_hv_unverifiable); /* none of them has the hypervisor bit */
 		if (ci.rdt.l3)
 			assert_true(ci.rdt.counter_width >= 24);
 		pmon_cpuid__free(c);
@@ -380,6 +391,223 @@ static void test_cpu__family_above_0f_is_not_netburst(void **state)
 	assert_int_equal(ci.pm.model, PMON_PERFMON_INTEL_NETBURST);
 	assert_int_equal(ci.pm.gp_count, 18);
 	pmon_cpuid__free(c);
+}
+
+static char *slurp(const char *name, size_t *len)
+{
+	char path[512];
+	FILE *f;
+	char *buf;
+
+	snprintf(path, sizeof(path), "%s/%s.txt", PMON_CPUID_DIR, name);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	buf = calloc(1, 1 << 20);
+	assert_non_null(buf);
+	*len = fread(buf, 1, (1 << 20) - 1, f);
+	fclose(f);
+	return buf;
+}
+
+/* #24.6: leaf 23H is read only with CPUID.(07H,1):EAX[8] ArchPerfmonExt
+ * (Linux's X86_FEATURE_ARCH_PERFMON_EXT). The Meteor Lake P-core dump with
+ * that bit cleared must fall back to 0AH. */
+static void test_cpu__leaf_23_needs_arch_perfmon_ext(void **state)
+{
+	size_t len;
+	char *buf = slurp("intel-core-ultra7-155h-meteorlake-pcore", &len);
+	char *row = strstr(buf, "00000007 01: 40400910");
+	struct pmon_cpu_info ci;
+	struct pmon_cpuid *c;
+
+	(void)state;
+	assert_non_null(row);
+	c = pmon_cpuid__new_buf(buf, len, "mtl");
+	assert_int_equal(pmon_cpu_decode(c, &ci), 0);
+	assert_true(ci.arch_perfmon_ext);
+	assert_int_equal(ci.pm.leaf_23, PMON_LEAF_OK);
+	assert_false(ci.leaf_23_ignored);
+	pmon_cpuid__free(c);
+
+	memcpy(row, "00000007 01: 40400810", 21); /* EAX[8] cleared */
+	c = pmon_cpuid__new_buf(buf, len, "mtl-no-ext");
+	assert_int_equal(pmon_cpu_decode(c, &ci), 0);
+	assert_false(ci.arch_perfmon_ext);
+	assert_int_equal(ci.leaf_07_1, PMON_LEAF_OK);
+	assert_true(ci.leaf_23_ignored);
+	assert_int_equal(ci.pm.leaf_23, PMON_LEAF_NOT_ENUMERATED);
+	assert_int_equal(ci.pm.subleaves_23, 0);
+	/* 0AH's figures: its EBX length (8) caps the events; 23H.03H had dff. */
+	assert_int_equal(ci.pm.gp_count, ci.pm.gp_count_0a);
+	assert_int_equal(ci.pm.arch_events & ~0xffu, 0);
+	pmon_cpuid__free(c);
+	free(buf);
+}
+
+/* #24.5: "0AH reports only what all core types share" holds on Alder Lake
+ * with its E-cores on (6 GP / 3 fixed on either core), not with them off
+ * (0AH is the P-core's own 8 / 4). */
+static void test_cpu__hybrid_0a_subset(void **state)
+{
+	static const struct {
+		const char *file;
+		bool subset;
+	} t[] = {
+		{ "intel-core-i9-12900k-alderlake-pcore", true },
+		{ "intel-core-i9-12900k-alderlake-ecore", true },
+		{ "intel-core-i9-12900k-alderlake-ecores-off", false },
+		{ "intel-core-ultra7-155h-meteorlake-pcore", false }, /* has 23H */
+		{ "intel-core-i7-6700k-skylake", false },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct pmon_cpuid *c = load(t[i].file);
+		struct pmon_cpu_info ci;
+
+		print_message("%s\n", t[i].file);
+		assert_int_equal(pmon_cpu_decode(c, &ci), 0);
+		assert_int_equal(ci.hybrid_0a_subset, t[i].subset);
+		pmon_cpuid__free(c);
+	}
+}
+
+/* #24.1: the TSC crystal as Linux's native_calibrate_tsc() finds it:
+ * 15H:ECX; Denverton's 25 MHz; else derived from 16H (integer kHz); the
+ * SDM's nominal table only without 16H, and without Skylake-X (55H), whose
+ * workstation parts run 24 MHz where the old table said 25. */
+static const char skx_w[] = /* Core i9-7900X (06_55H): 15H 275/2, 16H base 3300 */
+	"00000000 00: 00000016 756e6547 6c65746e 49656e69\n"
+	"00000001 00: 00050654 00100800 7ffefbff bfebfbff\n"
+	"00000015 00: 00000002 00000113 00000000 00000000\n"
+	"00000016 00: 00000ce4 000010cc 00000064 00000000\n";
+static const char skx_no16[] = /* the same without leaf 16H: no nominal row for 55H */
+	"00000000 00: 00000015 756e6547 6c65746e 49656e69\n"
+	"00000001 00: 00050654 00100800 7ffefbff bfebfbff\n"
+	"00000015 00: 00000002 00000113 00000000 00000000\n";
+static const char skl_no16[] = /* Skylake (06_5EH) without 16H: nominal 24 MHz */
+	"00000000 00: 00000015 756e6547 6c65746e 49656e69\n"
+	"00000001 00: 000506e3 00100800 7ffafbbf bfebfbff\n"
+	"00000015 00: 00000002 0000014e 00000000 00000000\n";
+static const char dnv[] = /* Atom Denverton (06_5FH): 15H 176/2, no crystal, no 16H */
+	"00000000 00: 00000015 756e6547 6c65746e 49656e69\n"
+	"00000001 00: 000506f1 00100800 4ff8ebbf bfebfbff\n"
+	"00000015 00: 00000002 000000b0 00000000 00000000\n";
+static const char skl_16_zero[] = /* 16H enumerated with base 0: Linux gives nothing */
+	"00000000 00: 00000016 756e6547 6c65746e 49656e69\n"
+	"00000001 00: 000506e3 00100800 7ffafbbf bfebfbff\n"
+	"00000015 00: 00000002 0000014e 00000000 00000000\n"
+	"00000016 00: 00000000 00000000 00000000 00000000\n";
+
+static void test_cpu__tsc_crystal_sources(void **state)
+{
+	static const struct {
+		int line;
+		const char *name, *dump;
+		enum pmon_tsc_source source;
+		uint32_t crystal;
+		uint64_t hz;
+	} t[] = {
+		{ __LINE__, "skx-w", skx_w, PMON_TSC_HZ_LEAF15_16, 24000000, 3300000000ULL },
+		{ __LINE__, "skx-no16", skx_no16, PMON_TSC_HZ_NONE, 0, 0 },
+		{ __LINE__, "skl-no16", skl_no16, PMON_TSC_HZ_LEAF15_NOMINAL, 24000000,
+		  4008000000ULL },
+		{ __LINE__, "dnv", dnv, PMON_TSC_HZ_LEAF15_DENVERTON, 25000000, 2200000000ULL },
+		{ __LINE__, "skl-16-zero", skl_16_zero, PMON_TSC_HZ_NONE, 0, 0 },
+		{ __LINE__, "intel-core-i7-6700k-skylake", NULL, PMON_TSC_HZ_LEAF15_16, 23952000,
+		  3999984000ULL },
+		{ __LINE__, "intel-xeon-8160-skylake-sp", NULL, PMON_TSC_HZ_LEAF15_16, 25000000,
+		  2100000000ULL },
+		{ __LINE__, "intel-xeon-4214-cascadelake-sp", NULL, PMON_TSC_HZ_LEAF15_16, 25000000,
+		  2200000000ULL },
+		{ __LINE__, "intel-core-i7-1065g7-icelake", NULL, PMON_TSC_HZ_LEAF15, 38400000,
+		  1497600000ULL },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct pmon_cpuid *c = t[i].dump
+			? pmon_cpuid__new_buf(t[i].dump, strlen(t[i].dump), t[i].name)
+			: load(t[i].name);
+		struct pmon_cpu_info ci;
+
+		print_message("row at line %d: %s\n", t[i].line, t[i].name);
+		assert_non_null(c);
+		assert_int_equal(pmon_cpu_decode(c, &ci), 0);
+		assert_int_equal(ci.tsc.source, t[i].source);
+		assert_int_equal(ci.tsc_crystal_hz, t[i].crystal);
+		assert_int_equal(ci.tsc.hz, t[i].hz);
+		assert_int_equal(pmon_tsc_source_is_derived(ci.tsc.source),
+				 t[i].source == PMON_TSC_HZ_LEAF15_16 ||
+					 t[i].source == PMON_TSC_HZ_LEAF15_NOMINAL);
+		pmon_cpuid__free(c);
+	}
+}
+
+/* #24.2: a hypervisor's CPUID that a legacy rule would read as counters.
+ * QEMU's kvm64 on an Intel host (family 0FH model 6, max leaf 0DH, 0AH
+ * zero, the hypervisor bit: tests/cpuid/qemu-kvm64-on-intel.txt) is no
+ * Pentium 4; the same without the hypervisor bit is none either (real
+ * Pentium 4s have max leaf <= 6); an AMD family 19H guest with
+ * PerfCtrExtCore clear (this project's build VM, whose kernel has no
+ * 'cpu' PMU) has had its PMU hidden. Each says why. */
+static const char kvm64[] = "00000000 00: 0000000d 756e6547 6c65746e 49656e69\n"
+			    "00000001 00: 00000f61 00000800 80002001 078bfbfd\n"
+			    "0000000a 00: 00000000 00000000 00000000 00000000\n"
+			    "40000000 00: 40000001 4b4d564b 564b4d56 0000004d\n";
+static const char fam0f_leaf0a[] = "00000000 00: 0000000d 756e6547 6c65746e 49656e69\n"
+				   "00000001 00: 00000f61 00000800 00002001 078bfbfd\n"
+				   "0000000a 00: 00000000 00000000 00000000 00000000\n";
+static const char amd_guest[] = "00000000 00: 0000001c 68747541 444d4163 69746e65\n"
+				"00000001 00: 00a10f11 00020800 fffa3203 178bfbff\n"
+				"40000000 00: 40000001 4b4d564b 564b4d56 0000004d\n"
+				"80000000 00: 80000021 68747541 444d4163 69746e65\n"
+				"80000001 00: 00a10f11 40000000 004003f3 2fd3fbff\n";
+/* An Intel guest with a vPMU: counters, but CPUID cannot vouch for them. */
+static const char intel_guest_pmu[] = "00000000 00: 0000000d 756e6547 6c65746e 49656e69\n"
+				      "00000001 00: 000506e3 00800800 fffab223 0f8bfbff\n"
+				      "0000000a 00: 07300404 00000000 00000000 00000603\n"
+				      "40000000 00: 40000001 4b4d564b 564b4d56 0000004d\n";
+
+static void test_cpu__vm_counters_not_assumed(void **state)
+{
+	static const struct {
+		int line;
+		const char *name, *dump;
+		enum pmon_perfmon_model model;
+		const char *why; /* substring of pm_none_why; NULL: none */
+		bool hv_unverifiable;
+	} t[] = {
+		{ __LINE__, "kvm64", kvm64, PMON_PERFMON_NONE, "QEMU's kvm64", false },
+		{ __LINE__, "fam0f-leaf0a", fam0f_leaf0a, PMON_PERFMON_NONE,
+		  "maximum leaf of at most 6", false },
+		{ __LINE__, "amd-guest", amd_guest, PMON_PERFMON_NONE, "hypervisor hid the PMU",
+		  false },
+		{ __LINE__, "intel-guest-pmu", intel_guest_pmu, PMON_PERFMON_INTEL_ARCH, NULL,
+		  true },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct pmon_cpuid *c = pmon_cpuid__new_buf(t[i].dump, strlen(t[i].dump), t[i].name);
+		struct pmon_cpu_info ci;
+
+		print_message("row at line %d: %s\n", t[i].line, t[i].name);
+		assert_non_null(c);
+		assert_int_equal(pmon_cpu_decode(c, &ci), 0);
+		assert_int_equal(ci.pm.model, t[i].model);
+		assert_int_equal(ci.pm_hv_unverifiable, t[i].hv_unverifiable);
+		if (t[i].why) {
+			assert_non_null(ci.pm_none_why);
+			assert_non_null(strstr(ci.pm_none_why, t[i].why));
+			assert_int_equal(ci.pm.gp_count, 0);
+			assert_int_equal(ci.pm.nranges, 0);
+			assert_false(ci.pm.rdpmc_instruction);
+		} else {
+			assert_null(ci.pm_none_why);
+		}
+		pmon_cpuid__free(c);
+	}
 }
 
 /* #13.8: Linux's RDT errata by model (resctrl __check_quirks_intel and
@@ -559,6 +787,10 @@ int main(void)
 		cmocka_unit_test(test_cpu__rmid_field_width),
 		cmocka_unit_test(test_cpu__family_above_0f_is_not_netburst),
 		cmocka_unit_test(test_cpu__rdt_errata),
+		cmocka_unit_test(test_cpu__leaf_23_needs_arch_perfmon_ext),
+		cmocka_unit_test(test_cpu__hybrid_0a_subset),
+		cmocka_unit_test(test_cpu__tsc_crystal_sources),
+		cmocka_unit_test(test_cpu__vm_counters_not_assumed),
 		cmocka_unit_test(test_cpu__leaf_10_subleaf_absent),
 		cmocka_unit_test(test_cpu__l3_ids_from_sysfs),
 		cmocka_unit_test(test_cpu__fixed_quirk_not_in_a_vm),

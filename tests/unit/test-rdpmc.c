@@ -43,6 +43,25 @@ static const char vm_fam13[] = /* Intel family 13H (extended family 4) in a VM *
 	"00000001 00: 00400f01 00800800 fffefbff bfebfbff\n"
 	"0000000a 00: 00000000 00000000 00000000 00000000\n";
 
+static const char
+	amd_f16_jaguar[] = /* family 16H: PerfCtrExtCore, _NB, _L2I (80000001H:ECX 23, 24, 28) */
+	"00000000 00: 0000000d 68747541 444d4163 69746e65\n"
+	"00000001 00: 00700f01 00040800 3ed8220b 178bfbff\n"
+	"80000000 00: 8000001e 68747541 444d4163 69746e65\n"
+	"80000001 00: 00700f01 00000000 15c037ff 2fd3fbff\n";
+
+static const char kvm64[] = /* QEMU kvm64 on Intel: family 0FH model 6, max leaf 0DH, hypervisor */
+	"00000000 00: 0000000d 756e6547 6c65746e 49656e69\n"
+	"00000001 00: 00000f61 00000800 80002001 078bfbfd\n"
+	"0000000a 00: 00000000 00000000 00000000 00000000\n"
+	"40000000 00: 40000001 4b4d564b 564b4d56 0000004d\n";
+static const char amd_guest[] = /* AMD family 19H KVM guest, PerfCtrExtCore clear */
+	"00000000 00: 0000001c 68747541 444d4163 69746e65\n"
+	"00000001 00: 00a10f11 00020800 fffa3203 178bfbff\n"
+	"40000000 00: 40000001 4b4d564b 564b4d56 0000004d\n"
+	"80000000 00: 80000021 68747541 444d4163 69746e65\n"
+	"80000001 00: 00a10f11 40000000 004003f3 2fd3fbff\n";
+
 struct cpu_src {
 	const char *name; /* file in shared/data/cpuid, or a label */
 	const char *inline_dump;
@@ -67,6 +86,11 @@ static const struct cpu_src cpus[] = {
 	{ "intel-core-i9-12900k-alderlake-pcore", NULL }, /* 15: hybrid P-core, no 23H */
 	{ "intel-core-i9-12900k-alderlake-ecore", NULL }, /* 16: hybrid E-core, no 23H */
 	{ "vm-family-13h", vm_fam13 }, /* 17: family 13H, 0AH zero */
+	{ "amd-ryzen9-9950x-zen5-graniteridge", NULL }, /* 18: PerfMonV2, 16 DF counters */
+	{ "amd-epyc-7742-zen2-rome", NULL }, /* 19: no PerfMonV2: 4 DF counters */
+	{ "amd-family-16h-jaguar", amd_f16_jaguar }, /* 20: L2I counters */
+	{ "qemu-kvm64", kvm64 }, /* 21: not NetBurst */
+	{ "amd-kvm-guest", amd_guest }, /* 22: PMU hidden */
 };
 
 static struct pmon_cpu_info decoded[sizeof(cpus) / sizeof(cpus[0])];
@@ -185,8 +209,24 @@ static const struct enc_row enc_rows[] = {
 	R(11, LG, 5, 0, NO, OK, 0x5, 48, "core PerfCtr"),
 	R(11, LG, 9, 0, NO, OK, 0x9, 48, "northbridge"),
 	R(11, LG, 15, 0, NO, OK, 0xf, 48, "L3 PerfCtr"),
-	R(11, LG, 16, 0, NO, BAD, 0, 0, "valid: 0-5, 6-9, 10-15"),
 	R(12, LG, 4, 0, NO, BAD, 0, 0, "valid: 0-3"),
+	/* #24.3: PerfMonV2 DF counters 4-15 (80000022H:EBX[15:10] = 16) are
+	 * RDPMC 16-27, past the L3 block (Linux amd_uncore_df_add()). */
+	R(11, LG, 16, 0, NO, OK, 0x10, 48, "DF PerfCtr 4 and up"),
+	R(11, LG, 27, 0, NO, OK, 0x1b, 48, "index 27 in 16-27"),
+	R(11, LG, 28, 0, NO, BAD, 0, 0, "valid: 0-5, 6-9, 10-15, 16-27"),
+	R(18, LG, 9, 0, NO, OK, 0x9, 48, "northbridge/DF"),
+	R(18, LG, 20, 0, NO, OK, 0x14, 48, "DF PerfCtr 4 and up"),
+	R(19, LG, 16, 0, NO, BAD, 0, 0, "valid: 0-5, 6-9, 10-15"),
+	/* #24.4: below family 17H ECX 10-13 are the 4 L2I counters (Linux
+	 * amd_uncore: NUM_COUNTERS_L2), not 6 L3 ones. */
+	R(20, LG, 13, 0, NO, OK, 0xd, 48, "L2I PerfCtr"),
+	R(20, LG, 14, 0, NO, BAD, 0, 0, "valid: 0-5, 6-9, 10-13"),
+	R(19, LG, 15, 0, NO, OK, 0xf, 48, "L3 PerfCtr"),
+	/* #24.2: a VM's CPUID is no NetBurst nor AMD legacy PMU */
+	R(21, LG, 17, 0, NO, BAD, 0, 0, "no counters are enumerated"),
+	R(21, LG, 0, 1, NO, BAD, 0, 0, "no counters are enumerated"),
+	R(22, LG, 3, 0, NO, BAD, 0, 0, "no counters are enumerated"),
 	R(13, GP, 0, 0, NO, BAD, 0, 0, "no counters are enumerated"),
 };
 
