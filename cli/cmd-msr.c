@@ -62,8 +62,8 @@ int cmd_msr(int argc, char **argv)
 		CLI_OPT_UINT('c', "cpu", &cpu, "N", 4095, "on logical CPU N (default 0)"),
 		CLI_OPT_FLAG('a', "all", &all, "read on every CPU"),
 		CLI_OPT_STRING(0, "device", &device, "PATH",
-			       "replaces /dev/cpu/%d/msr (a file laid out the same way:\n"
-			       "8 bytes at offset = address)"),
+			       "replaces /dev/cpu/%d/msr (or a regular file standing for\n"
+			       "it: 8 bytes per MSR at offset 8 x address)"),
 		CLI_OPT_FLAG(0, "yes", &yes, "write: yes, change the machine"),
 		CLI_OPT_CPUID_FILE(0, &cpuid_file,
 				   "decode fields as that dump's CPU enumerates them\n"

@@ -363,7 +363,7 @@ static int run_msr(char **cmd, const char *dev, const char *cpuid_file, const in
 	size_t nw;
 	const struct pmon_msr_write_rec *w = pmon_rdt_msr__writes(m, &nw);
 	fprintf(stderr, " MSR writes (the last %zu of %zu), in order:\n", nw < 12 ? nw : (size_t)12,
-		nw);
+		pmon_rdt_msr__writes_total(m));
 	for (size_t i = nw > 12 ? nw - 12 : 0; i < nw; i++) {
 		const struct pmon_msr_info *info = pmon_msr_by_addr(w[i].addr);
 		fprintf(stderr, "   CPU%d %-16s <- %#" PRIx64 "%s\n", w[i].cpu,

@@ -200,8 +200,16 @@ PMON_API unsigned long pmon_rdt_mbm_samples(unsigned long interval_ms);
 PMON_API int pmon_rdt_msr__sample(struct pmon_rdt_msr *m);
 /** Put back IA32_PQR_ASSOC and IA32_QM_EVTSEL of every CPU; safe twice. */
 PMON_API int pmon_rdt_msr__restore(struct pmon_rdt_msr *m);
+/**
+ * pmon_rdt_msr__writes() - the MSR writes, in order, most recent last. A long
+ * run selects events in IA32_QM_EVTSEL every second: past 4096 writes the
+ * oldest are dropped, keeping the last 1024 (pmon_rdt_msr__writes_total()
+ * counts all of them).
+ */
 PMON_API const struct pmon_msr_write_rec *pmon_rdt_msr__writes(const struct pmon_rdt_msr *m,
 							       size_t *n);
+/** pmon_rdt_msr__writes_total() - how many MSR writes were made, kept or not. */
+PMON_API size_t pmon_rdt_msr__writes_total(const struct pmon_rdt_msr *m);
 PMON_API void pmon_rdt_msr__free(struct pmon_rdt_msr *m);
 
 #ifdef __cplusplus

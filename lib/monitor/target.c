@@ -206,7 +206,7 @@ int pmon_cpus_online(const char *sysfs_root, int **cpus, size_t *n)
 	*cpus = malloc(nids * sizeof(**cpus));
 	if (!*cpus) {
 		free(ids);
-		return -ENOMEM;
+		return pmon__err(-ENOMEM, "out of memory for %zu online CPUs", nids);
 	}
 	for (size_t i = 0; i < nids; i++)
 		(*cpus)[i] = (int)ids[i];

@@ -64,6 +64,12 @@ struct saved {
 	 * so they are neither read nor put back. */
 	uint32_t taken_gp;
 	bool taken_fixed, lost_global;
+	/* What the restore writes to the shared registers: the saved values
+	 * (the state file's), or, at a live restore, each register's value now
+	 * with only pmon's bits put back -- another user's changes during the
+	 * run (perf reprogramming fixed counters 0/1) are theirs to keep. */
+	uint64_t put_global, put_fixed_ctrl;
+	uint64_t cur_global; /* GLOBAL_CTRL as read at the stop */
 };
 
 struct pmon_msr_counting {
@@ -413,6 +419,10 @@ static int counting_start(const char *device, const struct pmon_cpu_info *ci,
 		if (!err)
 			err = check_busy(m, s);
 	}
+	for (size_t c = 0; c < ncpus && !err; c++) {
+		m->cpus[c].put_global = m->cpus[c].global;
+		m->cpus[c].put_fixed_ctrl = m->cpus[c].fixed_ctrl;
+	}
 	/* What puts it all back is on disk before the first write. */
 	if (!err && m->state_file)
 		err = write_state(m);
@@ -466,6 +476,15 @@ pmon_msr_counting__start_opts(const char *device, const struct pmon_cpu_info *ci
 	return pmon__ret_ptr(err, m);
 }
 
+/* pmon's GLOBAL_CTRL bits on @s's CPU that are still pmon's. */
+static uint64_t ours(const struct pmon_msr_counting *m, const struct saved *s)
+{
+	uint64_t taken =
+		(uint64_t)s->taken_gp | (s->taken_fixed ? 1ULL << (32 + FIXED_REF_CYCLES) : 0);
+
+	return m->mask & ~taken;
+}
+
 /* Event i lost its counter: keep the first reason. */
 static int set_lost(struct pmon_msr_counting *m, size_t i, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -509,6 +528,7 @@ static int check_owned(struct pmon_msr_counting *m, struct saved *s)
 	}
 	if (!err && m->global) {
 		err = pmon_msr_read(m->device, s->cpu, MSR_GLOBAL_CTRL, &v);
+		s->cur_global = v;
 		if (!err && (v & m->mask) != m->mask)
 			s->lost_global = true;
 	}
@@ -547,7 +567,7 @@ int pmon_msr_counting__stop(struct pmon_msr_counting *m, uint64_t *values)
 
 		err = check_owned(m, s);
 		if (!err && m->global)
-			err = wr(m, s->cpu, MSR_GLOBAL_CTRL, s->global & ~m->mask, false);
+			err = wr(m, s->cpu, MSR_GLOBAL_CTRL, s->cur_global & ~ours(m, s), false);
 		else
 			for (size_t i = 0; i < m->ngp && !err; i++)
 				if (!((s->taken_gp >> i) & 1))
@@ -597,10 +617,10 @@ static int restore_seq(const struct pmon_msr_counting *m,
 	for (size_t c = m->ncpus; c-- > 0;) {
 		const struct saved *s = &m->cpus[c];
 		if (m->global)
-			EMIT(s->cpu, MSR_GLOBAL_CTRL, s->global & ~m->mask);
+			EMIT(s->cpu, MSR_GLOBAL_CTRL, s->put_global & ~ours(m, s));
 		/* A counter someone else took mid-run is theirs now: leave it. */
 		if (m->uses_fixed && !s->taken_fixed) {
-			EMIT(s->cpu, MSR_FIXED_CTR_CTRL, s->fixed_ctrl);
+			EMIT(s->cpu, MSR_FIXED_CTR_CTRL, s->put_fixed_ctrl);
 			EMIT(s->cpu, MSR_FIXED_CTR0 + FIXED_REF_CYCLES,
 			     s->fixed_ctr[FIXED_REF_CYCLES]);
 		}
@@ -614,7 +634,7 @@ static int restore_seq(const struct pmon_msr_counting *m,
 			     s->pmc[i]);
 		}
 		if (m->global)
-			EMIT(s->cpu, MSR_GLOBAL_CTRL, s->global);
+			EMIT(s->cpu, MSR_GLOBAL_CTRL, s->put_global);
 	}
 #undef EMIT
 	return first;
@@ -650,6 +670,18 @@ int pmon_msr_counting__restore(struct pmon_msr_counting *m)
 	if (!m || !m->programmed || m->restored)
 		return 0;
 	m->restored = true;
+	/* Put back pmon's bits into what the shared registers hold now. */
+	for (size_t c = 0; c < m->ncpus; c++) {
+		struct saved *s = &m->cpus[c];
+		uint64_t cur, own = ours(m, s);
+
+		if (m->global && !pmon_msr_read(m->device, s->cpu, MSR_GLOBAL_CTRL, &cur))
+			s->put_global = (cur & ~own) | (s->global & own);
+		if (m->uses_fixed && !s->taken_fixed &&
+		    !pmon_msr_read(m->device, s->cpu, MSR_FIXED_CTR_CTRL, &cur))
+			s->put_fixed_ctrl = (cur & ~m->fixed_field_mask) |
+				(s->fixed_ctrl & m->fixed_field_mask);
+	}
 	/* Reverse order of programming; keep going past errors, report the first. */
 	first = restore_seq(m, emit_write, m);
 	for (size_t c = 0; c < m->ncpus && !m->full_width; c++)

@@ -57,10 +57,17 @@ struct pmon_rdt_msr {
 	struct dom dom[PMON_RDT_MAX_DOMAINS];
 	size_t ndom;
 	bool restored;
+	bool written; /* IA32_PQR_ASSOC writes began: only then is there anything to put back */
 	char *state_file; /* NULL: none kept */
+	/* The writes, most recent last; a long run's event-select writes (one
+	 * per event, node and domain each second) are dropped from the front
+	 * past LOG_MAX, keeping the last LOG_KEEP. */
 	struct pmon_msr_write_rec *log;
-	size_t nlog, caplog;
+	size_t nlog, caplog, dropped;
 };
+
+#define LOG_MAX 4096
+#define LOG_KEEP 1024
 
 uint64_t pmon_rdt_mbm_delta(uint64_t prev, uint64_t cur, unsigned width, uint32_t upscale)
 {
@@ -71,11 +78,16 @@ uint64_t pmon_rdt_mbm_delta(uint64_t prev, uint64_t cur, unsigned width, uint32_
 
 static int wr(struct pmon_rdt_msr *m, int cpu, uint32_t addr, uint64_t v, bool restore)
 {
+	if (m->nlog == LOG_MAX) {
+		memmove(m->log, m->log + (LOG_MAX - LOG_KEEP), LOG_KEEP * sizeof(*m->log));
+		m->dropped += LOG_MAX - LOG_KEEP;
+		m->nlog = LOG_KEEP;
+	}
 	if (m->nlog == m->caplog) {
 		size_t cap = m->caplog ? m->caplog * 2 : 32;
 		struct pmon_msr_write_rec *l = realloc(m->log, cap * sizeof(*l));
 		if (!l)
-			return -ENOMEM;
+			return pmon__err(-ENOMEM, "out of memory for the MSR write log");
 		m->log = l;
 		m->caplog = cap;
 	}
@@ -258,9 +270,11 @@ static int check_snc_mode(struct pmon_rdt_msr *m)
 				-EOPNOTSUPP,
 				"Sub-NUMA Clustering with %u nodes per L3, and "
 				"MSR_RMID_SNC_CONFIG (CA0H) bit 0 = 1 on CPU %d: RMIDs are "
-				"in legacy mode, split between the nodes; Linux clears the "
-				"bit (RMID sharing mode) when resctrl starts: mount resctrl "
-				"once, or monitor through it",
+				"in legacy mode, split between the nodes; an SNC-aware "
+				"kernel (Linux 6.11 and later, arch_mon_domain_online()) "
+				"selects RMID sharing mode as each domain comes online, this "
+				"one did not, and pmon does not change the mode under other "
+				"users",
 				m->snc, m->dom[d].reader);
 	}
 	return 0;
@@ -367,14 +381,17 @@ static int rdt_msr_start(const char *device, const struct pmon_cpu_info *ci, con
 		return err;
 	}
 	/* Tag each CPU's traffic with the RMID: clear the old RMID field, keep
-	 * the CLOS (bits 63:32) and anything else there. */
+	 * the CLOS (bits 63:32) and anything else there. Only from here on is
+	 * there anything to put back: a refusal before writes nothing. */
+	m->written = !err;
 	for (size_t i = 0; i < ncpus && !err; i++)
 		err = wr(m, cpus[i], MSR_PQR_ASSOC, (m->saved_pqr[i] & ~m->rmid_mask) | rmid,
 			 false);
 	if (err) {
 		char detail[512];
 		pmon__strlcpy(detail, pmon_errdetail(), sizeof(detail));
-		pmon_rdt_msr__restore(m);
+		if (m->written)
+			pmon_rdt_msr__restore(m);
 		pmon__detail("%s", detail);
 		pmon_rdt_msr__free(m);
 		return err;
@@ -462,7 +479,12 @@ static struct pmon_rdt_value read_event(struct pmon_rdt_msr *m, struct dom *d, i
 		fold(m, d, k, ev, raw);
 		sum += pmon_rdt_mbm_correct(&m->rdt, m->rmid, d->chunks[k][ev]);
 	}
-	if (!any) {
+	/* A bandwidth sum without one node's share would drop, then jump by
+	 * all the node missed when it answers again: while any node has no
+	 * data, the domain has none (its count resumes, wrap-safe, from the
+	 * node's last good reading). Occupancy is a level: the nodes that
+	 * answered are what is there. */
+	if (!any || (ev != EV_OCC && bad != PMON_RDT_ABSENT)) {
 		v.state = bad;
 		return v;
 	}
@@ -482,6 +504,8 @@ int pmon_rdt_msr__sample(struct pmon_rdt_msr *m)
 {
 	int err = 0;
 
+	if (m->restored)
+		return pmon__err(-EINVAL, "RDT monitoring was already put back: nothing to sample");
 	for (size_t i = 0; i < m->ndom && !err; i++)
 		for (int ev = EV_TOTAL; ev <= EV_LOCAL && !err; ev++)
 			for (unsigned k = 0; k < m->snc && m->ev[ev] && !err; k++) {
@@ -499,6 +523,8 @@ int pmon_rdt_msr__read(struct pmon_rdt_msr *m, struct pmon_rdt_reading *r)
 	int err = 0;
 
 	memset(r, 0, sizeof(*r));
+	if (m->restored)
+		return pmon__err(-EINVAL, "RDT monitoring was already put back: nothing to read");
 	for (size_t i = 0; i < m->ndom && !err; i++) {
 		struct pmon_rdt_domain *d = &r->d[r->n++];
 		struct dom *dm = &m->dom[i];
@@ -533,4 +559,9 @@ const struct pmon_msr_write_rec *pmon_rdt_msr__writes(const struct pmon_rdt_msr 
 {
 	*n = m->nlog;
 	return m->log;
+}
+
+size_t pmon_rdt_msr__writes_total(const struct pmon_rdt_msr *m)
+{
+	return m->nlog + m->dropped;
 }

@@ -93,10 +93,11 @@ check "-a reads every CPU" [ "$(grep -c IA32_PQR_ASSOC "$TMP/out")" -eq "$(getco
 # The RMID is as wide as CPUID enumerates (SDM 17.16.6): 12 bits for Zen
 # 5's 4096 RMIDs, so RMID 1500 (0x5dc) is not cut to 10 bits (0x1dc).
 # (the device file keeps each MSR at 8 x its address: docs/direct.md)
-printf '\334\005' | dd of="$DEV" bs=1 seek=$((0xc8f * 8)) conv=notrunc 2>/dev/null
+# Bit 12 is set too: reserved above Zen 5's 12-bit field, so it is not RMID.
+printf '\334\025' | dd of="$DEV" bs=1 seek=$((0xc8f * 8)) conv=notrunc 2>/dev/null
 run_pmon 0 msr read IA32_PQR_ASSOC --device "$DEV" --cpuid-file "$PMON_CPUID_DIR/amd-epyc-9655-zen5-turin.txt"
 check "RMID 1500 decodes whole on Zen 5" grep -q "RMID=0x5dc CLOS=0$" "$TMP/out"
-printf '\0\0' | dd of="$DEV" bs=1 seek=$((0xc8f)) conv=notrunc 2>/dev/null
+printf '\0\0' | dd of="$DEV" bs=1 seek=$((0xc8f * 8)) conv=notrunc 2>/dev/null
 run_pmon 0 msr list
 check "list names IA32_PERF_GLOBAL_CTRL" grep -q "0x0000038f  IA32_PERF_GLOBAL_CTRL" "$TMP/out"
 run_pmon 2 msr read NO_SUCH_MSR --device "$DEV"

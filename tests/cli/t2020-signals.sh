@@ -89,7 +89,7 @@ check "rdt -n 2: the command was stopped" sh -c "! kill -0 $(cat "$TMP/pid") 2>/
 IGNORE=0
 
 # rdt --msr against a file laid out as /dev/cpu/N/msr: restored on SIGHUP.
-truncate -s 8192 "$TMP/msr.bin"
+truncate -s 65536 "$TMP/msr.bin"
 cp "$TMP/msr.bin" "$TMP/msr0.bin"
 start_pmon rdt --msr --msr-device "$TMP/msr.bin" \
 	--cpuid-file "$PMON_CPUID_DIR/intel-xeon-4214-cascadelake-sp.txt" --cpu 0 --rmid 3 -I 50

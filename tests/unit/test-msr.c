@@ -444,8 +444,10 @@ static void test_msr__counting_counter_taken_mid_run(void **state)
 	fake.pmc[0][0] = 5, fake.pmc[1][0] = 6;
 	fake.pmc[0][1] = 7, fake.pmc[1][1] = 1000000;
 	fake.fixed_ctr[0][2] = 40, fake.fixed_ctr[1][2] = 2;
-	/* x86_schedule_events() on CPU 1 picks PMC1 for branch-misses */
+	/* x86_schedule_events() on CPU 1 picks PMC1 for branch-misses, and
+	 * perf programs fixed counter 1 there too */
 	fake.evtsel[1][1] = 0x5300c5;
+	fake.fixed_ctrl[1] |= 0xb0;
 	assert_int_equal(pmon_msr_counting__stop(m, vals), 0);
 	assert_int_equal(vals[0], 11);
 	assert_null(pmon_msr_counting__lost(m, 0));
@@ -456,12 +458,16 @@ static void test_msr__counting_counter_taken_mid_run(void **state)
 	assert_null(pmon_msr_counting__lost(m, 2));
 	assert_int_equal(pmon_msr_counting__restore(m), 0);
 	assert_int_equal(fake.evtsel[1][1], 0x5300c5); /* theirs, left alone */
+	assert_int_equal(fake.global[1] & 2, 2); /* its GLOBAL_CTRL enable too */
+	assert_int_equal(fake.global[1] & 1, 0); /* pmon's PMC0 bit put back (0) */
+	assert_int_equal(fake.fixed_ctrl[1], 0xb0); /* their fixed counter 1 kept */
 	assert_int_equal(fake.evtsel[0][1], 0); /* ours, put back */
 	assert_int_equal(fake.evtsel[1][0], 0);
 	pmon_msr_counting__free(m);
 
 	/* the fixed counter's field rewritten; then GLOBAL_CTRL cleared */
-	fake.evtsel[1][1] = 0; /* perf's event has ended */
+	fake.evtsel[1][1] = 0; /* perf's events have ended */
+	fake.fixed_ctrl[1] = 0;
 	m = NULL;
 	assert_non_null(m = pmon_msr_counting__start(NULL, &skl, l, cpus, 2, false));
 	assert_int_equal(fake.fixed_ctrl[0], 0x300); /* pmon's: USR|OS, no PMI */

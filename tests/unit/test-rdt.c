@@ -450,10 +450,18 @@ static void test_rdt__msr_sub_numa_clustering(void **state)
 	fake.snc_msr = true;
 	fake.snc_config = 1; /* power-on: legacy mode */
 	fake.qm_rmid = 5;
+	/* an allocation tool's CLOS 7 and RMID 3, and someone's event select */
+	for (int c = 0; c < 8; c++)
+		fake.pqr[c] = 7ULL << 32 | 3;
+	fake.qm_evtsel[0] = 9ULL << 32 | 2;
 	assert_null(m = pmon_rdt_msr__start_opts(NULL, &icx, cpus, 8, NULL, 5, false, &o));
 	assert_int_equal(errno, EOPNOTSUPP);
 	assert_non_null(strstr(pmon_errdetail(), "bit 0 = 1 on CPU 0: RMIDs are in legacy mode"));
-	assert_int_equal(fake.pqr[0], 0); /* nothing written */
+	for (int c = 0; c < 8; c++) /* a refusal writes nothing, not even 'restores' */
+		assert_int_equal(fake.pqr[c], 7ULL << 32 | 3);
+	assert_int_equal(fake.qm_evtsel[0], 9ULL << 32 | 2);
+	memset(fake.pqr, 0, sizeof(fake.pqr));
+	fake.qm_evtsel[0] = 0;
 
 	fake.snc_config = 0; /* as Linux leaves it: RMID sharing mode */
 	assert_null(m = pmon_rdt_msr__start_opts(NULL, &icx, cpus, 8, NULL, 144, false, &o));
@@ -476,7 +484,22 @@ static void test_rdt__msr_sub_numa_clustering(void **state)
 	assert_int_equal(pmon_rdt_msr__read(m, &r), 0);
 	assert_int_equal(r.d[0].total.v, 150ULL * 36864);
 	assert_int_equal(fake.qm_evtsel[0], 149ULL << 32 | 3); /* node 1's local, last */
+	/* Node 1 answers Error for a while: the domain's bandwidth is Error, not
+	 * node 0's share alone; when node 1 answers again, the count goes on
+	 * from its last good reading, with nothing lost or counted twice. */
+	fake.snc_qm[0][0][2] += 10;
+	fake.snc_qm[0][1][2] |= 1ULL << 63;
+	assert_int_equal(pmon_rdt_msr__read(m, &r), 0);
+	assert_int_equal(r.d[0].total.state, PMON_RDT_ERROR);
+	assert_int_equal(r.d[0].occupancy.state, PMON_RDT_OK);
+	fake.snc_qm[0][1][2] &= ~(1ULL << 63);
+	fake.snc_qm[0][1][2] += 5;
+	assert_int_equal(pmon_rdt_msr__read(m, &r), 0);
+	assert_int_equal(r.d[0].total.state, PMON_RDT_OK);
+	assert_int_equal(r.d[0].total.v, 165ULL * 36864);
 	pmon_rdt_msr__restore(m);
+	assert_int_equal(pmon_rdt_msr__read(m, &r), -EINVAL); /* put back: no more reads */
+	assert_int_equal(pmon_rdt_msr__sample(m), -EINVAL);
 	pmon_rdt_msr__free(m);
 
 	/* One node per L3 (SNC off): logical = physical, all 288 RMIDs. */
