@@ -692,7 +692,7 @@ static int rdt_main(int argc, char **argv, struct pmon_target *tgtp)
 		if (!cmd && npids) {
 			done = true;
 			for (size_t i = 0; i < npids; i++)
-				if (kill(pids[i], 0) == 0 || errno == EPERM)
+				if (pmon_process_alive(pids[i]))
 					done = false;
 		}
 		if (got_sig)

@@ -403,7 +403,7 @@ static int record(struct pmon_target *t, char **cmd, bool all, unsigned long cal
 		}
 		bool alive = !pid;
 		for (size_t i = 0; i < t->npids; i++)
-			alive |= kill(t->pids[i], 0) == 0 || errno != ESRCH;
+			alive |= pmon_process_alive(t->pids[i]);
 		if (!alive)
 			break;
 		if (got_sig)

@@ -446,7 +446,7 @@ static bool target_alive(const struct stat_opts *so)
 	const struct pmon_target *t = &so->tgt;
 
 	for (size_t i = 0; i < t->npids; i++)
-		if (kill(t->pids[i], 0) == 0 || errno == EPERM)
+		if (pmon_process_alive(t->pids[i]))
 			return true;
 	for (size_t i = 0; i < t->ntids; i++) {
 		char path[64];

@@ -837,7 +837,7 @@ int cmd_top(int argc, char **argv)
 		if (t->npids) {
 			bool alive = false;
 			for (size_t i = 0; i < t->npids; i++)
-				alive |= kill(t->target.pids[i], 0) == 0 || errno == EPERM;
+				alive |= pmon_process_alive(t->target.pids[i]);
 			if (!alive)
 				quit = true;
 		}

@@ -123,7 +123,7 @@ static void note_own_hooks(pid_t pid)
 static bool any_alive(const struct pmon_target *t)
 {
 	for (size_t i = 0; i < t->npids; i++)
-		if (kill(t->pids[i], 0) == 0 || errno != ESRCH)
+		if (pmon_process_alive(t->pids[i]))
 			return true;
 	return false;
 }

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <sys/types.h>
 #include <stddef.h>
 #include <string.h>
 #include <locale.h>
@@ -94,6 +95,9 @@ void pmon__strlcpy(char *dst, const char *src, size_t len);
 /* Read a whole small file (up to len-1 bytes), trailing newline removed.
  * Return: bytes read, or -errno. */
 long pmon__read_text(const char *path, char *buf, size_t len);
+/* The liveness rule of pmon_process_alive() (lib/util/process.c), for the
+ * layers below lib/monitor. */
+bool pmon__process_alive(pid_t pid);
 /* Read a file holding one decimal integer. Return: 0 or -errno / -EINVAL. */
 int pmon__read_long(const char *path, long *out);
 /* strtoul-based parsing with full error checks. Return: 0 or -EINVAL/-ERANGE. */

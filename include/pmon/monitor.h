@@ -46,6 +46,14 @@ PMON_API int pmon_idlist__parse(const char *s, long max, long **out, size_t *n);
  */
 PMON_API int pmon_cpus_online(const char *sysfs_root, int **cpus, size_t *n);
 
+/**
+ * pmon_process_alive() - the one liveness rule for a process pmon did not
+ * fork (or no longer waits for): alive unless kill(@pid, 0) says ESRCH or
+ * /proc/@pid/stat says it is a zombie ('Z') or dead ('X'). EPERM (another
+ * user's process) is alive. @pid <= 0 is not a process.
+ */
+PMON_API bool pmon_process_alive(pid_t pid);
+
 /* What the user named: perf's struct target. Strings as typed, or NULL. */
 struct pmon_target_spec {
 	size_t sz; /* sizeof(struct pmon_target_spec) */

@@ -349,7 +349,7 @@ static void remove_stale_dirs(const char *tmp)
 		struct stat st;
 		int pid;
 		if (sscanf(e->d_name, "pmon-bench-%d-%*6[A-Za-z0-9]%c", &pid, &end) != 1 ||
-		    pid <= 0 || kill(pid, 0) == 0 || errno != ESRCH)
+		    pmon__process_alive(pid))
 			continue;
 		if (!pmon__fmt(path, sizeof(path), "%s/%s", tmp, e->d_name) || lstat(path, &st) ||
 		    !S_ISDIR(st.st_mode) || st.st_uid != geteuid())

@@ -733,7 +733,7 @@ int pmon_msr_state__restore(const char *path, struct pmon_msr_write_rec **writes
 			first = pmon__err(-EINVAL, "%s:%d: not a register write", path, lineno);
 			break;
 		}
-		if (pid > 0 && getpid() != pid && (kill(pid, 0) == 0 || errno == EPERM)) {
+		if (pid > 0 && getpid() != pid && pmon__process_alive(pid)) {
 			first = pmon__err(-EBUSY,
 					  "pmon (pid %d) is still counting: it restores the "
 					  "MSRs itself",

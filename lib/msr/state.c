@@ -75,7 +75,7 @@ int pmon__msr_state_check(const char *path, const char *what)
 	if (fscanf(f, "pmon-msr-state 1 pid %d", &pid) != 1)
 		pid = 0;
 	fclose(f);
-	if (pid > 0 && (kill(pid, 0) == 0 || errno == EPERM))
+	if (pid > 0 && pmon__process_alive(pid))
 		return pmon__err(-EBUSY, "pmon (pid %d) is programming %s (state file '%s')", pid,
 				 what, path);
 	return pmon__err(-EBUSY,

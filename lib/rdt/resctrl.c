@@ -508,7 +508,7 @@ int pmon_rdt_cleanup(const char *root, unsigned *removed)
 		if (sscanf(de->d_name, "pmon-%d-%d%n", &pid, &n, &end) != 2 ||
 		    de->d_name[end] != '\0' || pid <= 0)
 			continue;
-		if (pid == getpid() || kill(pid, 0) == 0 || errno == EPERM)
+		if (pid == getpid() || pmon__process_alive(pid))
 			continue; /* its pmon is still running */
 		if (!pmon__fmt(grp, sizeof(grp), "%s/%s", path, de->d_name))
 			continue; /* a name cut short is another file: never removed */

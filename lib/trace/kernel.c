@@ -33,6 +33,7 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -1074,8 +1075,8 @@ static void remove_stale(const char *root)
 		if (strncmp(e->d_name, "pmon-trace-", 11))
 			continue;
 		long pid = strtol(e->d_name + 11, &end, 10);
-		if (end == e->d_name + 11 || *end != '-' || pid <= 0 ||
-		    !(kill((pid_t)pid, 0) && errno == ESRCH))
+		if (end == e->d_name + 11 || *end != '-' || pid <= 0 || pid > INT_MAX ||
+		    pmon__process_alive((pid_t)pid))
 			continue; /* not pmon's, or its pmon runs */
 		if (pmon__fmt(path, sizeof(path), "%s/%s", dir, e->d_name)) {
 			write_file(path, "events/sched/sched_wakeup/enable", "0");

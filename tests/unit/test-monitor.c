@@ -572,6 +572,43 @@ static void test_monitor__cpuid_snapshot_pinned(void **state)
 	assert_int_equal(sched_setaffinity(0, sizeof(before), &before), 0);
 }
 
+/* #25: one liveness rule. A zombie has exited -- kill(pid, 0) still
+ * succeeds on it, which the old checks took for "running" -- and a process
+ * of another user (EPERM) is alive. */
+static void test_monitor__process_alive(void **state)
+{
+	char path[64], buf[256];
+	pid_t pid;
+	int status;
+
+	(void)state;
+	assert_true(pmon_process_alive(getpid()));
+	assert_true(pmon_process_alive(1));
+	assert_false(pmon_process_alive(0));
+	assert_false(pmon_process_alive(-1));
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(0);
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	for (;;) { /* poll for the state, never a fixed sleep */
+		FILE *f = fopen(path, "r");
+		char *p = NULL;
+
+		assert_non_null(f);
+		if (fgets(buf, sizeof(buf), f))
+			p = strrchr(buf, ')');
+		fclose(f);
+		if (p && p[2] == 'Z')
+			break;
+		sched_yield();
+	}
+	assert_int_equal(kill(pid, 0), 0); /* what the old rule asked */
+	assert_false(pmon_process_alive(pid));
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_false(pmon_process_alive(pid));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -588,6 +625,7 @@ int main(void)
 		cmocka_unit_test(test_monitor__child_never_started),
 		cmocka_unit_test(test_monitor__cpus_online),
 		cmocka_unit_test(test_monitor__cpuid_snapshot_pinned),
+		cmocka_unit_test(test_monitor__process_alive),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
