@@ -95,6 +95,30 @@ void pmon__strlcpy(char *dst, const char *src, size_t len);
 /* Read a whole small file (up to len-1 bytes), trailing newline removed.
  * Return: bytes read, or -errno. */
 long pmon__read_text(const char *path, char *buf, size_t len);
+/* ---- options structs (lib/util/opts.c) ----
+ * Every public options struct starts with `size_t sz`. PMON_OPTS_CHECK
+ * refuses a struct smaller than its first release's (it ends with @v1_last)
+ * and a larger one whose bytes past this library's struct are not all 0;
+ * PMON_OPTS_HAS/GET read a field only when the caller's struct holds it
+ * (otherwise 0, or @fallback); PMON_OPTS_COPY does the check and copies into
+ * a full local struct, zero past the caller's size. */
+#define pmon__offsetofend(type, f) (offsetof(type, f) + sizeof(((type *)0)->f))
+int pmon__opts_check(const void *opts, size_t user_sz, size_t min_sz, size_t lib_sz,
+		     const char *name);
+int pmon__opts_copy(void *dst, size_t lib_sz, const void *src, size_t user_sz, size_t min_sz,
+		    const char *name);
+#define PMON_OPTS_CHECK(opts, type, v1_last)                                                       \
+	((opts) ? pmon__opts_check((opts), (opts)->sz, pmon__offsetofend(type, v1_last),           \
+				   sizeof(type), #type)                                            \
+		: 0)
+#define PMON_OPTS_COPY(dst, src, type, v1_last)                                                    \
+	pmon__opts_copy((dst), sizeof(type), (src), (src) ? (src)->sz : 0,                         \
+			pmon__offsetofend(type, v1_last), #type)
+#define PMON_OPTS_HAS(opts, field)                                                                 \
+	((opts) && (opts)->sz >= pmon__offsetofend(__typeof__(*(opts)), field))
+#define PMON_OPTS_GET(opts, field, fallback)                                                       \
+	(PMON_OPTS_HAS(opts, field) ? (opts)->field : (fallback))
+
 /* The liveness rule of pmon_process_alive() (lib/util/process.c), for the
  * layers below lib/monitor. */
 bool pmon__process_alive(pid_t pid);

@@ -854,15 +854,9 @@ static struct pmon_bench_code *clock_chain(struct pmon_bench_clock *k)
 int pmon_bench_run(const struct pmon_bench_code *c, const struct pmon_bench_opts *opts,
 		   struct pmon_bench_result *out)
 {
-	unsigned limit = opts && opts->sz > offsetof(struct pmon_bench_opts, time_limit_ms) &&
-			opts->time_limit_ms
-		? opts->time_limit_ms
-		: 10000;
+	unsigned limit = PMON_OPTS_GET(opts, time_limit_ms, 0) ? opts->time_limit_ms : 10000;
 	size_t ne = opts && opts->events ? pmon_evlist__count(opts->events) : 0;
-	struct pmon_bench_clock *clock =
-		opts && opts->sz >= offsetof(struct pmon_bench_opts, clock) + sizeof(opts->clock)
-		? opts->clock
-		: NULL;
+	struct pmon_bench_clock *clock = PMON_OPTS_GET(opts, clock, NULL);
 	struct pmon_bench_code *ref = NULL;
 	struct shared *sh;
 	pid_t pid, parent = getpid();

@@ -287,7 +287,7 @@ int pmon_target__threads(const struct pmon_target *t, pid_t **out, size_t *n)
 		*n = t->ntids;
 		return 0;
 	}
-	if (t->sz >= offsetof(struct pmon_target, npids) + sizeof(t->npids) && t->pids && t->npids)
+	if (PMON_OPTS_GET(t, npids, 0) && t->pids)
 		return list_processes(t->pids, t->npids, out, n);
 	if (t->pid > 0 && !t->enable_on_exec && !t->system_wide)
 		return list_threads(t->pid, out, n);
@@ -439,10 +439,14 @@ struct pmon_counters *pmon_counters__open(const struct pmon_evlist *events,
 	int err = 0;
 
 	pmon__clear_detail();
-	if (!events || !t || t->sz < sizeof(size_t) || t->sz > sizeof(*t) ||
-	    !pmon_evlist__count(events)) {
+	if (!events || !t || !pmon_evlist__count(events)) {
 		pmon__detail("pmon_counters__open: %s",
-			     !events || !pmon_evlist__count(events) ? "no events" : "bad target");
+			     !events || !pmon_evlist__count(events) ? "no events" : "no target");
+		errno = EINVAL;
+		return NULL;
+	}
+	/* First release: up to start_disabled; pids, npids, cgroup came later. */
+	if (PMON_OPTS_CHECK(t, struct pmon_target, start_disabled)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -454,7 +458,7 @@ struct pmon_counters *pmon_counters__open(const struct pmon_evlist *events,
 	c->list = events;
 	c->nev = pmon_evlist__count(events);
 	c->cgroup_fd = -1;
-	if (t->sz >= offsetof(struct pmon_target, cgroup) + sizeof(t->cgroup) && t->cgroup) {
+	if (PMON_OPTS_GET(t, cgroup, NULL)) {
 		/* Each event takes its own reference to the cgroup
 		 * (perf_cgroup_connect()): the directory is closed once all are open. */
 		c->cgroup_fd = open(t->cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

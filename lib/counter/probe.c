@@ -195,10 +195,13 @@ static int probe_full(const struct pmon_kernel_probe_opts *opts, struct pmon_ker
 	char path[512];
 	long v;
 
+	struct pmon_kernel_probe_opts oc;
+	int oerr = PMON_OPTS_COPY(&oc, opts, struct pmon_kernel_probe_opts, sz);
+
+	if (oerr)
+		return oerr;
 	if (opts) {
-		if (opts->sz < sizeof(size_t) || opts->sz > sizeof(*opts))
-			return pmon__err(-EINVAL, "pmon_kernel_probe_opts: unknown size %zu",
-					 opts->sz);
+		opts = &oc;
 		if (opts->sysfs_root)
 			sys = opts->sysfs_root;
 		if (opts->procfs_root)

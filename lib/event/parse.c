@@ -105,15 +105,16 @@ const char *pmon_event_source_name(enum pmon_event_source s)
 
 /* ---- list ------------------------------------------------------------ */
 
-struct pmon_evlist *pmon_evlist__new(const struct pmon_event_opts *opts)
+struct pmon_evlist *pmon_evlist__new(const struct pmon_event_opts *user)
 {
 	struct pmon_evlist *l = calloc(1, sizeof(*l));
+	struct pmon_event_opts o;
+	const struct pmon_event_opts *opts = user ? &o : NULL;
 
 	if (!l)
 		return NULL;
-	if (opts && (opts->sz < sizeof(size_t) || opts->sz > sizeof(*opts))) {
+	if (PMON_OPTS_COPY(&o, user, struct pmon_event_opts, sz)) {
 		free(l);
-		pmon__detail("pmon_event_opts: unknown size %zu", opts->sz);
 		errno = EINVAL;
 		return NULL;
 	}

@@ -135,8 +135,16 @@ int pmon_target__parse(const struct pmon_target_spec *spec, struct pmon_target *
 	size_t npids = 0, ntids = 0, ncpus = 0;
 	int err = 0;
 
-	if (!spec || !t || spec->sz < sizeof(size_t) || t->sz < sizeof(*t))
-		return pmon__err(-EINVAL, "pmon_target__parse: bad arguments");
+	if (!spec || !t)
+		return pmon__err(-EINVAL, "pmon_target__parse: no spec or no target");
+	if ((err = PMON_OPTS_CHECK(spec, struct pmon_target_spec, system_wide)))
+		return err;
+	/* @t is written, every field: the caller's must hold them all. */
+	if (t->sz < sizeof(*t))
+		return pmon__err(-EINVAL,
+				 "struct pmon_target: size %zu, but pmon_target__parse() writes "
+				 "all %zu bytes of it",
+				 t->sz, sizeof(*t));
 	if (spec->pid)
 		err = parse_into(spec->pid, "processes", 0x3fffffff, &pids, &npids, sizeof(pid_t));
 	if (!err && spec->tid)
@@ -158,8 +166,7 @@ int pmon_target__parse(const struct pmon_target_spec *spec, struct pmon_target *
 	t->system_wide = spec->system_wide || ncpus > 0;
 	if (npids || ntids)
 		t->pid = -1;
-	if (spec->sz >= offsetof(struct pmon_target_spec, cgroup) + sizeof(spec->cgroup) &&
-	    spec->cgroup) {
+	if (PMON_OPTS_HAS(spec, cgroup) && spec->cgroup) {
 		/* perf's cgroup mode counts per CPU: -G implies -a */
 		t->cgroup = spec->cgroup;
 		t->system_wide = true;
@@ -262,7 +269,7 @@ int pmon_target__validate(const struct pmon_target *t, const char *online)
 		if (t->tids[i] <= 0 || access(path, F_OK))
 			return pmon__err(-ESRCH, "thread %d does not exist", (int)t->tids[i]);
 	}
-	if (t->sz >= offsetof(struct pmon_target, cgroup) + sizeof(t->cgroup) && t->cgroup) {
+	if (PMON_OPTS_GET(t, cgroup, NULL)) {
 		struct stat st;
 		char procs[4096];
 		if (stat(t->cgroup, &st))

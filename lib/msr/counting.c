@@ -298,16 +298,8 @@ static int counting_start(const char *device, const struct pmon_cpu_info *ci,
 {
 	struct pmon_msr_counting *m;
 	size_t n = pmon_evlist__count(events);
-	const char *state = opts &&
-			opts->sz >= offsetof(struct pmon_msr_counting_opts, state_file) +
-					sizeof(opts->state_file)
-		? opts->state_file
-		: NULL;
-	const struct pmon_cpu_info *const *cpu_info = opts &&
-			opts->sz >= offsetof(struct pmon_msr_counting_opts, cpu_info) +
-					sizeof(opts->cpu_info)
-		? opts->cpu_info
-		: NULL;
+	const char *state = PMON_OPTS_GET(opts, state_file, NULL);
+	const struct pmon_cpu_info *const *cpu_info = PMON_OPTS_GET(opts, cpu_info, NULL);
 	int err = 0;
 
 	if (ci->pm.model != PMON_PERFMON_INTEL_ARCH)

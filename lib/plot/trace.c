@@ -824,8 +824,10 @@ int pmon_plot_trace(const struct pmon_trace_reader *r, FILE *out,
 	size_t nev = pmon_trace_reader__nevents(r);
 	int err = 0;
 
-	if (!o || o->sz < offsetof(struct pmon_plot_trace_opts, width) + sizeof(o->width))
-		return pmon__err(-EINVAL, "pmon_plot_trace: options of an unknown size");
+	if (!o)
+		return pmon__err(-EINVAL, "pmon_plot_trace: no options");
+	if ((err = PMON_OPTS_CHECK(o, struct pmon_plot_trace_opts, width)))
+		return err;
 	if (o->format != PMON_PLOT_SVG && o->format != PMON_PLOT_PNG)
 		return pmon__err(-EINVAL, "pmon_plot_trace: format %d is neither SVG nor PNG",
 				 (int)o->format);

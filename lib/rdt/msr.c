@@ -287,16 +287,8 @@ static int rdt_msr_start(const char *device, const struct pmon_cpu_info *ci, con
 			 size_t ncpus, const int *l3_ids, unsigned rmid, bool resctrl_mounted,
 			 const struct pmon_rdt_msr_opts *opts, struct pmon_rdt_msr **out)
 {
-	const char *state = opts &&
-			opts->sz >= offsetof(struct pmon_rdt_msr_opts, state_file) +
-					sizeof(opts->state_file)
-		? opts->state_file
-		: NULL;
-	const char *sysfs = opts &&
-			opts->sz >= offsetof(struct pmon_rdt_msr_opts, sysfs_root) +
-					sizeof(opts->sysfs_root)
-		? opts->sysfs_root
-		: NULL;
+	const char *state = PMON_OPTS_GET(opts, state_file, NULL);
+	const char *sysfs = PMON_OPTS_GET(opts, sysfs_root, NULL);
 	unsigned snc = 1, num_rmid;
 	const struct pmon_rdt *r = &ci->rdt;
 	struct pmon_rdt_msr *m;

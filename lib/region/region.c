@@ -567,11 +567,8 @@ static int setup(const struct pmon_region_opts *opts, bool from_env)
 	struct rthread *t = NULL;
 	int err;
 
-	if (opts) {
-		if (opts->sz < sizeof(size_t) || opts->sz > sizeof(o))
-			return pmon__err(-EINVAL, "pmon_region_opts: unknown size %zu", opts->sz);
-		memcpy(&o, opts, opts->sz);
-	}
+	if ((err = PMON_OPTS_COPY(&o, opts, struct pmon_region_opts, sz)))
+		return err;
 	pthread_mutex_lock(&G.lock);
 	if (G.inited) {
 		pthread_mutex_unlock(&G.lock);

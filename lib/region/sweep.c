@@ -124,11 +124,9 @@ int pmon_region_sweep(const struct pmon_sweep_opts *opts, void (*fn)(void *arg),
 	int err;
 
 	/* Fields past the caller's size read as 0 (defaults); a larger struct
-	 * from a newer header is refused rather than half understood. */
-	if (opts && (opts->sz < sizeof(size_t) || opts->sz > sizeof(o)))
-		return pmon__err(-EINVAL, "pmon_sweep_opts: unknown size %zu", opts->sz);
-	if (opts)
-		memcpy(&o, opts, opts->sz);
+	 * from a newer header is accepted when the fields it adds are unset. */
+	if ((err = PMON_OPTS_COPY(&o, opts, struct pmon_sweep_opts, sz)))
+		return err;
 	opts = &o;
 	if (!opts->events || !fn)
 		return pmon__err(-EINVAL, "pmon_region_sweep: events and a function are required");

@@ -2265,7 +2265,7 @@ static void ctx_init(struct ctx *x, struct pmon_report *r, const struct pmon_rep
 	x->r = r;
 	x->sort = o ? o->sort : PMON_SORT_SYMBOL;
 	x->inlines = o && o->inlines;
-	x->no_stacks = o && o->sz > offsetof(struct pmon_report_opts, no_stacks) && o->no_stacks;
+	x->no_stacks = PMON_OPTS_GET(o, no_stacks, false);
 	x->stack_event_name = o && o->event && o->event[0] ? o->event : NULL;
 	/* elfutils' default path with the user's directory (absolute: elfutils
 	 * reads a relative one as relative to the binary) before /usr/lib/debug:
@@ -2376,12 +2376,16 @@ static int build_entries(struct ctx *x, struct pmon_report *r)
 	return 0;
 }
 
-int pmon_report_read(const char *path, const struct pmon_report_opts *opts, struct pmon_report *r)
+int pmon_report_read(const char *path, const struct pmon_report_opts *user, struct pmon_report *r)
 {
+	struct pmon_report_opts oc;
+	const struct pmon_report_opts *opts = user ? &oc : NULL;
 	struct ctx x;
 	int err;
 
 	memset(r, 0, sizeof(*r));
+	if ((err = PMON_OPTS_COPY(&oc, user, struct pmon_report_opts, sz)))
+		return err;
 	ctx_init(&x, r, opts);
 	err = scan(path, &x);
 	if (!err)
@@ -2426,9 +2430,15 @@ static void hottest(const struct counter *c, char *buf, size_t len)
 	}
 }
 
-int pmon__annotate_hits(const char *path, const char *symbol, const struct pmon_report_opts *opts,
+int pmon__annotate_hits(const char *path, const char *symbol, const struct pmon_report_opts *user,
 			struct pmon_annotation *a, struct pmon__hits *h)
 {
+	struct pmon_report_opts oc;
+	const struct pmon_report_opts *opts = user ? &oc : NULL;
+	int cerr = PMON_OPTS_COPY(&oc, user, struct pmon_report_opts, sz);
+
+	if (cerr)
+		return cerr;
 	struct pmon_report r = { 0 };
 	struct pmon_report_opts o = { .sz = sizeof(o),
 				      .sort = PMON_SORT_SYMBOL,

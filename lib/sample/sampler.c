@@ -137,8 +137,16 @@ static int open_one(struct pmon_sampler *s, const struct pmon_event_desc *d,
 }
 
 static int sampler_open(const struct pmon_evlist *events, const struct pmon_target *t,
-			const struct pmon_sample_opts *o, struct pmon_sampler **out)
+			const struct pmon_sample_opts *user, struct pmon_sampler **out)
 {
+	struct pmon_sample_opts oc;
+	const struct pmon_sample_opts *o = user ? &oc : NULL;
+	int cerr = PMON_OPTS_COPY(&oc, user, struct pmon_sample_opts, sz);
+
+	if (cerr)
+		return cerr;
+	if (t && (cerr = PMON_OPTS_CHECK(t, struct pmon_target, start_disabled)))
+		return cerr;
 	const struct pmon_event_desc *d = pmon_evlist__event(events, 0);
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	unsigned pages = o && o->pages ? o->pages : 64;
@@ -194,7 +202,7 @@ static int sampler_open(const struct pmon_evlist *events, const struct pmon_targ
 	 * created after the open (inherit), so each existing one is opened
 	 * too, and writes into its CPU's ring (perf record -p does the same). */
 	int cgfd = -1;
-	if (t->sz >= offsetof(struct pmon_target, cgroup) + sizeof(t->cgroup) && t->cgroup) {
+	if (PMON_OPTS_GET(t, cgroup, NULL)) {
 		/* perf record -G: the cgroup's tasks on every CPU; each event
 		 * holds the cgroup (perf_cgroup_connect()), so its fd closes after */
 		cgfd = open(t->cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

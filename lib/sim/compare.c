@@ -102,7 +102,7 @@ int pmon_sim__compare(const struct pmon_sim_weight *m, size_t nm, const struct p
 
 	*out = NULL;
 	*n = 0;
-	if (o && o->sz >= offsetof(struct pmon_sim_cmp_opts, flag_max) + sizeof(o->flag_max)) {
+	if (PMON_OPTS_HAS(o, flag_max)) {
 		if (o->flag_points > 0)
 			points = o->flag_points;
 		if (o->flag_max)

@@ -331,11 +331,12 @@ int pmon_sim__write_recording(struct pmon_callgrind *const *cg, size_t ncg, cons
 	struct writer x = { 0 };
 	int err;
 
-	if (!o || o->sz < offsetof(struct pmon_sim_write_opts, cwd))
-		return pmon__err(-EINVAL,
-				 "pmon_sim__write_recording: no options, or too old a size");
+	if (!o)
+		return pmon__err(-EINVAL, "pmon_sim__write_recording: no options");
+	if ((err = PMON_OPTS_CHECK(o, struct pmon_sim_write_opts, command)))
+		return err;
 	/* A caller built before a field existed passed a smaller struct. */
-	x.cwd = o->sz >= offsetof(struct pmon_sim_write_opts, cwd) + sizeof(o->cwd) ? o->cwd : NULL;
+	x.cwd = PMON_OPTS_GET(o, cwd, NULL);
 	if (!o->nevents || o->nevents > 16)
 		return pmon__err(-EINVAL, "%zu events: 1 to 16 can be written", o->nevents);
 	for (size_t e = 0; e < o->nevents; e++)
@@ -349,9 +350,7 @@ int pmon_sim__write_recording(struct pmon_callgrind *const *cg, size_t ncg, cons
 			if ((err = terms(cg[r], tab[o->events[e]].engine, col)) < 0)
 				return err;
 		}
-	bool chains =
-		o->sz >= offsetof(struct pmon_sim_write_opts, callchains) + sizeof(o->callchains) &&
-		o->callchains;
+	bool chains = PMON_OPTS_GET(o, callchains, false);
 	h.sample_type =
 		PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_PERIOD;
 	if (chains)

@@ -610,12 +610,9 @@ int pmon_trace_kernel__open(const struct pmon_target *t, const char *path,
 	char bad[64];
 	int err;
 
-	if (o) {
-		if (o->sz < sizeof(d))
-			return pmon__err(-EINVAL, "pmon_trace_kernel_opts: sz %zu is too small",
-					 o->sz);
-		d = *o;
-	}
+	/* First release: up to @command; fields added later read as 0. */
+	if ((err = PMON_OPTS_COPY(&d, o, struct pmon_trace_kernel_opts, command)))
+		return err;
 	long mask = group_mask(d.groups ? d.groups : "sched,syscalls", bad, sizeof(bad));
 	if (mask < 0) {
 		char names[256] = "";

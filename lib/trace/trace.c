@@ -408,11 +408,10 @@ int pmon_trace_start(const struct pmon_trace_opts *o)
 	struct pmon_trace_opts d = { .sz = sizeof(d) };
 	int err = 0;
 
-	if (o) {
-		if (o->sz < offsetof(struct pmon_trace_opts, ticks_per_sec) + sizeof(uint64_t))
-			return pmon__err(-EINVAL, "pmon_trace_opts: sz %zu is too small", o->sz);
-		d = *o;
-	}
+	/* A caller's struct is copied up to its own size only (d = *o read
+	 * past a smaller one). */
+	if ((err = PMON_OPTS_COPY(&d, o, struct pmon_trace_opts, ticks_per_sec)))
+		return err;
 	const char *path = d.path ? d.path : getenv("PMON_TRACE");
 	pthread_mutex_lock(&G.lock);
 	if (G.running || G.stopping) {

@@ -445,8 +445,7 @@ static int decide(const char *name, const struct target *t, unsigned flags)
 
 static unsigned opts_flags(const struct pmon_output_opts *o)
 {
-	return o && o->sz >= offsetof(struct pmon_output_opts, flags) + sizeof(o->flags) ? o->flags
-											 : 0;
+	return PMON_OPTS_GET(o, flags, 0u);
 }
 
 static void target_release(struct target *t)

@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include <elf.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <locale.h>
 #include <setjmp.h>
@@ -20,6 +21,7 @@
 #include <cmocka.h>
 
 #include "internal.h"
+#include <pmon/pmon.h>
 
 /* A note: header, name padded to @align, descriptor padded to @align. */
 static size_t put_note(uint8_t *p, uint32_t type, const char *name, uint32_t namesz,
@@ -130,12 +132,73 @@ static void test_util__c_locale_numbers(void **state)
 	setlocale(LC_ALL, "C");
 }
 
+/* #25: one options convention (libbpf's OPTS_VALID/OPTS_GET). */
+struct opts_v2 {
+	size_t sz;
+	int a; /* first release */
+	const char *b; /* added later */
+};
+
+static void test_util__opts_convention(void **state)
+{
+	struct opts_v2 small = { .sz = pmon__offsetofend(struct opts_v2, a), .a = 7 };
+	struct opts_v2 full = { .sz = sizeof(full), .a = 1, .b = "x" }, copy;
+	unsigned char big[sizeof(struct opts_v2) + 16] = { 0 };
+	struct opts_v2 *newer = (struct opts_v2 *)big, *sp = &small, *fp = &full;
+
+	(void)state;
+	/* an older caller: accepted, its missing field reads as the fallback */
+	assert_int_equal(PMON_OPTS_CHECK(sp, struct opts_v2, a), 0);
+	assert_false(PMON_OPTS_HAS(sp, b));
+	assert_null(PMON_OPTS_GET(sp, b, NULL));
+	assert_int_equal(PMON_OPTS_COPY(&copy, sp, struct opts_v2, a), 0);
+	assert_int_equal(copy.a, 7);
+	assert_null(copy.b); /* zero past the caller's size, never read from it */
+	assert_int_equal(PMON_OPTS_GET(fp, b, NULL)[0], 'x');
+	/* smaller than the first release: refused */
+	small.sz = sizeof(size_t);
+	assert_int_equal(PMON_OPTS_CHECK(sp, struct opts_v2, a), -EINVAL);
+	assert_non_null(strstr(pmon_errdetail(), "smaller than its first release"));
+	/* a newer caller: a zero tail is accepted, a set field refused */
+	newer->sz = sizeof(big);
+	newer->a = 3;
+	assert_int_equal(PMON_OPTS_COPY(&copy, newer, struct opts_v2, a), 0);
+	assert_int_equal(copy.a, 3);
+	assert_int_equal(copy.sz, sizeof(struct opts_v2));
+	big[sizeof(struct opts_v2) + 3] = 1;
+	assert_int_equal(PMON_OPTS_CHECK(newer, struct opts_v2, a), -EINVAL);
+	assert_non_null(strstr(pmon_errdetail(), "a field of a newer libpmon"));
+	assert_int_equal(PMON_OPTS_CHECK((struct opts_v2 *)NULL, struct opts_v2, a), 0);
+}
+
+/* The convention through the public API: pmon_evlist__new() refused any
+ * struct larger than its own, even one whose extra fields were unset. */
+static void test_util__opts_public_zero_tail(void **state)
+{
+	unsigned char big[sizeof(struct pmon_event_opts) + 8] = { 0 };
+	struct pmon_event_opts *o = (struct pmon_event_opts *)big;
+	struct pmon_evlist *l;
+
+	(void)state;
+	o->sz = sizeof(big);
+	o->no_pfm = true;
+	assert_non_null(l = pmon_evlist__new(o));
+	pmon_evlist__free(l);
+	big[sizeof(struct pmon_event_opts)] = 1;
+	assert_null(pmon_evlist__new(o));
+	assert_int_equal(errno, EINVAL);
+	o->sz = 4; /* not even sz */
+	assert_null(pmon_evlist__new(o));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_util__note_parser),
 		cmocka_unit_test(test_util__build_id_of_files),
 		cmocka_unit_test(test_util__c_locale_numbers),
+		cmocka_unit_test(test_util__opts_convention),
+		cmocka_unit_test(test_util__opts_public_zero_tail),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
