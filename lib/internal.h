@@ -103,6 +103,9 @@ long pmon__read_text(const char *path, char *buf, size_t len);
  * (otherwise 0, or @fallback); PMON_OPTS_COPY does the check and copies into
  * a full local struct, zero past the caller's size. */
 #define pmon__offsetofend(type, f) (offsetof(type, f) + sizeof(((type *)0)->f))
+/* Where @field of *@opts ends (@opts not NULL; no typeof, for cppcheck). */
+#define pmon__opts_end(opts, field)                                                                \
+	((size_t)((const char *)&(opts)->field - (const char *)(opts)) + sizeof((opts)->field))
 int pmon__opts_check(const void *opts, size_t user_sz, size_t min_sz, size_t lib_sz,
 		     const char *name);
 int pmon__opts_copy(void *dst, size_t lib_sz, const void *src, size_t user_sz, size_t min_sz,
@@ -114,10 +117,13 @@ int pmon__opts_copy(void *dst, size_t lib_sz, const void *src, size_t user_sz, s
 #define PMON_OPTS_COPY(dst, src, type, v1_last)                                                    \
 	pmon__opts_copy((dst), sizeof(type), (src), (src) ? (src)->sz : 0,                         \
 			pmon__offsetofend(type, v1_last), #type)
-#define PMON_OPTS_HAS(opts, field)                                                                 \
-	((opts) && (opts)->sz >= pmon__offsetofend(__typeof__(*(opts)), field))
+#define PMON_OPTS_HAS(opts, field) ((opts) && (opts)->sz >= pmon__opts_end(opts, field))
 #define PMON_OPTS_GET(opts, field, fallback)                                                       \
 	(PMON_OPTS_HAS(opts, field) ? (opts)->field : (fallback))
+/* The same for a struct known to be there (no NULL test). */
+#define PMON_OPTS_HAS_NN(opts, field) ((opts)->sz >= pmon__opts_end(opts, field))
+#define PMON_OPTS_GET_NN(opts, field, fallback)                                                    \
+	(PMON_OPTS_HAS_NN(opts, field) ? (opts)->field : (fallback))
 
 /* The liveness rule of pmon_process_alive() (lib/util/process.c), for the
  * layers below lib/monitor. */

@@ -108,7 +108,7 @@ const char *pmon_event_source_name(enum pmon_event_source s)
 struct pmon_evlist *pmon_evlist__new(const struct pmon_event_opts *user)
 {
 	struct pmon_evlist *l = calloc(1, sizeof(*l));
-	struct pmon_event_opts o;
+	struct pmon_event_opts o = { 0 };
 	const struct pmon_event_opts *opts = user ? &o : NULL;
 
 	if (!l)

@@ -166,7 +166,7 @@ int pmon_target__parse(const struct pmon_target_spec *spec, struct pmon_target *
 	t->system_wide = spec->system_wide || ncpus > 0;
 	if (npids || ntids)
 		t->pid = -1;
-	if (PMON_OPTS_HAS(spec, cgroup) && spec->cgroup) {
+	if (PMON_OPTS_HAS_NN(spec, cgroup) && spec->cgroup) {
 		/* perf's cgroup mode counts per CPU: -G implies -a */
 		t->cgroup = spec->cgroup;
 		t->system_wide = true;
@@ -269,7 +269,7 @@ int pmon_target__validate(const struct pmon_target *t, const char *online)
 		if (t->tids[i] <= 0 || access(path, F_OK))
 			return pmon__err(-ESRCH, "thread %d does not exist", (int)t->tids[i]);
 	}
-	if (PMON_OPTS_GET(t, cgroup, NULL)) {
+	if (PMON_OPTS_GET_NN(t, cgroup, NULL)) {
 		struct stat st;
 		char procs[4096];
 		if (stat(t->cgroup, &st))

@@ -2378,7 +2378,7 @@ static int build_entries(struct ctx *x, struct pmon_report *r)
 
 int pmon_report_read(const char *path, const struct pmon_report_opts *user, struct pmon_report *r)
 {
-	struct pmon_report_opts oc;
+	struct pmon_report_opts oc = { 0 };
 	const struct pmon_report_opts *opts = user ? &oc : NULL;
 	struct ctx x;
 	int err;
@@ -2433,7 +2433,7 @@ static void hottest(const struct counter *c, char *buf, size_t len)
 int pmon__annotate_hits(const char *path, const char *symbol, const struct pmon_report_opts *user,
 			struct pmon_annotation *a, struct pmon__hits *h)
 {
-	struct pmon_report_opts oc;
+	struct pmon_report_opts oc = { 0 };
 	const struct pmon_report_opts *opts = user ? &oc : NULL;
 	int cerr = PMON_OPTS_COPY(&oc, user, struct pmon_report_opts, sz);
 

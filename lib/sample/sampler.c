@@ -139,7 +139,7 @@ static int open_one(struct pmon_sampler *s, const struct pmon_event_desc *d,
 static int sampler_open(const struct pmon_evlist *events, const struct pmon_target *t,
 			const struct pmon_sample_opts *user, struct pmon_sampler **out)
 {
-	struct pmon_sample_opts oc;
+	struct pmon_sample_opts oc = { 0 };
 	const struct pmon_sample_opts *o = user ? &oc : NULL;
 	int cerr = PMON_OPTS_COPY(&oc, user, struct pmon_sample_opts, sz);
 
