@@ -20,7 +20,7 @@ DEB_DEPS := cmake make gcc clang pkg-config python3 libcmocka-dev libpfm4-dev li
 	libprotobuf-c-dev protobuf-c-compiler protobuf-compiler golang-github-google-pprof-dev \
 	tmux cpuid clang-format cppcheck locales valgrind llvm \
 	libmicrohttpd-dev prometheus golang-go prometheus-node-exporter python3-prometheus-client \
-	chromium
+	chromium abigail-tools
 
 # A real trace viewer for the Chrome JSON test (t1840): speedscope, pinned,
 # from npm into a folder of the work tree (git-ignored), never globally.
@@ -35,7 +35,7 @@ Q := @
 CMAKE_VERBOSE := -DCMAKE_TARGET_MESSAGES=OFF
 endif
 
-.PHONY: all deps build run test test-plain test-asan test-fuzz test-tsan install format lint clean
+.PHONY: all deps build run test test-plain test-asan test-fuzz test-tsan install abi-baseline format lint clean
 
 all: build
 
@@ -122,6 +122,17 @@ test: test-asan test-fuzz test-tsan test-plain
 
 install: build
 	$(Q)cmake --install $(BUILD) --prefix $(PREFIX)
+
+# The ABI baselines abi/*.abi that tests abi/<library> compare the build with
+# (docs/architecture.md, "ABI"): run with a change that alters the ABI on
+# purpose, which after a release means one that moves the version, never
+# just to silence a failing abi/ test. From the plain build (gcc,
+# RelWithDebInfo); the same sources give the same files wherever the tree
+# and the build are.
+abi-baseline: build
+	$(Q)for l in libpmon libpmon-report libpmon-plot; do \
+		sh abi/abi.sh dump $(BUILD)/$$l.so abi/$$l.abi || exit 1; \
+	done; git status --short abi/
 
 format:
 	$(Q)clang-format -i $$(git ls-files --cached --others --exclude-standard '*.c' '*.h')
