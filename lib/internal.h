@@ -141,6 +141,16 @@ int pmon__ksyms_load(const char *path, struct pmon__ksyms *k);
 const struct pmon__ksym *pmon__ksyms_find(const struct pmon__ksyms *k, uint64_t ip, uint64_t *end);
 void pmon__ksyms_free(struct pmon__ksyms *k);
 
+/* sysfs PMU discovery (lib/event/pmu.c), under pmon_kernel_probe() and
+ * pmon_kernel_core_pmus(). pmon__pmus_scan(): up to @max PMUs under
+ * @sys/bus/event_source/devices, sorted by name, type -1 where unreadable;
+ * returns how many. pmon__pmus_core(): the core PMUs among @pmus ("cpu",
+ * then "cpu_core", "cpu_atom"), up to @max into @core; returns how many. */
+struct pmon_pmu_desc;
+size_t pmon__pmus_scan(const char *sys, struct pmon_pmu_desc *out, size_t max);
+size_t pmon__pmus_core(const struct pmon_pmu_desc *pmus, size_t n, struct pmon_pmu_desc *core,
+		       size_t max);
+
 /* MSR access seam (lib/msr/msr.c): when set, pmon_msr_read()/_write() call
  * these instead of the device file, so tests can put a model of the hardware
  * (tests/unit/fake-msr.h: reserved bits fault, IA32_PMCx sign-extends) behind
