@@ -141,6 +141,11 @@ int pmon__ksyms_load(const char *path, struct pmon__ksyms *k);
 const struct pmon__ksym *pmon__ksyms_find(const struct pmon__ksyms *k, uint64_t ip, uint64_t *end);
 void pmon__ksyms_free(struct pmon__ksyms *k);
 
+/* pmon_idlist__parse() (pmon/monitor.h) for the layers below lib/monitor
+ * (lib/util/idlist.c): "0-3,5" into a malloc()ed array; the same checks,
+ * errors and detail. */
+int pmon__idlist_parse(const char *s, long max, long **out, size_t *n);
+
 /* sysfs PMU discovery (lib/event/pmu.c), under pmon_kernel_probe() and
  * pmon_kernel_core_pmus(). pmon__pmus_scan(): up to @max PMUs under
  * @sys/bus/event_source/devices, sorted by name, type -1 where unreadable;

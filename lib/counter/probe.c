@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "internal.h"
-#include <pmon/monitor.h>
+#include <pmon/counter.h>
 #include <pmon/kernel.h>
 
 /* The library's one perf_event_open wrapper, without the user-only retry:
@@ -194,22 +194,4 @@ static int probe_full(const struct pmon_kernel_probe_opts *opts, struct pmon_ker
 	k->cpuid_dev = access(path, F_OK) == 0;
 	probe_resctrl(proc, k);
 	return 0;
-}
-
-int pmon_kernel_pmu_cpus(const char *sysfs_root, const char *pmu, long **cpus, size_t *n)
-{
-	char path[512], buf[4096];
-
-	*cpus = NULL;
-	*n = 0;
-	if (!pmu || !*pmu || strchr(pmu, '/') ||
-	    !pmon__fmt(path, sizeof(path), "%s/bus/event_source/devices/%s/cpus",
-		       sysfs_root ? sysfs_root : "/sys", pmu))
-		return -EINVAL;
-	long len = pmon__read_text(path, buf, sizeof(buf));
-	if (len == -ENOENT)
-		return -ENOENT;
-	if (len < 0)
-		return (int)len;
-	return pmon_idlist__parse(buf, 1 << 20, cpus, n);
 }

@@ -90,3 +90,21 @@ bool pmon_kernel_has_core_pmu(const char *sysfs_root)
 {
 	return pmon_kernel_core_pmus(sysfs_root, NULL, 0) > 0;
 }
+
+int pmon_kernel_pmu_cpus(const char *sysfs_root, const char *pmu, long **cpus, size_t *n)
+{
+	char path[512], buf[4096];
+
+	*cpus = NULL;
+	*n = 0;
+	if (!pmu || !*pmu || strchr(pmu, '/') ||
+	    !pmon__fmt(path, sizeof(path), "%s/bus/event_source/devices/%s/cpus",
+		       sysfs_root ? sysfs_root : "/sys", pmu))
+		return -EINVAL;
+	long len = pmon__read_text(path, buf, sizeof(buf));
+	if (len == -ENOENT)
+		return -ENOENT;
+	if (len < 0)
+		return (int)len;
+	return pmon__idlist_parse(buf, 1 << 20, cpus, n);
+}
