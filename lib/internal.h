@@ -73,6 +73,13 @@ enum pmon__file_format { PMON__FILE_RECORDING, PMON__FILE_TRACE };
  * perf's recording and what reads it, pmon's other format). */
 int pmon__file_check(int fd, const char *path, enum pmon__file_format want);
 
+/* Open @path, a name taken from outside input (a recording, a map file),
+ * for reading (lib/util/filekind.c): non-blocking, no controlling
+ * terminal, without following a final symlink when @nofollow, and only if
+ * it is a regular file (a FIFO or device there must not block or act).
+ * Return: the descriptor, or -errno (-EINVAL: not a regular file). */
+int pmon__open_regular(const char *path, bool nofollow);
+
 /* The MSR state file (lib/msr/state.c): a pmon that programs MSRs keeps
  * the writes that put them back. A restore sequence calls @emit for each
  * write, in order; pmon__msr_state_write() writes them (0600, whole or
