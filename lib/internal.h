@@ -73,6 +73,13 @@ enum pmon__file_format { PMON__FILE_RECORDING, PMON__FILE_TRACE };
  * perf's recording and what reads it, pmon's other format). */
 int pmon__file_check(int fd, const char *path, enum pmon__file_format want);
 
+/* Open @path, a name taken from outside input (a recording, a map file),
+ * for reading (lib/util/filekind.c): non-blocking, no controlling
+ * terminal, without following a final symlink when @nofollow, and only if
+ * it is a regular file (a FIFO or device there must not block or act).
+ * Return: the descriptor, or -errno (-EINVAL: not a regular file). */
+int pmon__open_regular(const char *path, bool nofollow);
+
 /* The MSR state file (lib/msr/state.c): a pmon that programs MSRs keeps
  * the writes that put them back. A restore sequence calls @emit for each
  * write, in order; pmon__msr_state_write() writes them (0600, whole or
@@ -170,6 +177,21 @@ int pmon__ksyms_load(const char *path, struct pmon__ksyms *k);
 /* The symbol holding @ip, or NULL; *@end: where the next symbol starts. */
 const struct pmon__ksym *pmon__ksyms_find(const struct pmon__ksyms *k, uint64_t ip, uint64_t *end);
 void pmon__ksyms_free(struct pmon__ksyms *k);
+
+/* pmon_idlist__parse() (pmon/monitor.h) for the layers below lib/monitor
+ * (lib/util/idlist.c): "0-3,5" into a malloc()ed array; the same checks,
+ * errors and detail. */
+int pmon__idlist_parse(const char *s, long max, long **out, size_t *n);
+
+/* sysfs PMU discovery (lib/event/pmu.c), under pmon_kernel_probe() and
+ * pmon_kernel_core_pmus(). pmon__pmus_scan(): up to @max PMUs under
+ * @sys/bus/event_source/devices, sorted by name, type -1 where unreadable;
+ * returns how many. pmon__pmus_core(): the core PMUs among @pmus ("cpu",
+ * then "cpu_core", "cpu_atom"), up to @max into @core; returns how many. */
+struct pmon_pmu_desc;
+size_t pmon__pmus_scan(const char *sys, struct pmon_pmu_desc *out, size_t max);
+size_t pmon__pmus_core(const struct pmon_pmu_desc *pmus, size_t n, struct pmon_pmu_desc *core,
+		       size_t max);
 
 /* MSR access seam (lib/msr/msr.c): when set, pmon_msr_read()/_write() call
  * these instead of the device file, so tests can put a model of the hardware

@@ -84,8 +84,8 @@ PMON_API int(pmon_kernel_probe)(const struct pmon_kernel_probe_opts *opts,
 /**
  * pmon_kernel_core_pmus() - the core PMUs under @sysfs_root (NULL: "/sys"):
  * "cpu", or "cpu_core" and "cpu_atom" on hybrid parts, with their
- * perf_event_attr types. The one answer to "is there a core PMU" (built on
- * pmon_kernel_probe(), without perf_event_open).
+ * perf_event_attr types. The one answer to "is there a core PMU" (the
+ * discovery pmon_kernel_probe() uses, without perf_event_open).
  * @out: room for @max entries (4 is enough); may be NULL with @max 0.
  * Return: how many there are (0: none), or a negative error.
  */

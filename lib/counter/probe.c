@@ -6,7 +6,6 @@
  * it at a fake tree.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <linux/perf_event.h>
@@ -18,7 +17,7 @@
 #include <unistd.h>
 
 #include "internal.h"
-#include <pmon/monitor.h>
+#include <pmon/counter.h>
 #include <pmon/kernel.h>
 
 /* The library's one perf_event_open wrapper, without the user-only retry:
@@ -28,36 +27,12 @@ static int perf_open(struct perf_event_attr *attr)
 	return pmon_perf_event_open(attr, 0, -1, -1, 0, false);
 }
 
-static int pmu_cmp(const void *a, const void *b)
-{
-	return strcmp(((const struct pmon_pmu_desc *)a)->name,
-		      ((const struct pmon_pmu_desc *)b)->name);
-}
-
 static void probe_pmus(const char *sys, struct pmon_kernel_info *k)
 {
 	char path[512];
-	DIR *d;
-	struct dirent *de;
 
-	pmon__fmt(path, sizeof(path), "%s/bus/event_source/devices", sys);
-	d = opendir(path);
-	if (!d)
-		return;
-	while ((de = readdir(d)) && k->npmus < PMON_MAX_PMUS) {
-		struct pmon_pmu_desc *p;
-		long type;
-
-		if (de->d_name[0] == '.')
-			continue;
-		p = &k->pmus[k->npmus++];
-		pmon__strlcpy(p->name, de->d_name, sizeof(p->name));
-		pmon__fmt(path, sizeof(path), "%s/bus/event_source/devices/%s/type", sys,
-			  de->d_name);
-		p->type = pmon__read_long(path, &type) ? -1 : (int)type;
-	}
-	closedir(d);
-	qsort(k->pmus, k->npmus, sizeof(k->pmus[0]), pmu_cmp);
+	/* The discovery is the naming layer's (lib/event/pmu.c). */
+	k->npmus = pmon__pmus_scan(sys, k->pmus, PMON_MAX_PMUS);
 	for (size_t i = 0; i < k->npmus; i++) {
 		const char *n = k->pmus[i].name;
 
@@ -66,15 +41,8 @@ static void probe_pmus(const char *sys, struct pmon_kernel_info *k)
 		else if (!strcmp(n, "tracepoint"))
 			k->has_tracepoints = true;
 	}
-	/* The core PMU is "cpu"; on hybrid Intel parts "cpu_core" and
-	 * "cpu_atom" (perf's pmu_is_core / is_pmu_hybrid; report the P-core
-	 * one as the main one, the E-core one where it is alone). */
-	static const char *const core_names[] = { "cpu", "cpu_core", "cpu_atom" };
-	for (size_t c = 0; c < PMON_ARRAY_SIZE(core_names); c++)
-		for (size_t i = 0; i < k->npmus; i++)
-			if (!strcmp(k->pmus[i].name, core_names[c]) && k->pmus[i].type >= 0 &&
-			    k->ncore_pmus < PMON_ARRAY_SIZE(k->core_pmus))
-				k->core_pmus[k->ncore_pmus++] = k->pmus[i];
+	k->ncore_pmus =
+		pmon__pmus_core(k->pmus, k->npmus, k->core_pmus, PMON_ARRAY_SIZE(k->core_pmus));
 	if (k->ncore_pmus)
 		pmon__strlcpy(k->core_pmu, k->core_pmus[0].name, sizeof(k->core_pmu));
 	if (k->core_pmu[0]) {
@@ -229,45 +197,4 @@ static int probe_full(const struct pmon_kernel_probe_opts *opts, struct pmon_ker
 	k->cpuid_dev = access(path, F_OK) == 0;
 	probe_resctrl(proc, k);
 	return 0;
-}
-
-int pmon_kernel_core_pmus(const char *sysfs_root, struct pmon_pmu_desc *out, size_t max)
-{
-	struct pmon_kernel_probe_opts o = { .sz = sizeof(o),
-					    .sysfs_root = sysfs_root,
-					    .no_perf_open = true };
-	struct pmon_kernel_info *k = malloc(sizeof(*k));
-	int err, n;
-
-	if (!k)
-		return -ENOMEM;
-	err = pmon_kernel_probe(&o, k);
-	n = err ? err : (int)k->ncore_pmus;
-	for (size_t i = 0; !err && i < k->ncore_pmus && i < max; i++)
-		out[i] = k->core_pmus[i];
-	free(k);
-	return n;
-}
-
-int pmon_kernel_pmu_cpus(const char *sysfs_root, const char *pmu, long **cpus, size_t *n)
-{
-	char path[512], buf[4096];
-
-	*cpus = NULL;
-	*n = 0;
-	if (!pmu || !*pmu || strchr(pmu, '/') ||
-	    !pmon__fmt(path, sizeof(path), "%s/bus/event_source/devices/%s/cpus",
-		       sysfs_root ? sysfs_root : "/sys", pmu))
-		return -EINVAL;
-	long len = pmon__read_text(path, buf, sizeof(buf));
-	if (len == -ENOENT)
-		return -ENOENT;
-	if (len < 0)
-		return (int)len;
-	return pmon_idlist__parse(buf, 1 << 20, cpus, n);
-}
-
-bool pmon_kernel_has_core_pmu(const char *sysfs_root)
-{
-	return pmon_kernel_core_pmus(sysfs_root, NULL, 0) > 0;
 }

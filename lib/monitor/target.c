@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * Targets (pmon/monitor.h): the one list parser for pids, tids and CPUs,
- * and perf's struct target with its validate step, so that stat, top,
+ * Targets (pmon/monitor.h): the one list parser for pids, tids and CPUs
+ * (exported here, kept in lib/util/idlist.c), and perf's struct target with its validate step, so that stat, top,
  * record and rdt accept the same lists and refuse the same mistakes with
  * the same words before anything is opened.
  */
 #define _GNU_SOURCE
-#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <stddef.h>
@@ -17,81 +16,11 @@
 #include "internal.h"
 #include <pmon/monitor.h>
 
-static int bad_list(const char *s, const char *why)
-{
-	return pmon__err(-EINVAL, "'%s' is not a valid list (e.g. 1,3-5)%s%s", s, why ? ": " : "",
-			 why ? why : "");
-}
-
-/* One number of a list: digits only (no sign, no blanks), at most @max. */
-static int number(const char **p, long max, long *v)
-{
-	char *end;
-
-	if (!isdigit((unsigned char)**p))
-		return -EINVAL;
-	errno = 0;
-	*v = strtol(*p, &end, 10);
-	if (errno || *v > max)
-		return -ERANGE;
-	*p = end;
-	return 0;
-}
-
+/* The parser lives in the support layer (lib/util/idlist.c) so that the
+ * layers below this one read sysfs lists with it too (issue #25). */
 int pmon_idlist__parse(const char *s, long max, long **out, size_t *n)
 {
-	long *v = NULL;
-	size_t cap = 0, cnt = 0;
-	const char *p = s;
-
-	pmon__clear_detail();
-	*out = NULL;
-	*n = 0;
-	if (!s || !*s)
-		return pmon__err(-EINVAL, "the list is empty");
-	for (;;) {
-		long a, b;
-		int err = number(&p, max, &a);
-
-		if (!err) {
-			b = a;
-			if (*p == '-') {
-				p++;
-				err = number(&p, max, &b);
-			}
-		}
-		if (err == -ERANGE) {
-			free(v);
-			char why[64];
-			pmon__fmt(why, sizeof(why), "above the largest, %ld", max);
-			return bad_list(s, why);
-		}
-		if (err || (*p && *p != ',')) {
-			free(v);
-			return bad_list(s, *p == ',' || !*p ? "an empty item" : NULL);
-		}
-		if (b < a) {
-			free(v);
-			return bad_list(s, "a range runs backwards");
-		}
-		for (long x = a; x <= b; x++) {
-			if (cnt == cap) {
-				long *nv = realloc(v, (cap = cap ? cap * 2 : 16) * sizeof(*v));
-				if (!nv) {
-					free(v);
-					return -ENOMEM;
-				}
-				v = nv;
-			}
-			v[cnt++] = x;
-		}
-		if (!*p)
-			break;
-		p++; /* the comma: an item must follow */
-	}
-	*out = v;
-	*n = cnt;
-	return 0;
+	return pmon__idlist_parse(s, max, out, n);
 }
 
 /* @s parsed into a new array of @T (pid_t or int). */

@@ -216,20 +216,6 @@ static int file_index(struct ctx *x, const char *path, const uint8_t *bid, uint8
 	return x->files[x->nfiles].path ? (int)x->nfiles++ : -1;
 }
 
-int pmon__open_regular(const char *path, bool nofollow)
-{
-	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (nofollow ? O_NOFOLLOW : 0));
-
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return -EINVAL;
-	}
-	return fd;
-}
-
 /* Open @path as @f's module (offline); false if elfutils cannot. The path
  * comes from the recording: only a regular file is handed to elfutils (a
  * FIFO there would block the read of its ELF header forever). */

@@ -7,14 +7,6 @@
 #include <elfutils/libdwfl.h>
 #include <pmon/sample.h>
 
-/*
- * Open @path, a name taken from a recording, for reading: non-blocking,
- * without following a final symlink when @nofollow, and only if it is a
- * regular file. Return: the descriptor, or -errno (-EINVAL: not a
- * regular file).
- */
-int pmon__open_regular(const char *path, bool nofollow);
-
 /* One line of a JIT's /tmp/perf-PID.map ("START SIZE name", hex). */
 struct pmon__jit_sym {
 	uint64_t start, end;

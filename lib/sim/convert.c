@@ -59,17 +59,15 @@ struct object {
 /* The executable PT_LOAD segments and type of the ELF file at @o->path. */
 static bool read_elf(struct object *o)
 {
-	int fd = open(o->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	struct stat st;
+	int fd = pmon__open_regular(o->path, false);
 	Elf64_Ehdr eh;
 	bool ok = false;
 
 	if (fd < 0)
 		return false;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || pread(fd, &eh, sizeof(eh), 0) != sizeof(eh) ||
-	    memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum > 256 ||
-	    (eh.e_type != ET_EXEC && eh.e_type != ET_DYN))
+	if (pread(fd, &eh, sizeof(eh), 0) != sizeof(eh) || memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_phentsize != sizeof(Elf64_Phdr) ||
+	    eh.e_phnum > 256 || (eh.e_type != ET_EXEC && eh.e_type != ET_DYN))
 		goto out;
 	o->fixed = eh.e_type == ET_EXEC;
 	for (unsigned i = 0; i < eh.e_phnum && o->nseg < MAX_SEGS; i++) {

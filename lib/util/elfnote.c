@@ -107,11 +107,12 @@ size_t pmon__elf_build_id(const char *path, uint8_t id[20])
 	struct stat st;
 	size_t nsegs = 0, len = 0;
 
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	/* A FIFO, a device, a directory: not an ELF file to read. */
+	int fd = pmon__open_regular(path, false);
 	if (fd < 0)
 		return 0;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
-		goto out; /* a FIFO, a device, a directory: not an ELF file to read */
+	if (fstat(fd, &st))
+		goto out;
 	if (read_segs(fd, segs, &nsegs) || !(buf = malloc(NOTE_SEG_MAX)))
 		goto out;
 	for (size_t i = 0; i < nsegs && !len; i++) {

@@ -6,8 +6,13 @@
  * report, simulate --compare through report), so each says the same thing
  * and says what the file is. The library names no pmon command (issue
  * #11): the tool adds which one reads it (cli_hint(), cli/util.c).
+ * Also the one safe open of a file named by outside input (a recording's
+ * module paths, a JIT's perf map, an ELF file): regular files only, so a
+ * FIFO never blocks a reader (issue #25 moved it here from lib/report).
  */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -83,4 +88,19 @@ int pmon__file_check(int fd, const char *path, enum pmon__file_format want)
 					 pmon_formats[i].name, name);
 	return pmon__err(-PMON_ERRNO__PARSE, "%s not %s (no %s header)", subject, name,
 			 pmon_formats[want].magic);
+}
+
+int pmon__open_regular(const char *path, bool nofollow)
+{
+	struct stat st;
+	int fd = open(path,
+		      O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | (nofollow ? O_NOFOLLOW : 0));
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	return fd;
 }
