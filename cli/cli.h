@@ -257,10 +257,17 @@ int cmd_report(int argc, char **argv);
 int cmd_annotate(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
 int cmd_simulate(int argc, char **argv);
-int cmd_serve(int argc, char **argv); /* cli/ui.c: in pmon-serve.so */
-/* The UI modules (cli/ui.c): symbol @name of the module that holds it,
- * loaded on first use; NULL with one line printed naming @what and why. */
-void *cli_ui_symbol(const char *name, const char *what);
+int cmd_serve(int argc, char **argv); /* in pmon-serve.so */
+/* The modules (cli/ui.c): one per set of heavy libraries, so that a command
+ * maps only its own; cli/pmon.c's command table says which command is in
+ * which. They bind to the process's libpmon and to these helpers. */
+#define CLI_MODULE_UI "pmon-ui.so" /* top, plot; plot_log, trace_draw */
+#define CLI_MODULE_REPORT "pmon-ui-report.so"
+#define CLI_MODULE_ANNOTATE "pmon-ui-annotate.so"
+#define CLI_MODULE_SERVE "pmon-serve.so"
+/* Symbol @name of @module, loaded on first use; NULL with one line printed
+ * naming @what and why. */
+void *cli_module_symbol(const char *module, const char *name, const char *what);
 
 /* Draw @log into @out (used by plot, stat --plot, rdt --plot); h 0: by series. */
 int plot_log(const char *log, const char *out, unsigned w, unsigned h, const char *title);

@@ -14,32 +14,40 @@
 #include "cli.h"
 #include <pmon/pmon.h>
 
+/* The one command table: a command is built in (fn) or in a module that
+ * cli/ui.c loads on first use, where its entry point is cmd_<name>. */
 struct cmd {
 	const char *name;
-	int (*fn)(int argc, char **argv); /* NULL: in a UI module, as cmd_<name> */
+	int (*fn)(int argc, char **argv); /* NULL: in @module */
+	const char *module;
 	const char *help;
 };
 
 static const struct cmd commands[] = {
-	{ "info", cmd_info, "what this CPU and kernel can count, and why not" },
-	{ "cpuid", cmd_cpuid, "print the raw CPUID leaves as a dump file" },
-	{ "stat", cmd_stat, "run a command and count its events (EMON)" },
-	{ "list", cmd_list, "list the event names pmon accepts, and which count here" },
-	{ "bench", cmd_bench, "time a snippet of assembly or a C function (RDTSC, n vs 2n)" },
-	{ "rdpmc", cmd_rdpmc, "execute RDPMC by the SDM's rules, and explain why it faults" },
-	{ "msr", cmd_msr, "read, write and decode model-specific registers (PMX)" },
-	{ "record", cmd_record, "sample where events happen (VTune EBS, Sample After N)" },
-	{ "report", NULL, "where a recording's samples fell; flame graph, pprof, speedscope" },
-	{ "annotate", NULL, "a sampled function's instructions with samples and source" },
-	{ "top", NULL, "live event rates with a trace (PMON, MTPM, P5MON)" },
-	{ "plot", NULL, "draw an interval log (stat -I, rdt) as SVG or PNG" },
-	{ "simulate", cmd_simulate, "simulate events per instruction, no PMU needed (callgrind)" },
-	{ "trace", cmd_trace, "trace timestamped hooks on channels (Soft Logic Analyzer)" },
-	{ "rdt", cmd_rdt, "cache occupancy and memory bandwidth per task (CMT/MBM, resctrl)" },
-	{ "serve", cmd_serve, "export counters to Prometheus and CPU profiles to pprof (HTTP)" },
+	{ "info", cmd_info, NULL, "what this CPU and kernel can count, and why not" },
+	{ "cpuid", cmd_cpuid, NULL, "print the raw CPUID leaves as a dump file" },
+	{ "stat", cmd_stat, NULL, "run a command and count its events (EMON)" },
+	{ "list", cmd_list, NULL, "list the event names pmon accepts, and which count here" },
+	{ "bench", cmd_bench, NULL, "time a snippet of assembly or a C function (RDTSC, n vs 2n)" },
+	{ "rdpmc", cmd_rdpmc, NULL, "execute RDPMC by the SDM's rules, and explain why it faults" },
+	{ "msr", cmd_msr, NULL, "read, write and decode model-specific registers (PMX)" },
+	{ "record", cmd_record, NULL, "sample where events happen (VTune EBS, Sample After N)" },
+	{ "report", NULL, CLI_MODULE_REPORT,
+	  "where a recording's samples fell; flame graph, pprof, speedscope" },
+	{ "annotate", NULL, CLI_MODULE_ANNOTATE,
+	  "a sampled function's instructions with samples and source" },
+	{ "top", NULL, CLI_MODULE_UI, "live event rates with a trace (PMON, MTPM, P5MON)" },
+	{ "plot", NULL, CLI_MODULE_UI, "draw an interval log (stat -I, rdt) as SVG or PNG" },
+	{ "simulate", cmd_simulate, NULL,
+	  "simulate events per instruction, no PMU needed (callgrind)" },
+	{ "trace", cmd_trace, NULL, "trace timestamped hooks on channels (Soft Logic Analyzer)" },
+	{ "rdt", cmd_rdt, NULL,
+	  "cache occupancy and memory bandwidth per task (CMT/MBM, resctrl)" },
+	{ "serve", NULL, CLI_MODULE_SERVE,
+	  "export counters to Prometheus and CPU profiles to pprof (HTTP)" },
 };
 
-/* The entry point of @c: built in, or from the UI module (cli/ui.c). */
+/* The entry point of @c: built in, or from its module (cli/ui.c). */
 static int (*cmd_fn(const struct cmd *c))(int, char **)
 {
 	char sym[32], what[48];
@@ -48,7 +56,7 @@ static int (*cmd_fn(const struct cmd *c))(int, char **)
 		return c->fn;
 	snprintf(sym, sizeof(sym), "cmd_%s", c->name);
 	snprintf(what, sizeof(what), "'pmon %s'", c->name);
-	return (int (*)(int, char **))cli_ui_symbol(sym, what);
+	return (int (*)(int, char **))cli_module_symbol(c->module, sym, what);
 }
 
 static void usage(FILE *f)
@@ -110,9 +118,8 @@ int main(int argc, char **argv)
 			return CLI_UNSUPPORTED;
 		rc = fn(argc - 1, argv + 1);
 		/* A full disk or closed pipe must not pass for success. A
-		 * command that failed has said why: a UI module has its own
-		 * copy of cli/util.c, whose "said once" does not reach here,
-		 * so its stdout is not reported twice. */
+		 * command that failed has said why, so its stdout is not
+		 * reported twice. */
 		if (rc != CLI_OK)
 			fflush(stdout);
 		else if (cli_close_output(stdout, NULL) != CLI_OK)

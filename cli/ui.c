@@ -31,24 +31,7 @@
 #define PMON_UI_RELDIR "../lib/pmon"
 #endif
 
-/* The commands not in pmon-ui.so, and their modules. */
-static const struct {
-	const char *symbol, *module;
-} ui_modules[] = {
-	{ "cmd_report", "pmon-ui-report.so" },
-	{ "cmd_annotate", "pmon-ui-annotate.so" },
-	{ "cmd_serve", "pmon-serve.so" },
-};
-
 static char ui_error[PATH_MAX * 2 + 128];
-
-static const char *ui_module_of(const char *symbol)
-{
-	for (size_t i = 0; i < sizeof(ui_modules) / sizeof(ui_modules[0]); i++)
-		if (!strcmp(ui_modules[i].symbol, symbol))
-			return ui_modules[i].module;
-	return "pmon-ui.so";
-}
 
 /* dlopen() of a module already loaded returns its handle again: no cache. */
 static void *ui_open(const char *module)
@@ -82,9 +65,9 @@ static void *ui_open(const char *module)
 	return NULL;
 }
 
-void *cli_ui_symbol(const char *name, const char *what)
+void *cli_module_symbol(const char *module, const char *name, const char *what)
 {
-	void *h = ui_open(ui_module_of(name));
+	void *h = ui_open(module);
 	void *sym = h ? dlsym(h, name) : NULL;
 
 	if (!sym)
@@ -96,8 +79,8 @@ void *cli_ui_symbol(const char *name, const char *what)
 int plot_log(const char *log, const char *out, unsigned w, unsigned h, const char *title)
 {
 	int (*fn)(const char *, const char *, unsigned, unsigned, const char *) =
-		(int (*)(const char *, const char *, unsigned, unsigned,
-			 const char *))cli_ui_symbol("plot_log", "drawing a picture");
+		(int (*)(const char *, const char *, unsigned, unsigned, const char *))
+			cli_module_symbol(CLI_MODULE_UI, "plot_log", "drawing a picture");
 	return fn ? fn(log, out, w, h, title) : CLI_UNSUPPORTED;
 }
 
@@ -105,15 +88,7 @@ int trace_draw(const char *in, const char *outpath, bool png, uint64_t from, uin
 	       unsigned width)
 {
 	int (*fn)(const char *, const char *, bool, uint64_t, uint64_t, unsigned) =
-		(int (*)(const char *, const char *, bool, uint64_t, uint64_t,
-			 unsigned))cli_ui_symbol("trace_draw", "drawing a timeline");
+		(int (*)(const char *, const char *, bool, uint64_t, uint64_t, unsigned))
+			cli_module_symbol(CLI_MODULE_UI, "trace_draw", "drawing a timeline");
 	return fn ? fn(in, outpath, png, from, to, width) : CLI_UNSUPPORTED;
-}
-
-/* pmon serve: in pmon-serve.so, so that only the agent maps libmicrohttpd. */
-int cmd_serve(int argc, char **argv)
-{
-	int (*fn)(int, char **) = (int (*)(int, char **))cli_ui_symbol("cmd_serve", "'pmon serve'");
-
-	return fn ? fn(argc, argv) : CLI_UNSUPPORTED;
 }

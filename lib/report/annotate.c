@@ -4,13 +4,16 @@
  * report.c's reader), and its instructions: the symbol's bytes from its ELF
  * file (through libdwfl's section lookup), decoded by Capstone in Intel
  * syntax, each tied to its source line by the module's DWARF line table.
- * Capstone is needed here only: a program that reads reports but never
- * annotates (pmon-ui-report.so) links no object that names it, and so maps
- * no Capstone (its relocated tables cost 3 MB of resident memory).
+ * Capstone is needed here only, and is loaded on first use, as libpfm4 is
+ * (lib/event/pfm.c): a program that reads reports but never annotates
+ * (pmon report, a C program linking libpmon-report) maps no Capstone, whose
+ * relocated tables cost 3 MB of resident memory.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <gelf.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +21,40 @@
 
 #include "internal.h"
 #include "report/report.h"
+
+/* The soname of the major version the header describes: cs_insn's layout
+ * changes between major versions, so another one must not be taken. */
+#define CS_STR_(x) #x
+#define CS_STR(x) CS_STR_(x)
+#define CS_SONAME "libcapstone.so." CS_STR(CS_API_MAJOR)
+
+static struct {
+	cs_err (*open)(cs_arch, cs_mode, csh *);
+	size_t (*disasm)(csh, const uint8_t *, size_t, uint64_t, size_t, cs_insn **);
+	void (*free)(cs_insn *, size_t);
+	cs_err (*close)(csh *);
+} cs;
+
+static pthread_once_t cs_once = PTHREAD_ONCE_INIT;
+static bool cs_ok;
+static char cs_why[256];
+
+static void cs_init(void)
+{
+	void *h = dlopen(CS_SONAME, RTLD_NOW | RTLD_LOCAL);
+
+	if (!h) {
+		snprintf(cs_why, sizeof(cs_why), "%s", dlerror());
+		return;
+	}
+	*(void **)&cs.open = dlsym(h, "cs_open");
+	*(void **)&cs.disasm = dlsym(h, "cs_disasm");
+	*(void **)&cs.free = dlsym(h, "cs_free");
+	*(void **)&cs.close = dlsym(h, "cs_close");
+	cs_ok = cs.open && cs.disasm && cs.free && cs.close;
+	if (!cs_ok)
+		snprintf(cs_why, sizeof(cs_why), "%s lacks cs_open/cs_disasm", CS_SONAME);
+}
 
 /* @path interned in @a->srcs; NULL without memory. */
 static const char *intern_src(struct pmon_annotation *a, const char *path)
@@ -41,7 +78,7 @@ int pmon__disassemble(Dwfl_Module *mod, uint64_t inside, struct pmon_annotation 
 		mod ? dwfl_module_addrinfo(mod, inside, &symoff, &sym, NULL, NULL, NULL) : NULL;
 	Elf_Scn *scn;
 	Elf_Data *d;
-	csh cs;
+	csh dis;
 	cs_insn *insn = NULL;
 	size_t n;
 
@@ -61,11 +98,15 @@ int pmon__disassemble(Dwfl_Module *mod, uint64_t inside, struct pmon_annotation 
 			"%s: the bytes of '%s' are not on disk (its symbols came from "
 			"debuginfo, which holds no code: the binary that ran was replaced)",
 			a->dso, name);
-	if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK)
+	pthread_once(&cs_once, cs_init);
+	if (!cs_ok)
+		return pmon__err(-ENOTSUP, "cannot load the disassembler Capstone: %s (install %s)",
+				 cs_why, CS_SONAME);
+	if (cs.open(CS_ARCH_X86, CS_MODE_64, &dis) != CS_ERR_OK)
 		return pmon__err(-ENOMEM, "Capstone: cannot open an x86-64 decoder");
-	n = cs_disasm(cs, (const uint8_t *)d->d_buf + rel, a->size, a->start, 0, &insn);
+	n = cs.disasm(dis, (const uint8_t *)d->d_buf + rel, a->size, a->start, 0, &insn);
 	if (!n) {
-		cs_close(&cs);
+		cs.close(&dis);
 		return pmon__err(-PMON_ERRNO__PARSE, "%s: '%s' does not decode as x86-64", a->dso,
 				 name);
 	}
@@ -84,8 +125,8 @@ int pmon__disassemble(Dwfl_Module *mod, uint64_t inside, struct pmon_annotation 
 			in->line = (unsigned)lineno;
 		}
 	}
-	cs_free(insn, n);
-	cs_close(&cs);
+	cs.free(insn, n);
+	cs.close(&dis);
 	return a->insn ? 0 : -ENOMEM;
 }
 

@@ -54,10 +54,18 @@ lean_deps() { # FILE: its direct dependencies other than the allowed ones
 		grep -Ev "^(libc|$libm|libz|libjansson|ld-linux-x86-64|libasan|libubsan|libtsan|libgcc_s|libstdc\+\+)\.so" || true
 }
 check "libpmon.so needs only libc, zlib, jansson" [ -z "$(lean_deps "$core")" ]
-check "pmon needs only libc, zlib, jansson" [ -z "$(lean_deps "$TMP/prefix/bin/pmon")" ]
-for m in pmon-ui pmon-ui-report pmon-ui-annotate; do
-	check "$m.so installed" [ -n "$(find "$TMP/prefix" -name $m.so)" ]
+check "pmon needs only libpmon, libc, zlib, jansson" \
+	[ -z "$(lean_deps "$TMP/prefix/bin/pmon" | grep -v '^libpmon\.so\.0$')" ]
+check "pmon binds to the shared libpmon" sh -c "readelf -d '$TMP/prefix/bin/pmon' | grep -q 'NEEDED.*libpmon\.so\.0'"
+# The modules bind to the process's one libpmon (issue #25): none holds a
+# copy of its functions or of the CLI helpers, which the executable exports.
+for m in pmon-ui pmon-ui-report pmon-ui-annotate pmon-serve; do
+	so=$(find "$TMP/prefix" -name $m.so)
+	check "$m.so installed" [ -n "$so" ]
+	check "$m.so holds no libpmon or CLI helper of its own" \
+		sh -c "! nm --defined-only '$so' | grep -Eq ' [Tt] (pmon_|cli_)'"
 done
+check "pmon exports the CLI helpers to its modules" sh -c "nm -D --defined-only '$TMP/prefix/bin/pmon' | grep -q ' T cli_error\$'"
 check "libpmon-report needs libdw" sh -c "readelf -d '$(find "$TMP/prefix" -name 'libpmon-report.so.*.*' | head -1)' | grep -q 'libdw'"
 # pmon stat never loads the UI module: the counted command reads its parent's maps.
 "$TMP/prefix/bin/pmon" stat -e task-clock -o /dev/null -- sh -c 'cat /proc/$PPID/maps' >"$TMP/maps" 2>"$TMP/maps.err"
