@@ -347,83 +347,56 @@ static void print_perfmon(FILE *f, const struct pmon_cpu_info *ci)
 		    "hypervisor provides these counters");
 }
 
-static void print_text(FILE *f, const struct info *in)
+/* What the kernel offers: event sources, rights, rdpmc, the mmap page. */
+static void print_kernel(FILE *f, const struct pmon_kernel_info *k)
+{
+	char buf[512];
+	size_t n = 0;
+
+	fprintf(f, "\nKernel\n");
+	buf[0] = '\0';
+	for (size_t i = 0; i < k->npmus; i++) {
+		int w = snprintf(buf + n, sizeof(buf) - n, "%s%s", i ? " " : "", k->pmus[i].name);
+		if (w < 0 || (size_t)w >= sizeof(buf) - n)
+			break;
+		n += (size_t)w;
+	}
+	row(f, "event sources", "%s", n ? buf : "(none)");
+	if (k->ncore_pmus > 1) /* hybrid: one core PMU per core type */
+		row(f, "core PMU", "%s and %s (hybrid: generic events open on each)",
+		    k->core_pmus[0].name, k->core_pmus[1].name);
+	else
+		row(f, "core PMU", "%s", k->core_pmu[0] ? k->core_pmu : "none");
+	if (k->paranoid == INT_MIN)
+		row(f, "perf_event_paranoid", "absent (kernel without perf events?)");
+	else
+		row(f, "perf_event_paranoid", "%d%s", k->paranoid,
+		    k->paranoid >= 2	       ? " (own processes, user space only, unless root)"
+			    : k->paranoid == 1 ? " (own processes, user and kernel)"
+					       : " (system-wide allowed)");
+	if (k->rdpmc_mode >= 0)
+		row(f, "rdpmc sysfs mode", "%d (%s)", k->rdpmc_mode,
+		    k->rdpmc_mode == 0		 ? "never"
+			    : k->rdpmc_mode == 1 ? "processes with an mmapped event"
+						 : "any process");
+	else
+		row(f, "rdpmc sysfs mode", "absent (no core PMU)");
+	if (k->mmap_event)
+		row(f, "mmap page", "%s: cap_user_rdpmc=%d cap_user_time=%d pmc_width=%u",
+		    k->mmap_event, k->cap_user_rdpmc, k->cap_user_time, k->pmc_width);
+	else
+		row(f, "mmap page", "no event could be mapped");
+	row(f, "/dev/cpu/0/msr", "%s", k->msr_dev ? "present" : "absent (modprobe msr)");
+	row(f, "/dev/cpu/0/cpuid", "%s", k->cpuid_dev ? "present" : "absent (modprobe cpuid)");
+	if (k->nmi_watchdog >= 0)
+		row(f, "nmi_watchdog", "%d%s", k->nmi_watchdog,
+		    k->nmi_watchdog ? " (holds one counter)" : "");
+}
+
+/* The TSC: CPUID's leaves, the crystal, the figure used and its cross-check. */
+static void print_tsc(FILE *f, const struct info *in)
 {
 	const struct pmon_cpu_info *ci = &in->ci;
-
-	fprintf(f, "pmon info%s%s\n\n", in->live ? "" : " -- dump ", in->live ? "" : in->source);
-	row(f, "CPU", "%s", ci->id.brand[0] ? ci->id.brand : "(no brand string)");
-	row(f, "vendor", "%s (%s), family %02XH, model %02XH, stepping %u",
-	    pmon_vendor_name(ci->id.vendor), ci->id.vendor_id, ci->id.family, ci->id.model,
-	    ci->id.stepping);
-	if (ci->id.hypervisor)
-		row(f, "hypervisor", "%s (signature \"%s\")",
-		    ci->id.hv_name ? ci->id.hv_name : "unknown", ci->id.hv_signature);
-	else
-		row(f, "hypervisor", "none (CPUID.01H:ECX[31] = 0)");
-	if (ci->hybrid.leaf_1a == PMON_LEAF_OK && ci->hybrid.core_type)
-		row(f, "core type", "%s",
-		    pmon_core_type_name(ci->hybrid.core_type)
-			    ? pmon_core_type_name(ci->hybrid.core_type)
-			    : "unknown");
-
-	fprintf(f, "\nVerdict\n");
-	for (int i = 0; i < VD__COUNT; i++)
-		fprintf(f, "  %-22s %-7s %s\n", in->v[i].label, state_name(in->v[i].state),
-			in->v[i].why);
-	if (in->live && in->v[VD_HW].state == V_NO)
-		fprintf(f,
-			"  -> without hardware counters, pmon still measures with software events, "
-			"tracepoints and TSC timing; simulation needs no PMU either.\n");
-
-	print_perfmon(f, ci);
-
-	if (in->live) {
-		const struct pmon_kernel_info *k = &in->k;
-		char buf[512];
-		size_t n = 0;
-
-		fprintf(f, "\nKernel\n");
-		buf[0] = '\0';
-		for (size_t i = 0; i < k->npmus; i++) {
-			int w = snprintf(buf + n, sizeof(buf) - n, "%s%s", i ? " " : "",
-					 k->pmus[i].name);
-			if (w < 0 || (size_t)w >= sizeof(buf) - n)
-				break;
-			n += (size_t)w;
-		}
-		row(f, "event sources", "%s", n ? buf : "(none)");
-		if (k->ncore_pmus > 1) /* hybrid: one core PMU per core type */
-			row(f, "core PMU", "%s and %s (hybrid: generic events open on each)",
-			    k->core_pmus[0].name, k->core_pmus[1].name);
-		else
-			row(f, "core PMU", "%s", k->core_pmu[0] ? k->core_pmu : "none");
-		if (k->paranoid == INT_MIN)
-			row(f, "perf_event_paranoid", "absent (kernel without perf events?)");
-		else
-			row(f, "perf_event_paranoid", "%d%s", k->paranoid,
-			    k->paranoid >= 2 ? " (own processes, user space only, unless root)"
-				    : k->paranoid == 1 ? " (own processes, user and kernel)"
-						       : " (system-wide allowed)");
-		if (k->rdpmc_mode >= 0)
-			row(f, "rdpmc sysfs mode", "%d (%s)", k->rdpmc_mode,
-			    k->rdpmc_mode == 0		 ? "never"
-				    : k->rdpmc_mode == 1 ? "processes with an mmapped event"
-							 : "any process");
-		else
-			row(f, "rdpmc sysfs mode", "absent (no core PMU)");
-		if (k->mmap_event)
-			row(f, "mmap page", "%s: cap_user_rdpmc=%d cap_user_time=%d pmc_width=%u",
-			    k->mmap_event, k->cap_user_rdpmc, k->cap_user_time, k->pmc_width);
-		else
-			row(f, "mmap page", "no event could be mapped");
-		row(f, "/dev/cpu/0/msr", "%s", k->msr_dev ? "present" : "absent (modprobe msr)");
-		row(f, "/dev/cpu/0/cpuid", "%s",
-		    k->cpuid_dev ? "present" : "absent (modprobe cpuid)");
-		if (k->nmi_watchdog >= 0)
-			row(f, "nmi_watchdog", "%d%s", k->nmi_watchdog,
-			    k->nmi_watchdog ? " (holds one counter)" : "");
-	}
 
 	fprintf(f, "\nTime-stamp counter\n");
 	row(f, "TSC / RDTSCP", "%s / %s", ci->tsc.tsc ? "yes" : "no",
@@ -481,21 +454,26 @@ static void print_text(FILE *f, const struct info *in)
 		    PMON_TSC_TOLERANCE_PPM);
 	if (in->tsc.calibrated_hz)
 		row(f, "calibration spread", "%" PRIu32 " ppm", in->tsc.spread_ppm);
+}
 
-	if (in->live) {
-		fprintf(f, "\nOther timers\n");
-		if (in->clocksource[0])
-			row(f, "clocksource", "%s (available: %s)", in->clocksource,
-			    in->clocksources);
-		for (size_t i = 0; i < in->nclocks; i++) {
-			if (in->clocks[i].res_ns < 0)
-				row(f, in->clocks[i].name, "unsupported");
-			else
-				row(f, in->clocks[i].name, "%ld ns resolution: %s",
-				    in->clocks[i].res_ns, in->clocks[i].what);
-		}
+static void print_timers(FILE *f, const struct info *in)
+{
+	fprintf(f, "\nOther timers\n");
+	if (in->clocksource[0])
+		row(f, "clocksource", "%s (available: %s)", in->clocksource, in->clocksources);
+	for (size_t i = 0; i < in->nclocks; i++) {
+		if (in->clocks[i].res_ns < 0)
+			row(f, in->clocks[i].name, "unsupported");
+		else
+			row(f, in->clocks[i].name, "%ld ns resolution: %s", in->clocks[i].res_ns,
+			    in->clocks[i].what);
 	}
+}
 
+/* SDM 17.16.3's enumeration steps, then allocation (leaf 10H). */
+static void print_rdt(FILE *f, const struct info *in)
+{
+	const struct pmon_cpu_info *ci = &in->ci;
 	const struct pmon_rdt *r = &ci->rdt;
 	fprintf(f, "\nResource monitoring (CMT/MBM, SDM 17.16.3 steps 1-5)\n");
 	row(f, "1 max leaf", "%02" PRIX32 "H%s", r->max_leaf,
@@ -564,30 +542,50 @@ static void print_text(FILE *f, const struct info *in)
 		    in->k.resctrl_mounted && in->k.resctrl_l3_mon ? " (L3_MON)" : "");
 }
 
-/* ---- JSON (schema: docs/info-json.md) -------------------------------- */
-
-static json_t *json_info(const struct info *in)
+static void print_text(FILE *f, const struct info *in)
 {
 	const struct pmon_cpu_info *ci = &in->ci;
-	const struct pmon_perfmon *pm = &ci->pm;
-	const struct pmon_rdt *r = &ci->rdt;
-	json_t *root = json_object(), *o, *a;
 
-	json_object_set_new(root, "schema", json_string("pmon-info/1"));
-	json_object_set_new(root, "source", json_string(in->source));
-	json_object_set_new(root, "cpu",
-			    json_pack("{s:s, s:s, s:i, s:i, s:i, s:s, s:I, s:I}", "vendor",
-				      pmon_vendor_name(ci->id.vendor), "vendor_id",
-				      ci->id.vendor_id, "family", (int)ci->id.family, "model",
-				      (int)ci->id.model, "stepping", (int)ci->id.stepping, "brand",
-				      ci->id.brand, "max_leaf", (json_int_t)ci->id.max_leaf,
-				      "max_ext_leaf", (json_int_t)ci->id.max_ext_leaf));
+	fprintf(f, "pmon info%s%s\n\n", in->live ? "" : " -- dump ", in->live ? "" : in->source);
+	row(f, "CPU", "%s", ci->id.brand[0] ? ci->id.brand : "(no brand string)");
+	row(f, "vendor", "%s (%s), family %02XH, model %02XH, stepping %u",
+	    pmon_vendor_name(ci->id.vendor), ci->id.vendor_id, ci->id.family, ci->id.model,
+	    ci->id.stepping);
 	if (ci->id.hypervisor)
-		json_object_set_new(root, "hypervisor",
-				    json_pack("{s:s?, s:s}", "name", ci->id.hv_name, "signature",
-					      ci->id.hv_signature));
+		row(f, "hypervisor", "%s (signature \"%s\")",
+		    ci->id.hv_name ? ci->id.hv_name : "unknown", ci->id.hv_signature);
 	else
-		json_object_set_new(root, "hypervisor", json_null());
+		row(f, "hypervisor", "none (CPUID.01H:ECX[31] = 0)");
+	if (ci->hybrid.leaf_1a == PMON_LEAF_OK && ci->hybrid.core_type)
+		row(f, "core type", "%s",
+		    pmon_core_type_name(ci->hybrid.core_type)
+			    ? pmon_core_type_name(ci->hybrid.core_type)
+			    : "unknown");
+
+	fprintf(f, "\nVerdict\n");
+	for (int i = 0; i < VD__COUNT; i++)
+		fprintf(f, "  %-22s %-7s %s\n", in->v[i].label, state_name(in->v[i].state),
+			in->v[i].why);
+	if (in->live && in->v[VD_HW].state == V_NO)
+		fprintf(f,
+			"  -> without hardware counters, pmon still measures with software events, "
+			"tracepoints and TSC timing; simulation needs no PMU either.\n");
+
+	print_perfmon(f, ci);
+	if (in->live)
+		print_kernel(f, &in->k);
+	print_tsc(f, in);
+	if (in->live)
+		print_timers(f, in);
+	print_rdt(f, in);
+}
+
+/* ---- JSON (schema: docs/info-json.md) -------------------------------- */
+
+static json_t *json_perfmon(const struct pmon_cpu_info *ci)
+{
+	const struct pmon_perfmon *pm = &ci->pm;
+	json_t *o, *a;
 
 	o = json_object();
 	json_object_set_new(o, "model", json_string(pmon_perfmon_model_name(pm->model)));
@@ -636,16 +634,19 @@ static json_t *json_info(const struct info *in)
 					      "perfctr_ext_llc", pm->amd_ext_llc, "perfmon_v2",
 					      pm->amd_v2, "df_counters", (int)pm->amd_nb_count,
 					      "umc_counters", (int)pm->amd_umc_count));
-	json_object_set_new(root, "perfmon", o);
+	return o;
+}
 
-	json_object_set_new(root, "rdt",
-			    json_pack("{s:b, s:b, s:b, s:b, s:b, s:I, s:I, s:I, s:i}", "pqm",
-				      r->pqm, "l3", r->l3, "cmt", r->occupancy, "mbm_total",
-				      r->mbm_total, "mbm_local", r->mbm_local, "max_rmid",
-				      (json_int_t)r->max_rmid, "l3_max_rmid",
-				      (json_int_t)r->l3_max_rmid, "upscale", (json_int_t)r->upscale,
-				      "counter_width", (int)r->counter_width));
-	o = json_object_get(root, "rdt");
+static json_t *json_rdt(const struct pmon_cpu_info *ci)
+{
+	const struct pmon_rdt *r = &ci->rdt;
+	json_t *o;
+
+	o = json_pack("{s:b, s:b, s:b, s:b, s:b, s:I, s:I, s:I, s:i}", "pqm", r->pqm, "l3", r->l3,
+		      "cmt", r->occupancy, "mbm_total", r->mbm_total, "mbm_local", r->mbm_local,
+		      "max_rmid", (json_int_t)r->max_rmid, "l3_max_rmid",
+		      (json_int_t)r->l3_max_rmid, "upscale", (json_int_t)r->upscale,
+		      "counter_width", (int)r->counter_width);
 	json_object_set_new(o, "rmid_bits", json_integer(r->rmid_bits));
 	json_object_set_new(o, "counter_width_rule",
 			    json_string(r->width_vendor_default ? (ci->id.vendor == PMON_VENDOR_AMD
@@ -664,11 +665,17 @@ static json_t *json_info(const struct info *in)
 							(json_int_t)r->mbm_cf_rmid_threshold,
 							"factor", (double)r->mbm_cf / 1048576.0)
 					    : json_null());
-	json_object_set_new(root, "tsc",
-			    json_pack("{s:b, s:b, s:I, s:s}", "present", ci->tsc.tsc, "invariant",
-				      ci->tsc.invariant, "hz", (json_int_t)in->tsc.hz, "source",
-				      pmon_tsc_source_name(in->tsc.source)));
-	o = json_object_get(root, "tsc");
+	return o;
+}
+
+static json_t *json_tsc(const struct info *in)
+{
+	const struct pmon_cpu_info *ci = &in->ci;
+	json_t *o;
+
+	o = json_pack("{s:b, s:b, s:I, s:s}", "present", ci->tsc.tsc, "invariant",
+		      ci->tsc.invariant, "hz", (json_int_t)in->tsc.hz, "source",
+		      pmon_tsc_source_name(in->tsc.source));
 	json_object_set_new(o, "crystal_hz", json_integer((json_int_t)ci->tsc_crystal_hz));
 	json_object_set_new(o, "cpuid",
 			    json_pack("{s:I, s:s, s:b}", "hz", (json_int_t)in->tsc.cpuid_hz,
@@ -687,12 +694,13 @@ static json_t *json_info(const struct info *in)
 				    in->tsc.source == PMON_TSC_HZ_CALIBRATED ? "calibrated"
 									     : "cpuid")
 			: json_null());
-	if (ci->hybrid.leaf_1a == PMON_LEAF_OK && ci->hybrid.core_type)
-		json_object_set_new(root, "hybrid",
-				    json_pack("{s:i, s:s?}", "core_type", (int)ci->hybrid.core_type,
-					      "name", pmon_core_type_name(ci->hybrid.core_type)));
-	else
-		json_object_set_new(root, "hybrid", json_null());
+	return o;
+}
+
+/* The kernel's side and the clocks: facts of this machine, null for a dump. */
+static void json_kernel(const struct info *in, json_t *root)
+{
+	json_t *o, *a;
 
 	if (in->live) {
 		const struct pmon_kernel_info *k = &in->k;
@@ -723,6 +731,40 @@ static json_t *json_info(const struct info *in)
 	} else {
 		json_object_set_new(root, "kernel", json_null());
 	}
+}
+
+static json_t *json_info(const struct info *in)
+{
+	const struct pmon_cpu_info *ci = &in->ci;
+	json_t *root = json_object(), *o;
+
+	json_object_set_new(root, "schema", json_string("pmon-info/1"));
+	json_object_set_new(root, "source", json_string(in->source));
+	json_object_set_new(root, "cpu",
+			    json_pack("{s:s, s:s, s:i, s:i, s:i, s:s, s:I, s:I}", "vendor",
+				      pmon_vendor_name(ci->id.vendor), "vendor_id",
+				      ci->id.vendor_id, "family", (int)ci->id.family, "model",
+				      (int)ci->id.model, "stepping", (int)ci->id.stepping, "brand",
+				      ci->id.brand, "max_leaf", (json_int_t)ci->id.max_leaf,
+				      "max_ext_leaf", (json_int_t)ci->id.max_ext_leaf));
+	if (ci->id.hypervisor)
+		json_object_set_new(root, "hypervisor",
+				    json_pack("{s:s?, s:s}", "name", ci->id.hv_name, "signature",
+					      ci->id.hv_signature));
+	else
+		json_object_set_new(root, "hypervisor", json_null());
+
+	json_object_set_new(root, "perfmon", json_perfmon(ci));
+	json_object_set_new(root, "rdt", json_rdt(ci));
+	json_object_set_new(root, "tsc", json_tsc(in));
+	if (ci->hybrid.leaf_1a == PMON_LEAF_OK && ci->hybrid.core_type)
+		json_object_set_new(root, "hybrid",
+				    json_pack("{s:i, s:s?}", "core_type", (int)ci->hybrid.core_type,
+					      "name", pmon_core_type_name(ci->hybrid.core_type)));
+	else
+		json_object_set_new(root, "hybrid", json_null());
+
+	json_kernel(in, root);
 	o = json_object();
 	for (int i = 0; i < VD__COUNT; i++)
 		json_object_set_new(o, in->v[i].key,
