@@ -187,38 +187,191 @@ static void dir_up(char *d)
 		*slash = '\0'; /* "" is the root */
 }
 
+/* A walk in progress: what is left of the name (a link's text put in front
+ * of it as it is met), and the directory reached so far. A name, and each
+ * link on the way, fit in PATH_MAX as the kernel's do. (The stack is kept
+ * small: a region report at a program's exit walks its name, and every
+ * page touched there is a fault the program pays: bench/stat-overhead.sh.) */
+struct walk {
+	const char *name; /* as the user gave it, for the messages */
+	struct target *t;
+	char rest[PATH_MAX];
+	const char *p; /* into rest */
+	int dfd, hops;
+};
+
+/* Open where @w's name starts: "/" or the working directory. */
+static int walk_start(struct walk *w)
+{
+	struct target *t = w->t;
+
+	if (!*w->name)
+		return pmon__err(-ENOENT, "cannot write '': the file name is empty");
+	if (!pmon__fmt(w->rest, sizeof(w->rest), "%s", w->name))
+		return pmon__err(-ENAMETOOLONG, "cannot write '%.64s...': the name is too long",
+				 w->name);
+	if (w->name[0] == '/') {
+		t->dirname[0] = '\0';
+		w->dfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	} else {
+		if (!getcwd(t->dirname, sizeof(t->dirname)))
+			return pmon__err(-errno, "cannot write '%s': %s", w->name, strerror(errno));
+		if (!strcmp(t->dirname, "/"))
+			t->dirname[0] = '\0';
+		w->dfd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	}
+	if (w->dfd < 0)
+		return pmon__err(-errno, "cannot write '%s': %s", w->name, strerror(errno));
+	w->p = w->rest;
+	return 0;
+}
+
+/* Close the directory and return @err (already a -errno with its detail). */
+static int walk_fail(struct walk *w, int err)
+{
+	if (w->dfd >= 0)
+		close(w->dfd);
+	w->dfd = -1;
+	return err;
+}
+
+/* Component @comp of the name does not exist. Return: 1 when it is the new
+ * file to create (the walk ends there), else -errno with a detail. */
+static int walk_missing(struct walk *w, const char *comp, int e, bool last, bool trailing_slash)
+{
+	struct target *t = w->t;
+
+	if (e == ENOENT && last && proc_fd_dir(t->dirname))
+		return walk_fail(w,
+				 pmon__err(-EBADF, "cannot write '%s': descriptor %s is not open",
+					   w->name, comp));
+	if (e == ENOENT && last && !trailing_slash) {
+		/* a new file; where a link led here (one the rule allowed), it
+		 * is created where the link points, as open(O_CREAT) would */
+		pmon__strlcpy(t->base, comp, sizeof(t->base));
+		return 1;
+	}
+	if (e == ENOENT)
+		return walk_fail(w,
+				 pmon__err(-ENOENT,
+					   "cannot write '%s': its directory '%s/%s' does not "
+					   "exist",
+					   w->name, t->dirname, comp));
+	return walk_fail(w, pmon__err(-e, "cannot write '%s': %s", w->name, strerror(e)));
+}
+
+/* The last component is /proc/PID/fd/N: a descriptor, pmon's own (@pid is
+ * this process) or another process's. Ends the walk: 0 or -errno. */
+static int walk_proc_fd(struct walk *w, const char *comp, long pid)
+{
+	struct target *t = w->t;
+	char buf[PATH_MAX];
+	char *end;
+	long fd = strtol(comp, &end, 10);
+
+	walk_fail(w, 0);
+	if (*end || fd < 0 || fd > INT_MAX)
+		return pmon__err(-ENOENT, "cannot write '%s': no such descriptor", w->name);
+	pmon__strlcpy(t->base, comp, sizeof(t->base));
+	if (pid == getpid()) {
+		t->fd = (int)fd;
+		if (fstat(t->fd, &t->st))
+			return pmon__err(-errno, "cannot write '%s': %s", w->name, strerror(errno));
+	} else {
+		t->procfd = true;
+		pmon__fmt(buf, sizeof(buf), "%s/%s", t->dirname, comp);
+		if (stat(buf, &t->st))
+			return pmon__err(-errno, "cannot write '%s': %s", w->name, strerror(errno));
+	}
+	t->exists = true;
+	return 0;
+}
+
+/* Follow the symbolic link @comp (its lstat in @st): the rest of the walk
+ * becomes "LINK/what was left". Return: 0, or -errno with a detail. */
+static int walk_link(struct walk *w, const char *comp, const struct stat *st, bool trailing_slash)
+{
+	struct target *t = w->t;
+	char buf[PATH_MAX];
+	struct stat ds;
+
+	if (++w->hops > 40)
+		return walk_fail(
+			w, pmon__err(-ELOOP, "cannot write '%s': %s", w->name, strerror(ELOOP)));
+	/* fs/namei.c may_follow_link(): in a sticky world-writable directory
+	 * a link is followed only when the follower or the directory's owner
+	 * owns it. Another user's link in /tmp is how a root tool is made to
+	 * write a file of the attacker's choosing. */
+	if (fstat(w->dfd, &ds) ||
+	    (sticky_shared(&ds) && st->st_uid != geteuid() && st->st_uid != ds.st_uid))
+		return walk_fail(w,
+				 pmon__err(-EPERM,
+					   "will not write through '%s': '%s/%s' is a "
+					   "symbolic link of another user (uid %u) in a "
+					   "shared directory",
+					   w->name, t->dirname, comp, (unsigned)st->st_uid));
+	ssize_t len = readlinkat(w->dfd, comp, buf, sizeof(buf) - 1);
+	if (len <= 0)
+		return walk_fail(w,
+				 pmon__err(len < 0 ? -errno : -ENOENT, "cannot write '%s': %s",
+					   w->name, len < 0 ? strerror(errno) : "an empty link"));
+	buf[len] = '\0';
+	/* rest becomes "LINK/what was left" (or "LINK/" for a name that
+	 * ended in a slash), built in place */
+	size_t lp = strlen(w->p), lb = (size_t)len, sep = lp || trailing_slash;
+	if (lb + sep + lp + 1 > sizeof(w->rest))
+		return walk_fail(w,
+				 pmon__err(-ENAMETOOLONG, "cannot write '%s': %s", w->name,
+					   strerror(ENAMETOOLONG)));
+	memmove(w->rest + lb + sep, w->p, lp + 1);
+	if (sep)
+		w->rest[lb] = '/';
+	memcpy(w->rest, buf, lb);
+	w->p = w->rest;
+	if (buf[0] == '/') {
+		walk_fail(w, 0);
+		t->dirname[0] = '\0';
+		if ((w->dfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+			return pmon__err(-errno, "cannot write '%s': %s", w->name, strerror(errno));
+	}
+	return 0;
+}
+
+/* Step into the directory @comp (its lstat in @st). Return: 0 or -errno. */
+static int walk_into(struct walk *w, const char *comp, const struct stat *st)
+{
+	struct target *t = w->t;
+
+	if (!S_ISDIR(st->st_mode))
+		return walk_fail(w,
+				 pmon__err(-ENOTDIR,
+					   "cannot write '%s': '%s/%s' is not a directory", w->name,
+					   t->dirname, comp));
+	int sub = openat(w->dfd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	walk_fail(w, 0);
+	if (sub < 0)
+		return pmon__err(-errno, "cannot write '%s': %s", w->name, strerror(errno));
+	w->dfd = sub;
+	size_t dl = strlen(t->dirname);
+	if (!pmon__fmt(t->dirname + dl, sizeof(t->dirname) - dl, "/%s", comp))
+		return walk_fail(w,
+				 pmon__err(-ENAMETOOLONG, "cannot write '%s': %s", w->name,
+					   strerror(ENAMETOOLONG)));
+	return 0;
+}
+
 /* Walk @name to the directory holding its last component, following links
  * the protected_symlinks rule allows. Return: 0, or -errno with a detail. */
 static int walk(const char *name, struct target *t)
 {
-	/* What is left to walk, a link's text put in front of it as it is
-	 * met: a name, and each link on the way, fit in PATH_MAX as the
-	 * kernel's do. (The stack is kept small: a region report at a
-	 * program's exit walks its name, and every page touched there is
-	 * a fault the program pays: bench/stat-overhead.sh.) */
-	char rest[PATH_MAX], comp[NAME_MAX + 1], buf[PATH_MAX];
-	const char *p;
-	int hops = 0, dfd;
+	struct walk w = { .name = name, .t = t, .dfd = -1 };
+	char comp[NAME_MAX + 1];
+	int err = walk_start(&w);
 
-	if (!*name)
-		return pmon__err(-ENOENT, "cannot write '': the file name is empty");
-	if (!pmon__fmt(rest, sizeof(rest), "%s", name))
-		return pmon__err(-ENAMETOOLONG, "cannot write '%.64s...': the name is too long",
-				 name);
-	if (name[0] == '/') {
-		t->dirname[0] = '\0';
-		dfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	} else {
-		if (!getcwd(t->dirname, sizeof(t->dirname)))
-			return pmon__err(-errno, "cannot write '%s': %s", name, strerror(errno));
-		if (!strcmp(t->dirname, "/"))
-			t->dirname[0] = '\0';
-		dfd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	}
-	if (dfd < 0)
-		return pmon__err(-errno, "cannot write '%s': %s", name, strerror(errno));
-	p = rest;
+	if (err)
+		return err;
 	for (;;) {
+		const char *p = w.p;
 		while (*p == '/')
 			p++;
 		size_t n = strcspn(p, "/");
@@ -231,126 +384,39 @@ static int walk(const char *name, struct target *t)
 			t->exists = true;
 			break;
 		}
-		if (n > NAME_MAX) {
-			close(dfd);
-			return pmon__err(-ENAMETOOLONG,
-					 "cannot write '%s': a name in it is too long", name);
-		}
+		if (n > NAME_MAX)
+			return walk_fail(&w,
+					 pmon__err(-ENAMETOOLONG,
+						   "cannot write '%s': a name in it is too long",
+						   name));
 		memcpy(comp, p, n);
 		comp[n] = '\0';
-		p = after;
+		w.p = after;
 		if (!strcmp(comp, ".") && !last)
 			continue;
 		if (!strcmp(comp, "..") && !last) {
-			int up = openat(dfd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
-			close(dfd);
+			int up = openat(w.dfd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+			walk_fail(&w, 0);
 			if (up < 0)
 				return pmon__err(-errno, "cannot write '%s': %s", name,
 						 strerror(errno));
-			dfd = up;
+			w.dfd = up;
 			dir_up(t->dirname);
 			continue;
 		}
 		struct stat st;
-		if (fstatat(dfd, comp, &st, AT_SYMLINK_NOFOLLOW)) {
-			int e = errno;
-			if (e == ENOENT && last && proc_fd_dir(t->dirname)) {
-				close(dfd);
-				return pmon__err(-EBADF,
-						 "cannot write '%s': descriptor %s is not open",
-						 name, comp);
-			}
-			if (e == ENOENT && last && !trailing_slash) {
-				/* a new file; where a link led here (one the rule
-				 * allowed), it is created where the link points, as
-				 * open(O_CREAT) would */
-				pmon__strlcpy(t->base, comp, sizeof(t->base));
-				break;
-			}
-			close(dfd);
-			if (e == ENOENT)
-				return pmon__err(
-					-ENOENT,
-					"cannot write '%s': its directory '%s/%s' does not "
-					"exist",
-					name, t->dirname, comp);
-			return pmon__err(-e, "cannot write '%s': %s", name, strerror(e));
+		if (fstatat(w.dfd, comp, &st, AT_SYMLINK_NOFOLLOW)) {
+			err = walk_missing(&w, comp, errno, last, trailing_slash);
+			if (err < 0)
+				return err;
+			break;
 		}
 		long pid = proc_fd_dir(t->dirname);
-		if (S_ISLNK(st.st_mode) && pid && last) {
-			/* a descriptor: pmon's own, or another process's */
-			char *end;
-			long fd = strtol(comp, &end, 10);
-			close(dfd);
-			if (*end || fd < 0 || fd > INT_MAX)
-				return pmon__err(-ENOENT, "cannot write '%s': no such descriptor",
-						 name);
-			pmon__strlcpy(t->base, comp, sizeof(t->base));
-			if (pid == getpid()) {
-				t->fd = (int)fd;
-				if (fstat(t->fd, &t->st))
-					return pmon__err(-errno, "cannot write '%s': %s", name,
-							 strerror(errno));
-			} else {
-				t->procfd = true;
-				pmon__fmt(buf, sizeof(buf), "%s/%s", t->dirname, comp);
-				if (stat(buf, &t->st))
-					return pmon__err(-errno, "cannot write '%s': %s", name,
-							 strerror(errno));
-			}
-			t->exists = true;
-			return 0;
-		}
+		if (S_ISLNK(st.st_mode) && pid && last)
+			return walk_proc_fd(&w, comp, pid);
 		if (S_ISLNK(st.st_mode)) {
-			struct stat ds;
-			if (++hops > 40) {
-				close(dfd);
-				return pmon__err(-ELOOP, "cannot write '%s': %s", name,
-						 strerror(ELOOP));
-			}
-			/* fs/namei.c may_follow_link(): in a sticky world-writable
-			 * directory a link is followed only when the follower or
-			 * the directory's owner owns it. Another user's link in
-			 * /tmp is how a root tool is made to write a file of the
-			 * attacker's choosing. */
-			if (fstat(dfd, &ds) ||
-			    (sticky_shared(&ds) && st.st_uid != geteuid() &&
-			     st.st_uid != ds.st_uid)) {
-				close(dfd);
-				return pmon__err(
-					-EPERM,
-					"will not write through '%s': '%s/%s' is a symbolic "
-					"link of another user (uid %u) in a shared directory",
-					name, t->dirname, comp, (unsigned)st.st_uid);
-			}
-			ssize_t len = readlinkat(dfd, comp, buf, sizeof(buf) - 1);
-			if (len <= 0) {
-				close(dfd);
-				return pmon__err(len < 0 ? -errno : -ENOENT,
-						 "cannot write '%s': %s", name,
-						 len < 0 ? strerror(errno) : "an empty link");
-			}
-			buf[len] = '\0';
-			/* rest becomes "LINK/what was left" (or "LINK/" for a
-			 * name that ended in a slash), built in place */
-			size_t lp = strlen(p), lb = (size_t)len, sep = lp || trailing_slash;
-			if (lb + sep + lp + 1 > sizeof(rest)) {
-				close(dfd);
-				return pmon__err(-ENAMETOOLONG, "cannot write '%s': %s", name,
-						 strerror(ENAMETOOLONG));
-			}
-			memmove(rest + lb + sep, p, lp + 1);
-			if (sep)
-				rest[lb] = '/';
-			memcpy(rest, buf, lb);
-			p = rest;
-			if (buf[0] == '/') {
-				close(dfd);
-				t->dirname[0] = '\0';
-				if ((dfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
-					return pmon__err(-errno, "cannot write '%s': %s", name,
-							 strerror(errno));
-			}
+			if ((err = walk_link(&w, comp, &st, trailing_slash)))
+				return err;
 			continue;
 		}
 		if (last && !trailing_slash) {
@@ -359,34 +425,19 @@ static int walk(const char *name, struct target *t)
 			t->exists = true;
 			break;
 		}
-		if (!S_ISDIR(st.st_mode)) {
-			close(dfd);
-			return pmon__err(-ENOTDIR, "cannot write '%s': '%s/%s' is not a directory",
-					 name, t->dirname, comp);
-		}
-		int sub = openat(dfd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		close(dfd);
-		if (sub < 0)
-			return pmon__err(-errno, "cannot write '%s': %s", name, strerror(errno));
-		dfd = sub;
-		size_t dl = strlen(t->dirname);
-		if (!pmon__fmt(t->dirname + dl, sizeof(t->dirname) - dl, "/%s", comp)) {
-			close(dfd);
-			return pmon__err(-ENAMETOOLONG, "cannot write '%s': %s", name,
-					 strerror(ENAMETOOLONG));
-		}
+		if ((err = walk_into(&w, comp, &st)))
+			return err;
 		if (last) { /* "dir/": the directory itself */
 			t->st = st;
 			t->exists = true;
 			break;
 		}
 	}
-	if (fstat(dfd, &t->dir)) {
+	if (fstat(w.dfd, &t->dir)) {
 		int e = errno;
-		close(dfd);
-		return pmon__err(-e, "cannot write '%s': %s", name, strerror(e));
+		return walk_fail(&w, pmon__err(-e, "cannot write '%s': %s", name, strerror(e)));
 	}
-	t->dirfd = dfd;
+	t->dirfd = w.dfd;
 	return 0;
 }
 
