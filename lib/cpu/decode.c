@@ -292,98 +292,61 @@ static bool hybrid_0a_is_subset(const struct pmon_cpu_ident *id, const struct pm
 	return false;
 }
 
-static void decode_perfmon(const struct leafctx *x, struct pmon_cpu_info *ci)
+/* Intel with CPUID.0AH:EAX[7:0] = 0 (or no leaf 0AH): no architectural
+ * perfmon, a VM hiding the PMU, or a legacy (P6, NetBurst) model. */
+static void decode_intel_no_arch(const struct pmon_cpu_ident *id, struct pmon_cpu_info *ci)
 {
-	const struct pmon_cpu_ident *id = &ci->id;
-	const struct pmon_hybrid *hy = &ci->hybrid;
 	struct pmon_perfmon *pm = &ci->pm;
-	struct pmon_cpuid_regs r;
 
-	pm->leaf_0a = leaf(x, 0x0a, 0, &r);
-	/* Leaf 23H is read only where CPUID.(07H,1):EAX[8] ArchPerfmonExt
-	 * says it exists (SDM Vol. 2A CPUID.07H.1; Linux gates every read of
-	 * ARCH_PERFMON_EXT_LEAF on X86_FEATURE_ARCH_PERFMON_EXT): a maximum
-	 * leaf of 23H or more alone does not enumerate it. Sub-leaf 1 of 07H
-	 * exists when 07H.0:EAX (the highest sub-leaf) is at least 1. */
-	ci->leaf_07_1 = PMON_LEAF_NOT_ENUMERATED;
-	if (leaf(x, 7, 0, &r) == PMON_LEAF_OK && r.eax >= 1)
-		ci->leaf_07_1 = leaf(x, 7, 1, &r);
-	ci->arch_perfmon_ext = ci->leaf_07_1 == PMON_LEAF_OK && PMON_BIT(r.eax, 8);
-	pm->leaf_23 = leaf(x, 0x23, 0, &r);
-	if (pm->leaf_23 != PMON_LEAF_NOT_ENUMERATED && !ci->arch_perfmon_ext) {
-		ci->leaf_23_ignored = pm->leaf_23 == PMON_LEAF_OK;
-		pm->leaf_23 = PMON_LEAF_NOT_ENUMERATED;
-	}
-	pm->leaf_amd_22 = PMON_LEAF_NOT_ENUMERATED;
-	pm->perf_capabilities = id->pdcm;
-
-	if (id->vendor == PMON_VENDOR_AMD || id->vendor == PMON_VENDOR_HYGON) {
-		/* AMD reads 0AH as zero; its counters are described elsewhere. */
-		if (pm->leaf_0a == PMON_LEAF_OK) {
-			leaf(x, 0x0a, 0, &r);
-			pm->raw_0a[0] = r.eax, pm->raw_0a[1] = r.ebx;
-			pm->raw_0a[2] = r.ecx, pm->raw_0a[3] = r.edx;
-		}
-		decode_amd(x, id, pm, &ci->pm_none_why);
+	/* CPUID.0AH:EAX[7:0] = 0 (or no leaf 0AH): no architectural
+	 * perfmon. A VM that hides the PMU looks like this too; for a
+	 * family-6 CPU with leaf 0AH present that is the only reading.
+	 * Only family 0FH is NetBurst (SDM Vol. 3B 21.6.3 "Pentium 4 and
+	 * Intel Xeon processors"); every later family (10H and up, e.g.
+	 * 13H) has architectural perfmon, so version 0 there means none,
+	 * never 18 ESCR counters RDPMC would be said to accept. */
+	if (pm->leaf_0a == PMON_LEAF_OK && id->family == 6) {
+		ci->pm_none_why = "CPUID.0AH:EAX[7:0] = 0: no architectural perfmon (a VM "
+				  "that hides the PMU reads so)";
 		return;
 	}
-	if (id->vendor != PMON_VENDOR_INTEL) {
-		ci->pm_none_why = "neither Intel, AMD nor Hygon: pmon knows no counter model for "
-				  "this vendor";
+	if (id->family > 0xf) {
+		ci->pm_none_why = "CPUID.0AH:EAX[7:0] = 0 on family 10H or later: only "
+				  "family 0FH is NetBurst, so no counters";
 		return;
 	}
+	/* Family 0FH is NetBurst only on a real Pentium 4 / Xeon:
+	 * those report a maximum basic leaf of at most 6, so an
+	 * enumerated leaf 0AH, or the hypervisor bit, means a virtual
+	 * CPU model such as QEMU's kvm64 (family 0FH model 6, max leaf
+	 * 0DH). Linux finds no NetBurst PMU there either: p4_pmu_init()
+	 * "unsupported Netburst CPU model 6" (IA32_MISC_ENABLE[7] clear),
+	 * "no PMU driver". Issue #24's rule. */
+	if (id->family == 0xf && id->hypervisor) {
+		ci->pm_none_why = "family 0FH under a hypervisor (CPUID.01H:ECX[31] = 1): "
+				  "a virtual CPU model such as QEMU's kvm64, not a Pentium "
+				  "4; Linux: 'unsupported Netburst CPU model', no PMU driver";
+		return;
+	}
+	if (id->family == 0xf && pm->leaf_0a != PMON_LEAF_NOT_ENUMERATED) {
+		ci->pm_none_why = "family 0FH enumerating leaf 0AH with CPUID.0AH:EAX[7:0] "
+				  "= 0: real Pentium 4s report a maximum leaf of at most 6, "
+				  "so this is no NetBurst PMU";
+		return;
+	}
+	decode_legacy_intel(id, pm);
+	if (pm->model == PMON_PERFMON_NONE)
+		ci->pm_none_why = "no architectural perfmon (CPUID.0AH) and no legacy "
+				  "counter model for this family";
+	return;
+}
 
-	if (pm->leaf_0a == PMON_LEAF_OK) {
-		leaf(x, 0x0a, 0, &r);
-		pm->raw_0a[0] = r.eax, pm->raw_0a[1] = r.ebx;
-		pm->raw_0a[2] = r.ecx, pm->raw_0a[3] = r.edx;
-		pm->version = PMON_BITS(r.eax, 7, 0);
-	}
-	if (pm->version == 0) {
-		/* CPUID.0AH:EAX[7:0] = 0 (or no leaf 0AH): no architectural
-		 * perfmon. A VM that hides the PMU looks like this too; for a
-		 * family-6 CPU with leaf 0AH present that is the only reading.
-		 * Only family 0FH is NetBurst (SDM Vol. 3B 21.6.3 "Pentium 4 and
-		 * Intel Xeon processors"); every later family (10H and up, e.g.
-		 * 13H) has architectural perfmon, so version 0 there means none,
-		 * never 18 ESCR counters RDPMC would be said to accept. */
-		if (pm->leaf_0a == PMON_LEAF_OK && id->family == 6) {
-			ci->pm_none_why = "CPUID.0AH:EAX[7:0] = 0: no architectural perfmon (a VM "
-					  "that hides the PMU reads so)";
-			return;
-		}
-		if (id->family > 0xf) {
-			ci->pm_none_why = "CPUID.0AH:EAX[7:0] = 0 on family 10H or later: only "
-					  "family 0FH is NetBurst, so no counters";
-			return;
-		}
-		/* Family 0FH is NetBurst only on a real Pentium 4 / Xeon:
-		 * those report a maximum basic leaf of at most 6, so an
-		 * enumerated leaf 0AH, or the hypervisor bit, means a virtual
-		 * CPU model such as QEMU's kvm64 (family 0FH model 6, max leaf
-		 * 0DH). Linux finds no NetBurst PMU there either: p4_pmu_init()
-		 * "unsupported Netburst CPU model 6" (IA32_MISC_ENABLE[7] clear),
-		 * "no PMU driver". Issue #24's rule. */
-		if (id->family == 0xf && id->hypervisor) {
-			ci->pm_none_why =
-				"family 0FH under a hypervisor (CPUID.01H:ECX[31] = 1): "
-				"a virtual CPU model such as QEMU's kvm64, not a Pentium "
-				"4; Linux: 'unsupported Netburst CPU model', no PMU driver";
-			return;
-		}
-		if (id->family == 0xf && pm->leaf_0a != PMON_LEAF_NOT_ENUMERATED) {
-			ci->pm_none_why =
-				"family 0FH enumerating leaf 0AH with CPUID.0AH:EAX[7:0] "
-				"= 0: real Pentium 4s report a maximum leaf of at most 6, "
-				"so this is no NetBurst PMU";
-			return;
-		}
-		decode_legacy_intel(id, pm);
-		if (pm->model == PMON_PERFMON_NONE)
-			ci->pm_none_why = "no architectural perfmon (CPUID.0AH) and no legacy "
-					  "counter model for this family";
-		return;
-	}
+/* Architectural perfmon from leaf 0AH (@r: its registers), SDM Vol. 3B
+ * 21.2 and Vol. 2A CPUID.0AH. */
+static void decode_intel_0a(const struct pmon_cpu_ident *id, const struct pmon_cpuid_regs *r0,
+			    struct pmon_perfmon *pm)
+{
+	const struct pmon_cpuid_regs r = *r0;
 
 	pm->model = PMON_PERFMON_INTEL_ARCH;
 	pm->rdpmc_instruction = true;
@@ -429,6 +392,15 @@ static void decode_perfmon(const struct leafctx *x, struct pmon_cpu_info *ci)
 	for (unsigned e = 0; e < PMON_ARCH_EVENT__COUNT && e < pm->ebx_length; e++)
 		if (!PMON_BIT(r.ebx, e))
 			pm->arch_events |= 1u << e;
+}
+
+/* What leaf 23H and the hybrid rules change of leaf 0AH's description. */
+static void decode_intel_ext(const struct leafctx *x, struct pmon_cpu_info *ci)
+{
+	const struct pmon_hybrid *hy = &ci->hybrid;
+	const struct pmon_cpu_ident *id = &ci->id;
+	struct pmon_perfmon *pm = &ci->pm;
+	struct pmon_cpuid_regs r;
 
 	/* Leaf 23H (architectural perfmon extended leaf): per core type, and on
 	 * hybrid parts the only complete description; it wins over 0AH. */
@@ -464,6 +436,60 @@ static void decode_perfmon(const struct leafctx *x, struct pmon_cpu_info *ci)
 	}
 	pm->gp_count = popcount64(pm->gp_mask);
 	pm->fixed_count = popcount64(pm->fixed_mask);
+}
+
+static void decode_perfmon(const struct leafctx *x, struct pmon_cpu_info *ci)
+{
+	const struct pmon_cpu_ident *id = &ci->id;
+	struct pmon_perfmon *pm = &ci->pm;
+	struct pmon_cpuid_regs r;
+
+	pm->leaf_0a = leaf(x, 0x0a, 0, &r);
+	/* Leaf 23H is read only where CPUID.(07H,1):EAX[8] ArchPerfmonExt
+	 * says it exists (SDM Vol. 2A CPUID.07H.1; Linux gates every read of
+	 * ARCH_PERFMON_EXT_LEAF on X86_FEATURE_ARCH_PERFMON_EXT): a maximum
+	 * leaf of 23H or more alone does not enumerate it. Sub-leaf 1 of 07H
+	 * exists when 07H.0:EAX (the highest sub-leaf) is at least 1. */
+	ci->leaf_07_1 = PMON_LEAF_NOT_ENUMERATED;
+	if (leaf(x, 7, 0, &r) == PMON_LEAF_OK && r.eax >= 1)
+		ci->leaf_07_1 = leaf(x, 7, 1, &r);
+	ci->arch_perfmon_ext = ci->leaf_07_1 == PMON_LEAF_OK && PMON_BIT(r.eax, 8);
+	pm->leaf_23 = leaf(x, 0x23, 0, &r);
+	if (pm->leaf_23 != PMON_LEAF_NOT_ENUMERATED && !ci->arch_perfmon_ext) {
+		ci->leaf_23_ignored = pm->leaf_23 == PMON_LEAF_OK;
+		pm->leaf_23 = PMON_LEAF_NOT_ENUMERATED;
+	}
+	pm->leaf_amd_22 = PMON_LEAF_NOT_ENUMERATED;
+	pm->perf_capabilities = id->pdcm;
+
+	if (id->vendor == PMON_VENDOR_AMD || id->vendor == PMON_VENDOR_HYGON) {
+		/* AMD reads 0AH as zero; its counters are described elsewhere. */
+		if (pm->leaf_0a == PMON_LEAF_OK) {
+			leaf(x, 0x0a, 0, &r);
+			pm->raw_0a[0] = r.eax, pm->raw_0a[1] = r.ebx;
+			pm->raw_0a[2] = r.ecx, pm->raw_0a[3] = r.edx;
+		}
+		decode_amd(x, id, pm, &ci->pm_none_why);
+		return;
+	}
+	if (id->vendor != PMON_VENDOR_INTEL) {
+		ci->pm_none_why = "neither Intel, AMD nor Hygon: pmon knows no counter model for "
+				  "this vendor";
+		return;
+	}
+
+	if (pm->leaf_0a == PMON_LEAF_OK) {
+		leaf(x, 0x0a, 0, &r);
+		pm->raw_0a[0] = r.eax, pm->raw_0a[1] = r.ebx;
+		pm->raw_0a[2] = r.ecx, pm->raw_0a[3] = r.edx;
+		pm->version = PMON_BITS(r.eax, 7, 0);
+	}
+	if (pm->version == 0) {
+		decode_intel_no_arch(id, ci);
+		return;
+	}
+	decode_intel_0a(id, &r, pm);
+	decode_intel_ext(x, ci);
 }
 
 /* Linux arch/x86/kernel/cpu/resctrl/monitor.c mbm_cf_table: indexed by
