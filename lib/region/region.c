@@ -559,11 +559,161 @@ static void rollback(void)
 	pthread_mutex_unlock(&G.lock);
 }
 
+/* The settings of @o, else of the environment (PMON_WARMUP, PMON_FORMAT,
+ * PMON_FENCE, the report file): into G. Called from the environment
+ * (@from_env), a bad setting is said and replaced by the default.
+ * Return: 0, or -errno with a detail. */
+static int setup_settings(const struct pmon_region_opts *opts, const struct pmon_region_opts *o0,
+			  const char *out, bool from_env)
+{
+	const struct pmon_region_opts *o = o0;
+	enum pmon_fence fence;
+	const char *env;
+	int err;
+
+	G.ring = 4096;
+	if (o->ring) {
+		err = -EINVAL;
+		if (o->ring > (1u << 24)) {
+			pmon__err(err, "ring of %u samples: at most %u", o->ring, 1u << 24);
+			return err;
+		}
+		for (G.ring = 1; G.ring < o->ring;) /* round up to a power of two */
+			G.ring <<= 1;
+	}
+	G.cull_k = o->cull_k < 0 ? 0 : o->cull_k > 0 ? o->cull_k : 5.0;
+	G.overhead_runs = o->overhead_runs ? o->overhead_runs : 2000;
+	G.warmup = o->warmup;
+	env = getenv("PMON_WARMUP");
+	if (!G.warmup && env) {
+		uint64_t w;
+		if (pmon__parse_u64(env, 10, &w) || w > 1000000) {
+			err = pmon__err(-EINVAL, "PMON_WARMUP '%s': expected 0..1000000", env);
+			if (!from_env)
+				return err;
+			say(from_env, "no warm-up");
+			w = 0;
+		}
+		G.warmup = (unsigned)w;
+	}
+	G.format = o->format;
+	if (!opts || !o->format) {
+		err = parse_env_format(getenv("PMON_FORMAT"), &G.format);
+		if (err && !from_env)
+			return err;
+		if (err)
+			say(from_env, "writing a table");
+	}
+	fence = o->fence;
+	if (!opts || !o->fence) {
+		err = parse_fence(getenv("PMON_FENCE"), &fence);
+		if (err && !from_env)
+			return err;
+		if (err)
+			say(from_env, "reading the TSC the default way");
+	}
+	if (fence == PMON_FENCE_RDTSCP && !cpu_has_rdtscp()) {
+		err = pmon__err(-EOPNOTSUPP,
+				"this CPU has no RDTSCP (CPUID.80000001H:EDX[27] = 0)");
+		if (!from_env)
+			return err;
+		say(from_env, "using the lfence method");
+		fence = PMON_FENCE_LFENCE;
+	}
+	if (fence == PMON_FENCE_AUTO)
+		fence = cpu_has_rdtscp() ? PMON_FENCE_RDTSCP : PMON_FENCE_LFENCE;
+#ifdef HAVE_CALLGRIND
+	/* valgrind 3.19 stops at RDTSCP with SIGILL though its CPUID says it
+	 * has it (VEX decodes it only with its RDTSCP hwcap): pmon simulate
+	 * of a program with regions would die. */
+	if (RUNNING_ON_VALGRIND && fence == PMON_FENCE_RDTSCP)
+		fence = PMON_FENCE_LFENCE;
+#endif
+	G.fence = (uint32_t)fence;
+	G.output[0] = 0;
+	if (out && *out) {
+		/* Found out now, not at exit when nobody can do anything about it. */
+		struct pmon_output_opts oo = { .sz = sizeof(oo),
+					       .flags = PMON_OUTPUT_APPEND | PMON_OUTPUT_STREAM };
+		if (!(err = pmon_output__check(out, &oo))) {
+			pmon__strlcpy(G.output, out, sizeof(G.output));
+		} else {
+			err = pmon__err(err, "report file: %s", pmon_errdetail());
+			if (!from_env)
+				return err;
+			say(from_env, "writing the report to standard error");
+		}
+	}
+	return 0;
+}
+
+/* The events regions read (@events, a list; NULL or empty: the TSC only). */
+static int setup_events(const char *events, bool from_env)
+{
+	int err;
+
+	err = -ENOMEM;
+	G.ev = pmon_evlist__new(NULL);
+	if (!G.ev)
+		return err;
+	if (events && *events) {
+		err = pmon_evlist__add(G.ev, events);
+		if (!err && pmon_evlist__count(G.ev) > MAX_EVENTS)
+			err = pmon__err(-E2BIG, "%zu events: regions read at most %d per pair",
+					pmon_evlist__count(G.ev), MAX_EVENTS);
+		if (err && !from_env)
+			return err;
+		if (err) {
+			say(from_env, "measuring the TSC only");
+			pmon_evlist__free(G.ev);
+			G.ev = pmon_evlist__new(NULL);
+			if (!G.ev)
+				return err;
+		}
+	}
+	G.nev = (unsigned)pmon_evlist__count(G.ev);
+	return 0;
+}
+
+/* The first thread's counters: where the events cannot be opened on it,
+ * the TSC only (from the environment) or an error; then how they are read. */
+static int setup_first_thread(struct rthread *t, bool from_env)
+{
+	int err;
+
+	if (G.nev && !t->grp) {
+		/* Open once more for the reason (the first attempt's detail may
+		 * have been overwritten). */
+		struct pmon_selfgroup *g = pmon_selfgroup__open(G.ev);
+
+		err = g ? 0 : -errno;
+		pmon_selfgroup__close(g);
+		if (!err)
+			err = pmon__err(-EBUSY, "the events could not be opened on this thread");
+		if (!from_env)
+			return err;
+		say(from_env, "measuring the TSC only");
+		pmon_evlist__free(G.ev);
+		G.ev = pmon_evlist__new(NULL);
+		err = -ENOMEM;
+		if (!G.ev)
+			return err;
+		G.nev = 0;
+		t->pub.stride = (uint32_t)sizeof(struct pmon__rslot);
+		G.event_open_failed = 0;
+	}
+	{
+		const char *why = NULL;
+		G.rdpmc = G.nev && pmon_selfgroup__rdpmc(t->grp, &why);
+		pmon__strlcpy(G.read_why, why ? why : "", sizeof(G.read_why));
+	}
+	return 0;
+}
+
 static int setup(const struct pmon_region_opts *opts, bool from_env)
 {
 	struct pmon_region_opts o = { .sz = sizeof(o), .report_at_exit = true };
-	const char *events, *out, *env;
-	enum pmon_fence fence;
+	const char *events, *out;
 	struct rthread *t = NULL;
 	int err;
 
@@ -589,99 +739,10 @@ static int setup(const struct pmon_region_opts *opts, bool from_env)
 	}
 #endif
 	out = o.output ? o.output : getenv("PMON_OUTPUT");
-	G.ring = 4096;
-	if (o.ring) {
-		err = -EINVAL;
-		if (o.ring > (1u << 24)) {
-			pmon__err(err, "ring of %u samples: at most %u", o.ring, 1u << 24);
-			goto fail;
-		}
-		for (G.ring = 1; G.ring < o.ring;) /* round up to a power of two */
-			G.ring <<= 1;
-	}
-	G.cull_k = o.cull_k < 0 ? 0 : o.cull_k > 0 ? o.cull_k : 5.0;
-	G.overhead_runs = o.overhead_runs ? o.overhead_runs : 2000;
-	G.warmup = o.warmup;
-	env = getenv("PMON_WARMUP");
-	if (!G.warmup && env) {
-		uint64_t w;
-		if (pmon__parse_u64(env, 10, &w) || w > 1000000) {
-			err = pmon__err(-EINVAL, "PMON_WARMUP '%s': expected 0..1000000", env);
-			if (!from_env)
-				goto fail;
-			say(from_env, "no warm-up");
-			w = 0;
-		}
-		G.warmup = (unsigned)w;
-	}
-	G.format = o.format;
-	if (!opts || !o.format) {
-		err = parse_env_format(getenv("PMON_FORMAT"), &G.format);
-		if (err && !from_env)
-			goto fail;
-		if (err)
-			say(from_env, "writing a table");
-	}
-	fence = o.fence;
-	if (!opts || !o.fence) {
-		err = parse_fence(getenv("PMON_FENCE"), &fence);
-		if (err && !from_env)
-			goto fail;
-		if (err)
-			say(from_env, "reading the TSC the default way");
-	}
-	if (fence == PMON_FENCE_RDTSCP && !cpu_has_rdtscp()) {
-		err = pmon__err(-EOPNOTSUPP,
-				"this CPU has no RDTSCP (CPUID.80000001H:EDX[27] = 0)");
-		if (!from_env)
-			goto fail;
-		say(from_env, "using the lfence method");
-		fence = PMON_FENCE_LFENCE;
-	}
-	if (fence == PMON_FENCE_AUTO)
-		fence = cpu_has_rdtscp() ? PMON_FENCE_RDTSCP : PMON_FENCE_LFENCE;
-#ifdef HAVE_CALLGRIND
-	/* valgrind 3.19 stops at RDTSCP with SIGILL though its CPUID says it
-	 * has it (VEX decodes it only with its RDTSCP hwcap): pmon simulate
-	 * of a program with regions would die. */
-	if (RUNNING_ON_VALGRIND && fence == PMON_FENCE_RDTSCP)
-		fence = PMON_FENCE_LFENCE;
-#endif
-	G.fence = (uint32_t)fence;
-	G.output[0] = 0;
-	if (out && *out) {
-		/* Found out now, not at exit when nobody can do anything about it. */
-		struct pmon_output_opts oo = { .sz = sizeof(oo),
-					       .flags = PMON_OUTPUT_APPEND | PMON_OUTPUT_STREAM };
-		if (!(err = pmon_output__check(out, &oo))) {
-			pmon__strlcpy(G.output, out, sizeof(G.output));
-		} else {
-			err = pmon__err(err, "report file: %s", pmon_errdetail());
-			if (!from_env)
-				goto fail;
-			say(from_env, "writing the report to standard error");
-		}
-	}
-	err = -ENOMEM;
-	G.ev = pmon_evlist__new(NULL);
-	if (!G.ev)
+	if ((err = setup_settings(opts, &o, out, from_env)))
 		goto fail;
-	if (events && *events) {
-		err = pmon_evlist__add(G.ev, events);
-		if (!err && pmon_evlist__count(G.ev) > MAX_EVENTS)
-			err = pmon__err(-E2BIG, "%zu events: regions read at most %d per pair",
-					pmon_evlist__count(G.ev), MAX_EVENTS);
-		if (err && !from_env)
-			goto fail;
-		if (err) {
-			say(from_env, "measuring the TSC only");
-			pmon_evlist__free(G.ev);
-			G.ev = pmon_evlist__new(NULL);
-			if (!G.ev)
-				goto fail;
-		}
-	}
-	G.nev = (unsigned)pmon_evlist__count(G.ev);
+	if ((err = setup_events(events, from_env)))
+		goto fail;
 	err = -EAGAIN;
 	if (pthread_key_create(&G.key, thread_gone))
 		goto fail;
@@ -690,32 +751,8 @@ static int setup(const struct pmon_region_opts *opts, bool from_env)
 	t = thread_new();
 	if (!t)
 		goto fail;
-	if (G.nev && !t->grp) {
-		/* Open once more for the reason (the first attempt's detail may
-		 * have been overwritten). */
-		struct pmon_selfgroup *g = pmon_selfgroup__open(G.ev);
-
-		err = g ? 0 : -errno;
-		pmon_selfgroup__close(g);
-		if (!err)
-			err = pmon__err(-EBUSY, "the events could not be opened on this thread");
-		if (!from_env)
-			goto fail;
-		say(from_env, "measuring the TSC only");
-		pmon_evlist__free(G.ev);
-		G.ev = pmon_evlist__new(NULL);
-		err = -ENOMEM;
-		if (!G.ev)
-			goto fail;
-		G.nev = 0;
-		t->pub.stride = (uint32_t)sizeof(struct pmon__rslot);
-		G.event_open_failed = 0;
-	}
-	{
-		const char *why = NULL;
-		G.rdpmc = G.nev && pmon_selfgroup__rdpmc(t->grp, &why);
-		pmon__strlcpy(G.read_why, why ? why : "", sizeof(G.read_why));
-	}
+	if ((err = setup_first_thread(t, from_env)))
+		goto fail;
 	G.tsc_step = measure_tsc_step();
 	err = measure_overhead(t);
 	if (err)
