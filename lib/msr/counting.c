@@ -291,6 +291,118 @@ static int check_cpu_fits(const struct pmon_msr_counting *m, const struct pmon_c
 	return 0;
 }
 
+/* Give each of @events its counter: a fixed one where it is one of the
+ * fixed events, else the next general-purpose one. Return: 0 or -errno. */
+static int assign_counters(struct pmon_msr_counting *m, const struct pmon_cpu_info *ci,
+			   const struct pmon_evlist *events)
+{
+	size_t n = m->n;
+	int err = 0;
+
+	for (size_t i = 0; i < n && !err; i++) {
+		const struct pmon_event_desc *d = pmon_evlist__event(events, i);
+		uint32_t sel = 0;
+		int fixed = -1;
+
+		err = encode(ci, d, &sel, &fixed);
+		if (err)
+			break;
+		if (fixed >= 0) {
+			uint64_t field = 0x3ULL << (4 * fixed);
+			if (m->fixed_field_mask & field) {
+				err = pmon__err(-E2BIG, "event '%s': fixed counter %d is taken",
+						d->name, fixed);
+				break;
+			}
+			m->uses_fixed = true;
+			m->fixed_field_mask |= 0xfULL << (4 * fixed);
+			/* EN field: bit 0 OS, bit 1 USR (SDM Figure 21-2). */
+			m->fixed_field |= (uint64_t)((d->attr.exclude_kernel ? 0 : 1) |
+						     (d->attr.exclude_user ? 0 : 2))
+				<< (4 * fixed);
+			m->mask |= 1ULL << (32 + fixed);
+			m->slot[i] = -1 - fixed;
+			continue;
+		}
+		if (m->ngp >= ci->pm.gp_count || m->ngp >= 8) {
+			/* On a hybrid part the figure is per core type: say which
+			 * (a P-core without 23H has 0AH + 2, see pmon_perfmon). */
+			err = pmon__err(-E2BIG,
+					"%zu events need general-purpose counters: this CPU%s has "
+					"%u",
+					m->ngp + 1, core_type_of(ci), ci->pm.gp_count);
+			break;
+		}
+		m->slot[i] = (int)m->ngp;
+		m->sel[m->ngp] = sel;
+		m->mask |= 1ULL << m->ngp;
+		m->ngp++;
+	}
+	return err;
+}
+
+/* Read what each CPU's counters hold now, to put it back at the end, and
+ * refuse counters someone else is using. Return: 0 or -errno. */
+static int save_cpus(struct pmon_msr_counting *m, const struct pmon_cpu_info *ci)
+{
+	const char *device = m->device;
+	size_t ncpus = m->ncpus;
+	int err = 0;
+
+	for (size_t c = 0; c < ncpus && !err; c++) {
+		struct saved *s = &m->cpus[c];
+		if (m->global)
+			err = pmon_msr_read(device, s->cpu, MSR_GLOBAL_CTRL, &s->global);
+		if (!err && c == 0 && ci->pm.perf_capabilities) {
+			uint64_t caps;
+			err = pmon_msr_read(device, s->cpu, MSR_PERF_CAPABILITIES, &caps);
+			m->full_width = !err && (caps & PERF_CAP_FW_WRITE);
+		}
+		for (size_t i = 0; i < m->ngp && !err; i++) {
+			err = pmon_msr_read(device, s->cpu, MSR_PERFEVTSEL0 + (uint32_t)i,
+					    &s->sel[i]);
+			if (!err)
+				err = pmon_msr_read(device, s->cpu, MSR_PMC0 + (uint32_t)i,
+						    &s->pmc[i]);
+		}
+		if (!err && m->uses_fixed) {
+			err = pmon_msr_read(device, s->cpu, MSR_FIXED_CTR_CTRL, &s->fixed_ctrl);
+			if (!err)
+				err = pmon_msr_read(device, s->cpu,
+						    MSR_FIXED_CTR0 + FIXED_REF_CYCLES,
+						    &s->fixed_ctr[FIXED_REF_CYCLES]);
+		}
+		if (!err)
+			err = check_busy(m, s);
+	}
+	return err;
+}
+
+/* Program: disable ours, zero, select, enable -- nothing else touched. */
+static int program_cpus(struct pmon_msr_counting *m)
+{
+	int err = 0;
+
+	for (size_t c = 0; c < m->ncpus && !err; c++) {
+		struct saved *s = &m->cpus[c];
+		m->programmed = true;
+		if (m->global)
+			err = wr(m, s->cpu, MSR_GLOBAL_CTRL, s->global & ~m->mask, false);
+		for (size_t i = 0; i < m->ngp && !err; i++)
+			err = wr(m, s->cpu, MSR_PMC0 + (uint32_t)i, 0, false);
+		if (!err && m->uses_fixed)
+			err = wr(m, s->cpu, MSR_FIXED_CTR0 + FIXED_REF_CYCLES, 0, false);
+		for (size_t i = 0; i < m->ngp && !err; i++)
+			err = wr(m, s->cpu, MSR_PERFEVTSEL0 + (uint32_t)i, m->sel[i], false);
+		if (!err && m->uses_fixed)
+			err = wr(m, s->cpu, MSR_FIXED_CTR_CTRL,
+				 (s->fixed_ctrl & ~m->fixed_field_mask) | m->fixed_field, false);
+		if (!err && m->global)
+			err = wr(m, s->cpu, MSR_GLOBAL_CTRL, s->global | m->mask, false);
+	}
+	return err;
+}
+
 static int counting_start(const char *device, const struct pmon_cpu_info *ci,
 			  const struct pmon_evlist *events, const int *cpus, size_t ncpus,
 			  bool nmi_watchdog, const struct pmon_msr_counting_opts *opts,
@@ -333,46 +445,7 @@ static int counting_start(const char *device, const struct pmon_cpu_info *ci,
 		pmon_msr_counting__free(m);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < n && !err; i++) {
-		const struct pmon_event_desc *d = pmon_evlist__event(events, i);
-		uint32_t sel = 0;
-		int fixed = -1;
-
-		err = encode(ci, d, &sel, &fixed);
-		if (err)
-			break;
-		if (fixed >= 0) {
-			uint64_t field = 0x3ULL << (4 * fixed);
-			if (m->fixed_field_mask & field) {
-				err = pmon__err(-E2BIG, "event '%s': fixed counter %d is taken",
-						d->name, fixed);
-				break;
-			}
-			m->uses_fixed = true;
-			m->fixed_field_mask |= 0xfULL << (4 * fixed);
-			/* EN field: bit 0 OS, bit 1 USR (SDM Figure 21-2). */
-			m->fixed_field |= (uint64_t)((d->attr.exclude_kernel ? 0 : 1) |
-						     (d->attr.exclude_user ? 0 : 2))
-				<< (4 * fixed);
-			m->mask |= 1ULL << (32 + fixed);
-			m->slot[i] = -1 - fixed;
-			continue;
-		}
-		if (m->ngp >= ci->pm.gp_count || m->ngp >= 8) {
-			/* On a hybrid part the figure is per core type: say which
-			 * (a P-core without 23H has 0AH + 2, see pmon_perfmon). */
-			err = pmon__err(-E2BIG,
-					"%zu events need general-purpose counters: this CPU%s has "
-					"%u",
-					m->ngp + 1, core_type_of(ci), ci->pm.gp_count);
-			break;
-		}
-		m->slot[i] = (int)m->ngp;
-		m->sel[m->ngp] = sel;
-		m->mask |= 1ULL << m->ngp;
-		m->ngp++;
-	}
-
+	err = assign_counters(m, ci, events);
 	/* Each CPU as its own CPUID describes it (hybrid parts), before any
 	 * register is read or written. */
 	for (size_t c = 0; c < ncpus; c++) {
@@ -384,33 +457,8 @@ static int counting_start(const char *device, const struct pmon_cpu_info *ci,
 		if (!err)
 			err = check_cpu_fits(m, ci, cc, cpus[c], events);
 	}
-	/* Save, and refuse counters someone else is using. */
-	for (size_t c = 0; c < ncpus && !err; c++) {
-		struct saved *s = &m->cpus[c];
-		if (m->global)
-			err = pmon_msr_read(device, s->cpu, MSR_GLOBAL_CTRL, &s->global);
-		if (!err && c == 0 && ci->pm.perf_capabilities) {
-			uint64_t caps;
-			err = pmon_msr_read(device, s->cpu, MSR_PERF_CAPABILITIES, &caps);
-			m->full_width = !err && (caps & PERF_CAP_FW_WRITE);
-		}
-		for (size_t i = 0; i < m->ngp && !err; i++) {
-			err = pmon_msr_read(device, s->cpu, MSR_PERFEVTSEL0 + (uint32_t)i,
-					    &s->sel[i]);
-			if (!err)
-				err = pmon_msr_read(device, s->cpu, MSR_PMC0 + (uint32_t)i,
-						    &s->pmc[i]);
-		}
-		if (!err && m->uses_fixed) {
-			err = pmon_msr_read(device, s->cpu, MSR_FIXED_CTR_CTRL, &s->fixed_ctrl);
-			if (!err)
-				err = pmon_msr_read(device, s->cpu,
-						    MSR_FIXED_CTR0 + FIXED_REF_CYCLES,
-						    &s->fixed_ctr[FIXED_REF_CYCLES]);
-		}
-		if (!err)
-			err = check_busy(m, s);
-	}
+	if (!err)
+		err = save_cpus(m, ci);
 	for (size_t c = 0; c < ncpus && !err; c++) {
 		m->cpus[c].put_global = m->cpus[c].global;
 		m->cpus[c].put_fixed_ctrl = m->cpus[c].fixed_ctrl;
@@ -418,24 +466,8 @@ static int counting_start(const char *device, const struct pmon_cpu_info *ci,
 	/* What puts it all back is on disk before the first write. */
 	if (!err && m->state_file)
 		err = write_state(m);
-	/* Program: disable ours, zero, select, enable -- nothing else touched. */
-	for (size_t c = 0; c < ncpus && !err; c++) {
-		struct saved *s = &m->cpus[c];
-		m->programmed = true;
-		if (m->global)
-			err = wr(m, s->cpu, MSR_GLOBAL_CTRL, s->global & ~m->mask, false);
-		for (size_t i = 0; i < m->ngp && !err; i++)
-			err = wr(m, s->cpu, MSR_PMC0 + (uint32_t)i, 0, false);
-		if (!err && m->uses_fixed)
-			err = wr(m, s->cpu, MSR_FIXED_CTR0 + FIXED_REF_CYCLES, 0, false);
-		for (size_t i = 0; i < m->ngp && !err; i++)
-			err = wr(m, s->cpu, MSR_PERFEVTSEL0 + (uint32_t)i, m->sel[i], false);
-		if (!err && m->uses_fixed)
-			err = wr(m, s->cpu, MSR_FIXED_CTR_CTRL,
-				 (s->fixed_ctrl & ~m->fixed_field_mask) | m->fixed_field, false);
-		if (!err && m->global)
-			err = wr(m, s->cpu, MSR_GLOBAL_CTRL, s->global | m->mask, false);
-	}
+	if (!err)
+		err = program_cpus(m);
 	if (err) {
 		char detail[512];
 		pmon__strlcpy(detail, pmon_errdetail(), sizeof(detail));
