@@ -318,19 +318,170 @@ struct drop {
 	uint64_t n;
 };
 
+/* What the chunks say besides the events, gathered as they are read. */
+struct scan {
+	struct pmon_trace_chunk_end end;
+	struct pmon_trace_chunk_clock clk;
+	bool have_end, have_clk;
+	struct drop *drops;
+	size_t ndrops;
+	struct kchunk {
+		size_t off, len;
+	} * kch;
+	size_t nkch;
+};
+
+/* A TCHN chunk (@p, @len bytes): a channel's id and name. Return: 0 or -ENOMEM. */
+static int read_channel(struct pmon_trace_reader *r, const unsigned char *p, size_t len)
+{
+	uint32_t hdr[2];
+
+	if (len < sizeof(hdr))
+		return 0;
+	memcpy(hdr, p, sizeof(hdr));
+	if (hdr[0] < 1 || hdr[0] > PMON_TRACE_MAX_CHANNELS || hdr[1] > len - sizeof(hdr))
+		return 0;
+	if (chan_room(r, hdr[0]))
+		return -ENOMEM;
+	if (!r->chan[hdr[0]]) {
+		r->chan[hdr[0]] = strndup((const char *)p + sizeof(hdr), hdr[1]);
+		if (!r->chan[hdr[0]])
+			return -ENOMEM;
+		if (hdr[0] > r->nchan)
+			r->nchan = hdr[0];
+	}
+	return 0;
+}
+
+/* A TEVT chunk (@p, @len bytes; @n with its frame): a thread's events,
+ * and its running total of drops, kept per thread in @s. Return: 0 or -ENOMEM. */
+static int read_events(struct pmon_trace_reader *r, struct scan *s, const unsigned char *p,
+		       size_t len, size_t n)
+{
+	uint64_t d = 0;
+	int e = decode_events(r, p, len, &d);
+
+	if (e == -ENOMEM)
+		return e;
+	if (e) {
+		r->info.torn_chunks++; /* a valid CRC over nonsense */
+		r->info.torn_bytes += n;
+		return 0;
+	}
+	int32_t tid;
+	memcpy(&tid, p, sizeof(tid));
+	size_t k = 0;
+	while (k < s->ndrops && s->drops[k].tid != tid)
+		k++;
+	if (k == s->ndrops) {
+		struct drop *nd = realloc(s->drops, (s->ndrops + 1) * sizeof(*nd));
+		if (!nd)
+			return -ENOMEM;
+		s->drops = nd;
+		s->drops[s->ndrops++] = (struct drop){ tid, 0 };
+	}
+	if (d > s->drops[k].n)
+		s->drops[k].n = d;
+	return 0;
+}
+
+/* After every chunk is read: the drops summed, and the kernel's events
+ * decoded on channels numbered after the hooks' ones. Return: 0 or -ENOMEM. */
+static int finish_scan(struct pmon_trace_reader *r, const unsigned char *buf, struct scan *s)
+{
+	int err = 0;
+
+	for (size_t k = 0; k < s->ndrops; k++)
+		r->info.dropped += s->drops[k].n;
+	free(s->drops);
+	s->drops = NULL;
+	/* Kernel channels after every id the hooks use, named or not. */
+	if (s->nkch && r->max_hook_channel > r->nchan) {
+		if (chan_room(r, r->max_hook_channel))
+			err = -ENOMEM;
+		else
+			r->nchan = r->max_hook_channel;
+	}
+	for (size_t k = 0; !err && k < s->nkch; k++) {
+		int e = decode_kernel(r, buf + s->kch[k].off, s->kch[k].len);
+		if (e == -ENOMEM)
+			err = e;
+		else if (e) {
+			r->info.torn_chunks++; /* a valid CRC over nonsense */
+			r->info.torn_bytes += s->kch[k].len;
+		}
+	}
+	free(s->kch);
+	s->kch = NULL;
+	return err;
+}
+
+/* The tick rate and one time base for every event (see below). */
+static int set_times(struct pmon_trace_reader *r, const struct pmon_trace_disk_header *hp,
+		     const struct scan *s, const char *path)
+{
+	const struct pmon_trace_disk_header h = *hp;
+
+	/* The tick rate: the two clock pairs where the trace was stopped and ran
+	 * long enough, else the calibration at start. */
+	r->info.complete = s->have_end;
+	uint64_t hz = h.ticks_per_sec, bracket = h.bracket0;
+	if (s->have_end) {
+		if (s->end.dropped > r->info.dropped)
+			r->info.dropped = s->end.dropped;
+		if (!(h.flags & PMON_TRACE_RATE_GIVEN) &&
+		    s->end.mono1_ns > h.mono0_ns + 10000000u && s->end.tick1 > h.tick0)
+			hz = (uint64_t)((unsigned __int128)(s->end.tick1 - h.tick0) * 1000000000u /
+					(s->end.mono1_ns - h.mono0_ns));
+		if (s->end.bracket1 > bracket)
+			bracket = s->end.bracket1;
+	}
+	if (!hz)
+		return pmon__err(-EINVAL, "'%s': no tick rate (neither calibrated nor stopped)",
+				 path);
+	r->info.ticks_per_sec = hz;
+	r->info.align_err_ns = (uint32_t)((unsigned __int128)bracket * 1000000000u / hz / 2 + 1);
+	/* One time base: the kernel's events as stamped, on the base the TCLK
+	 * chunk names (CLOCK_MONOTONIC without one: a version-1 file); the
+	 * hooks' ticks through the perf mmap page's conversion on the perf
+	 * clock (not a program's own clock: PMON_TRACE_RATE_GIVEN), else
+	 * through the clock pairs. The trace starts at the earlier of the
+	 * first pair and the first kernel event. */
+	struct pmon_perf_tsc tc = { 0 };
+	time_base(&r->info, s->have_clk ? &s->clk : NULL, &tc);
+	bool via_page =
+		r->info.time_base == PMON_TIMEBASE_PERF && !(h.flags & PMON_TRACE_RATE_GIVEN);
+	uint64_t origin = via_page ? pmon_perf_tsc__to_ns(&tc, h.tick0) : h.mono0_ns;
+	for (size_t i = 0; i < r->nev; i++) {
+		struct pmon_trace_event *e = &r->ev[i];
+		if (e->flags & PMON_TRACE_EV_KERNEL) {
+			e->ns = e->tick;
+		} else if (via_page) {
+			e->ns = pmon_perf_tsc__to_ns(&tc, e->tick);
+		} else {
+			unsigned __int128 d = e->tick > r->tick0
+				? (unsigned __int128)(e->tick - r->tick0) * 1000000000u / hz
+				: 0;
+			d += h.mono0_ns;
+			e->ns = d > UINT64_MAX ? UINT64_MAX : (uint64_t)d;
+		}
+		if (e->ns < origin)
+			origin = e->ns;
+	}
+	for (size_t i = 0; i < r->nev; i++)
+		r->ev[i].ns -= origin;
+	r->info.mono_start_ns = origin;
+	if (r->nev)
+		qsort(r->ev, r->nev, sizeof(*r->ev), cmp_event);
+	return 0;
+	return 0;
+}
+
 static int parse(struct pmon_trace_reader *r, const unsigned char *buf, size_t size,
 		 const char *path)
 {
 	struct pmon_trace_disk_header h;
-	struct pmon_trace_chunk_end end;
-	struct pmon_trace_chunk_clock clk;
-	bool have_end = false, have_clk = false;
-	struct drop *drops = NULL;
-	size_t ndrops = 0;
-	struct kchunk {
-		size_t off, len;
-	} *kch = NULL;
-	size_t nkch = 0;
+	struct scan s = { 0 };
 	int err = 0;
 
 	if (size < 8 || memcmp(buf, PMON_TRACE_MAGIC, 8))
@@ -369,151 +520,40 @@ static int parse(struct pmon_trace_reader *r, const unsigned char *buf, size_t s
 		const unsigned char *p = buf + off + sizeof(c);
 		r->info.chunks++;
 		if (!memcmp(c.magic, "TCHN", 4)) {
-			uint32_t hdr[2];
-			if (c.len >= sizeof(hdr)) {
-				memcpy(hdr, p, sizeof(hdr));
-				if (hdr[0] >= 1 && hdr[0] <= PMON_TRACE_MAX_CHANNELS &&
-				    hdr[1] <= c.len - sizeof(hdr) && chan_room(r, hdr[0])) {
-					err = -ENOMEM;
-					break;
-				}
-				if (hdr[0] >= 1 && hdr[0] <= PMON_TRACE_MAX_CHANNELS &&
-				    hdr[1] <= c.len - sizeof(hdr) && !r->chan[hdr[0]]) {
-					r->chan[hdr[0]] =
-						strndup((const char *)p + sizeof(hdr), hdr[1]);
-					if (!r->chan[hdr[0]]) {
-						err = -ENOMEM;
-						break;
-					}
-					if (hdr[0] > r->nchan)
-						r->nchan = hdr[0];
-				}
-			}
-		} else if (!memcmp(c.magic, "TEVT", 4)) {
-			uint64_t d = 0;
-			int e = decode_events(r, p, c.len, &d);
-			if (e == -ENOMEM) {
-				err = e;
+			if ((err = read_channel(r, p, c.len)))
 				break;
-			}
-			if (e) {
-				r->info.torn_chunks++; /* a valid CRC over nonsense */
-				r->info.torn_bytes += n;
-			} else {
-				int32_t tid;
-				memcpy(&tid, p, sizeof(tid));
-				size_t k = 0;
-				while (k < ndrops && drops[k].tid != tid)
-					k++;
-				if (k == ndrops) {
-					struct drop *nd =
-						realloc(drops, (ndrops + 1) * sizeof(*nd));
-					if (!nd) {
-						err = -ENOMEM;
-						break;
-					}
-					drops = nd;
-					drops[ndrops++] = (struct drop){ tid, 0 };
-				}
-				if (d > drops[k].n)
-					drops[k].n = d;
-			}
+		} else if (!memcmp(c.magic, "TEVT", 4)) {
+			if ((err = read_events(r, &s, p, c.len, n)))
+				break;
 		} else if (!memcmp(c.magic, "TKEV", 4)) {
 			/* After the loop: kernel channels are numbered after the
 			 * hooks' ones, wherever the chunks lie. */
-			struct kchunk *nk = realloc(kch, (nkch + 1) * sizeof(*nk));
+			struct kchunk *nk = realloc(s.kch, (s.nkch + 1) * sizeof(*nk));
 			if (!nk) {
 				err = -ENOMEM;
 				break;
 			}
-			kch = nk;
-			kch[nkch++] = (struct kchunk){ (size_t)(p - buf), c.len };
+			s.kch = nk;
+			s.kch[s.nkch++] = (struct kchunk){ (size_t)(p - buf), c.len };
 		} else if (!memcmp(c.magic, "TCLK", 4)) {
-			if (c.len >= sizeof(clk)) {
-				memcpy(&clk, p, sizeof(clk));
-				have_clk = true;
+			if (c.len >= sizeof(s.clk)) {
+				memcpy(&s.clk, p, sizeof(s.clk));
+				s.have_clk = true;
 			}
-		} else if (c.len >= sizeof(end)) {
-			memcpy(&end, p, sizeof(end));
-			have_end = true;
+		} else if (c.len >= sizeof(s.end)) {
+			memcpy(&s.end, p, sizeof(s.end));
+			s.have_end = true;
 		}
 		off += n;
 	}
-	for (size_t k = 0; k < ndrops; k++)
-		r->info.dropped += drops[k].n;
-	free(drops);
-	/* Kernel channels after every id the hooks use, named or not. */
-	if (nkch && r->max_hook_channel > r->nchan) {
-		if (chan_room(r, r->max_hook_channel))
-			err = -ENOMEM;
-		else
-			r->nchan = r->max_hook_channel;
-	}
-	for (size_t k = 0; !err && k < nkch; k++) {
-		int e = decode_kernel(r, buf + kch[k].off, kch[k].len);
-		if (e == -ENOMEM)
-			err = e;
-		else if (e) {
-			r->info.torn_chunks++; /* a valid CRC over nonsense */
-			r->info.torn_bytes += kch[k].len;
-		}
-	}
-	free(kch);
+	if (!err)
+		err = finish_scan(r, buf, &s);
+	free(s.drops);
+	free(s.kch);
 	if (err)
 		return err;
 
-	/* The tick rate: the two clock pairs where the trace was stopped and ran
-	 * long enough, else the calibration at start. */
-	r->info.complete = have_end;
-	uint64_t hz = h.ticks_per_sec, bracket = h.bracket0;
-	if (have_end) {
-		if (end.dropped > r->info.dropped)
-			r->info.dropped = end.dropped;
-		if (!(h.flags & PMON_TRACE_RATE_GIVEN) && end.mono1_ns > h.mono0_ns + 10000000u &&
-		    end.tick1 > h.tick0)
-			hz = (uint64_t)((unsigned __int128)(end.tick1 - h.tick0) * 1000000000u /
-					(end.mono1_ns - h.mono0_ns));
-		if (end.bracket1 > bracket)
-			bracket = end.bracket1;
-	}
-	if (!hz)
-		return pmon__err(-EINVAL, "'%s': no tick rate (neither calibrated nor stopped)",
-				 path);
-	r->info.ticks_per_sec = hz;
-	r->info.align_err_ns = (uint32_t)((unsigned __int128)bracket * 1000000000u / hz / 2 + 1);
-	/* One time base: the kernel's events as stamped, on the base the TCLK
-	 * chunk names (CLOCK_MONOTONIC without one: a version-1 file); the
-	 * hooks' ticks through the perf mmap page's conversion on the perf
-	 * clock (not a program's own clock: PMON_TRACE_RATE_GIVEN), else
-	 * through the clock pairs. The trace starts at the earlier of the
-	 * first pair and the first kernel event. */
-	struct pmon_perf_tsc tc = { 0 };
-	time_base(&r->info, have_clk ? &clk : NULL, &tc);
-	bool via_page =
-		r->info.time_base == PMON_TIMEBASE_PERF && !(h.flags & PMON_TRACE_RATE_GIVEN);
-	uint64_t origin = via_page ? pmon_perf_tsc__to_ns(&tc, h.tick0) : h.mono0_ns;
-	for (size_t i = 0; i < r->nev; i++) {
-		struct pmon_trace_event *e = &r->ev[i];
-		if (e->flags & PMON_TRACE_EV_KERNEL) {
-			e->ns = e->tick;
-		} else if (via_page) {
-			e->ns = pmon_perf_tsc__to_ns(&tc, e->tick);
-		} else {
-			unsigned __int128 d = e->tick > r->tick0
-				? (unsigned __int128)(e->tick - r->tick0) * 1000000000u / hz
-				: 0;
-			d += h.mono0_ns;
-			e->ns = d > UINT64_MAX ? UINT64_MAX : (uint64_t)d;
-		}
-		if (e->ns < origin)
-			origin = e->ns;
-	}
-	for (size_t i = 0; i < r->nev; i++)
-		r->ev[i].ns -= origin;
-	r->info.mono_start_ns = origin;
-	if (r->nev)
-		qsort(r->ev, r->nev, sizeof(*r->ev), cmp_event);
-	return 0;
+	return set_times(r, &h, &s, path);
 }
 
 struct pmon_trace_reader *pmon_trace_reader__open(const char *path)
