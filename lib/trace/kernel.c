@@ -599,6 +599,159 @@ static int open_wide(struct pmon_trace_kernel *k, const struct kdef *df,
 	return 0;
 }
 
+/* The events of @mask's groups that this kernel has (one missing here is
+ * noted and skipped), into @cand. Return: 0 or -errno. */
+static int candidates(struct pmon_trace_kernel *k, long mask, const struct pmon_event_opts *eo,
+		      const struct kdef **cand, size_t *ncandp)
+{
+	size_t ncand = 0;
+	int err;
+
+	/* Each event on its own: one that is missing here is skipped. */
+	for (size_t i = 0; i < NDEFS; i++) {
+		if (!in_mask(mask, defs[i].group) || (defs[i].wide && (!k->all || k->ft.dir[0])))
+			continue;
+		if (is_kvm(defs[i].type) && no_kvm()) {
+			note_skip(k, defs[i].event, no_kvm());
+			continue;
+		}
+		struct pmon_evlist *one = pmon_evlist__new(eo);
+		if (!one) {
+			err = -errno;
+			return err;
+		}
+		err = pmon_evlist__add(one, defs[i].event);
+		pmon_evlist__free(one);
+		if (err == -ENOMEM)
+			return err;
+		if (err) {
+			note_skip(k, defs[i].event, pmon_errdetail());
+			continue;
+		}
+		cand[ncand++] = &defs[i];
+	}
+	*ncandp = ncand;
+	return 0;
+}
+
+/* Open @cand together; where that fails, find the ones that cannot be
+ * opened, note them and open the rest. Return: 0 or -errno. */
+static int open_candidates(struct pmon_trace_kernel *k, const struct pmon_target *t,
+			   const struct pmon_trace_kernel_opts *dp,
+			   const struct pmon_event_opts *eo, const struct kdef **cand, size_t ncand)
+{
+	const struct pmon_trace_kernel_opts d = *dp;
+	int err;
+
+	/* Open them all; where that fails, find the ones that cannot be opened. */
+	bool sched = false;
+	for (;;) {
+		pmon_evlist__free(k->ev);
+		k->ev = pmon_evlist__new(eo);
+		if (!k->ev) {
+			err = -errno;
+			return err;
+		}
+		sched = false;
+		k->nev = 0;
+		for (size_t i = 0; i < ncand; i++) {
+			if ((err = pmon_evlist__add(k->ev, cand[i]->event)))
+				return err;
+			k->def[k->nev++] = cand[i];
+			sched |= cand[i]->type == PMON__K_SWITCH_OUT;
+		}
+		if (!ncand) {
+			err = pmon__err(-ENOENT, "no kernel event can be recorded here (%s)",
+					k->skipped);
+			return err;
+		}
+		err = open_sampler(k->ev, t, d.pages ? d.pages : 128, sched,
+				   k->clk.base == PMON_TIMEBASE_MONO, &k->s);
+		if (!err)
+			break;
+		if (err == -ESRCH || err == -ENOMEM)
+			return err;
+		/* Which one? Each alone, the failing ones named and left out. */
+		char why[256];
+		pmon__strlcpy(why, pmon_errdetail(), sizeof(why));
+		size_t keep = 0;
+		for (size_t i = 0; i < ncand; i++) {
+			struct pmon_evlist *save = k->ev;
+			struct pmon_sampler *s1 = NULL;
+			k->ev = pmon_evlist__new(eo);
+			int e = k->ev ? pmon_evlist__add(k->ev, cand[i]->event) : -ENOMEM;
+			if (!e)
+				e = open_sampler(k->ev, t, 1, cand[i]->type == PMON__K_SWITCH_OUT,
+						 k->clk.base == PMON_TIMEBASE_MONO, &s1);
+			pmon_sampler__close(s1);
+			pmon_evlist__free(k->ev);
+			k->ev = save;
+			if (e == -ENOMEM || e == -ESRCH) {
+				err = e;
+				return err;
+			}
+			if (e)
+				note_skip(k, cand[i]->event, pmon_errdetail());
+			else
+				cand[keep++] = cand[i];
+		}
+		if (keep == ncand) { /* each opens alone, not together */
+			err = pmon__err(err, "%s", why);
+			return err;
+		}
+		ncand = keep;
+	}
+	return 0;
+}
+
+/* With the events open: the wide wake-ups, the threads known at start,
+ * the tracepoints' fields, the file's header; then enable. Return: 0 or -errno. */
+static int finish_open(struct pmon_trace_kernel *k, const struct pmon_target *t, const char *path,
+		       long mask, const struct pmon_trace_kernel_opts *dp,
+		       const struct pmon_event_opts *eop)
+{
+	const struct pmon_trace_kernel_opts d = *dp;
+	struct pmon_event_opts eo = *eop;
+	int err;
+
+	/* Every CPU's wake-ups, of every task: a busy machine makes many, and
+	 * pmon may wait for a CPU itself; 4x the rings (2 MiB per CPU). */
+	for (size_t i = 0; i < NDEFS && !k->all && !k->ft.dir[0]; i++) {
+		if (!defs[i].wide || !in_mask(mask, defs[i].group))
+			continue;
+		if ((err = open_wide(k, &defs[i], &eo, 4 * (d.pages ? d.pages : 128))))
+			return err;
+	}
+	if ((err = seed_threads(k, t)))
+		return err;
+	for (size_t i = 0; i < k->nev; i++) {
+		const struct kdef *df = k->def[i];
+		if (df->fa)
+			k->fa[i].have = !pmon_evlist__tp_field(k->ev, df->event, df->fa,
+							       &k->fa[i].off, &k->fa[i].size);
+		if (df->fb)
+			k->fb[i].have = !pmon_evlist__tp_field(k->ev, df->event, df->fb,
+							       &k->fb[i].off, &k->fb[i].size);
+	}
+	/* Traces show what a program did and when: owner-only. */
+	k->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW, 0600);
+	if (k->fd < 0) {
+		err = pmon__err(-errno, "cannot write '%s': %s", path, strerror(errno));
+		return err;
+	}
+	if ((err = write_header(k, &d, &eo))) {
+		err = pmon__err(err, "cannot write '%s': %s", path, strerror(-err));
+		return err;
+	}
+	/* A command's events start at its exec (enable_on_exec). */
+	if ((!t->enable_on_exec && (err = pmon_sampler__enable(k->s))) ||
+	    (k->ws && (err = pmon_sampler__enable(k->ws)))) {
+		err = pmon__err(err, "cannot enable the kernel events: %s", strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
 int pmon_trace_kernel__open(const struct pmon_target *t, const char *path,
 			    const struct pmon_trace_kernel_opts *o, struct pmon_trace_kernel **out)
 {
@@ -651,123 +804,13 @@ int pmon_trace_kernel__open(const struct pmon_target *t, const char *path,
 			k->wev = NULL;
 		}
 	}
-	/* Each event on its own: one that is missing here is skipped. */
-	for (size_t i = 0; i < NDEFS; i++) {
-		if (!in_mask(mask, defs[i].group) || (defs[i].wide && (!k->all || k->ft.dir[0])))
-			continue;
-		if (is_kvm(defs[i].type) && no_kvm()) {
-			note_skip(k, defs[i].event, no_kvm());
-			continue;
-		}
-		struct pmon_evlist *one = pmon_evlist__new(&eo);
-		if (!one) {
-			err = -errno;
-			goto fail;
-		}
-		err = pmon_evlist__add(one, defs[i].event);
-		pmon_evlist__free(one);
-		if (err == -ENOMEM)
-			goto fail;
-		if (err) {
-			note_skip(k, defs[i].event, pmon_errdetail());
-			continue;
-		}
-		cand[ncand++] = &defs[i];
-	}
-	/* Open them all; where that fails, find the ones that cannot be opened. */
-	bool sched = false;
-	for (;;) {
-		pmon_evlist__free(k->ev);
-		k->ev = pmon_evlist__new(&eo);
-		if (!k->ev) {
-			err = -errno;
-			goto fail;
-		}
-		sched = false;
-		k->nev = 0;
-		for (size_t i = 0; i < ncand; i++) {
-			if ((err = pmon_evlist__add(k->ev, cand[i]->event)))
-				goto fail;
-			k->def[k->nev++] = cand[i];
-			sched |= cand[i]->type == PMON__K_SWITCH_OUT;
-		}
-		if (!ncand) {
-			err = pmon__err(-ENOENT, "no kernel event can be recorded here (%s)",
-					k->skipped);
-			goto fail;
-		}
-		err = open_sampler(k->ev, t, d.pages ? d.pages : 128, sched,
-				   k->clk.base == PMON_TIMEBASE_MONO, &k->s);
-		if (!err)
-			break;
-		if (err == -ESRCH || err == -ENOMEM)
-			goto fail;
-		/* Which one? Each alone, the failing ones named and left out. */
-		char why[256];
-		pmon__strlcpy(why, pmon_errdetail(), sizeof(why));
-		size_t keep = 0;
-		for (size_t i = 0; i < ncand; i++) {
-			struct pmon_evlist *save = k->ev;
-			struct pmon_sampler *s1 = NULL;
-			k->ev = pmon_evlist__new(&eo);
-			int e = k->ev ? pmon_evlist__add(k->ev, cand[i]->event) : -ENOMEM;
-			if (!e)
-				e = open_sampler(k->ev, t, 1, cand[i]->type == PMON__K_SWITCH_OUT,
-						 k->clk.base == PMON_TIMEBASE_MONO, &s1);
-			pmon_sampler__close(s1);
-			pmon_evlist__free(k->ev);
-			k->ev = save;
-			if (e == -ENOMEM || e == -ESRCH) {
-				err = e;
-				goto fail;
-			}
-			if (e)
-				note_skip(k, cand[i]->event, pmon_errdetail());
-			else
-				cand[keep++] = cand[i];
-		}
-		if (keep == ncand) { /* each opens alone, not together */
-			err = pmon__err(err, "%s", why);
-			goto fail;
-		}
-		ncand = keep;
-	}
+	if ((err = candidates(k, mask, &eo, cand, &ncand)))
+		goto fail;
+	if ((err = open_candidates(k, t, &d, &eo, cand, ncand)))
+		goto fail;
 	k->sample_type = pmon_sampler__sample_type(k->s);
-	/* Every CPU's wake-ups, of every task: a busy machine makes many, and
-	 * pmon may wait for a CPU itself; 4x the rings (2 MiB per CPU). */
-	for (size_t i = 0; i < NDEFS && !k->all && !k->ft.dir[0]; i++) {
-		if (!defs[i].wide || !in_mask(mask, defs[i].group))
-			continue;
-		if ((err = open_wide(k, &defs[i], &eo, 4 * (d.pages ? d.pages : 128))))
-			goto fail;
-	}
-	if ((err = seed_threads(k, t)))
+	if ((err = finish_open(k, t, path, mask, &d, &eo)))
 		goto fail;
-	for (size_t i = 0; i < k->nev; i++) {
-		const struct kdef *df = k->def[i];
-		if (df->fa)
-			k->fa[i].have = !pmon_evlist__tp_field(k->ev, df->event, df->fa,
-							       &k->fa[i].off, &k->fa[i].size);
-		if (df->fb)
-			k->fb[i].have = !pmon_evlist__tp_field(k->ev, df->event, df->fb,
-							       &k->fb[i].off, &k->fb[i].size);
-	}
-	/* Traces show what a program did and when: owner-only. */
-	k->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW, 0600);
-	if (k->fd < 0) {
-		err = pmon__err(-errno, "cannot write '%s': %s", path, strerror(errno));
-		goto fail;
-	}
-	if ((err = write_header(k, &d, &eo))) {
-		err = pmon__err(err, "cannot write '%s': %s", path, strerror(-err));
-		goto fail;
-	}
-	/* A command's events start at its exec (enable_on_exec). */
-	if ((!t->enable_on_exec && (err = pmon_sampler__enable(k->s))) ||
-	    (k->ws && (err = pmon_sampler__enable(k->ws)))) {
-		err = pmon__err(err, "cannot enable the kernel events: %s", strerror(-err));
-		goto fail;
-	}
 	*out = k;
 	return 0;
 fail:
