@@ -84,6 +84,21 @@ except Exception as x:
     print("<no %s in %s: %s>" % (sys.argv[2], sys.argv[1], x)); sys.exit(1)' "$1" "$2"
 }
 
+
+# libc_symbols: succeeds when the C library's local functions have names
+# (start_thread, __libc_start_call_main): its .symtab, or its detached
+# debug file by build id (Debian's libc6-dbg, which valgrind recommends).
+# Ubuntu's and most distributions' libc.so.6 have neither by default, and
+# there every unwinder, perf's too, shows those frames as [unknown].
+libc_symbols() {
+	libc=$(ldd /bin/true 2>/dev/null | sed -n 's/.*libc\.so\.6 => \([^ ]*\).*/\1/p')
+	[ -n "$libc" ] || return 1
+	readelf -S "$libc" 2>/dev/null | grep -q ' \.symtab ' && return 0
+	id=$(readelf -n "$libc" 2>/dev/null | sed -n 's/.*Build ID: \([0-9a-f]*\).*/\1/p')
+	[ -n "$id" ] || return 1
+	rest=${id#??}
+	[ -f "/usr/lib/debug/.build-id/${id%"$rest"}/$rest.debug" ]
+}
 finish() {
 	echo "$passed passed, $failed failed"
 	[ "$failed" -eq 0 ]
