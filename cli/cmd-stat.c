@@ -605,7 +605,8 @@ static int run_once(struct out *o, const struct stat_opts *so, struct pmon_evlis
 	int rc = CLI_OK;
 
 	memset(rr, 0, sizeof(*rr));
-	run = pmon_run__new(so->argv, &so->tgt, NULL);
+	/* -p/-t with a command: the command alone decides (perf's -p PID -- sleep N) */
+	run = pmon_run__new(so->argv, so->argv ? NULL : &so->tgt, NULL);
 	if (!run) {
 		cli_error("%s", pmon_errdetail());
 		return CLI_FAIL;

@@ -121,9 +121,10 @@ struct pmon_run_opts {
  * SIGTERM and SIGHUP are recorded (pmon_run__signal()) and passed on to the
  * command. @argv (NULL: no command) is forked and held: open its counters
  * on pmon_run__pid() with enable_on_exec, then pmon_run__start(). @watch
- * (NULL: none): without a command, the run ends once all of its processes
- * (pids) and threads (tids) have ended; its arrays are copied. CPUs and
- * cgroups never end: such a run ends by a signal or pmon_run__stop().
+ * (NULL: none): the run also ends once all of its processes (pids) and
+ * threads (tids) have ended (pass NULL where the command alone decides,
+ * perf's -p PID -- sleep N); its arrays are copied. CPUs and cgroups never
+ * end: such a run ends by a signal or pmon_run__stop().
  * @opts: NULL for the defaults.
  * Return: the run (free it with pmon_run__free()), or NULL with errno:
  * EINVAL (an empty command, bad @opts), ENOMEM, or the fork's error (the
@@ -153,8 +154,8 @@ PMON_API int pmon_run__start(struct pmon_run *r, struct pmon_monitor *m);
 
 /**
  * pmon_run__done() - has the run ended? Does not block. Ended: the command
- * exited (reaped, its status kept), or without a command every watched
- * process and thread is gone (pmon_process_alive()), or a signal came.
+ * exited (reaped, its status kept), or every watched process and thread
+ * is gone (pmon_process_alive()), or a signal came.
  */
 PMON_API bool pmon_run__done(struct pmon_run *r);
 /** The last of SIGINT/SIGTERM/SIGHUP received by this process since the first run began, or 0. */
@@ -168,7 +169,7 @@ PMON_API void pmon_run__stop(struct pmon_run *r);
 /**
  * pmon_run__wait() - wait until the run ends: the command exits (after a
  * signal passed on, it has grace_ms to do so, then it is stopped with
- * pmon_run__stop()), or without one until pmon_run__done(). Sleeps without
+ * pmon_run__stop()); without a command, until pmon_run__done(). Sleeps without
  * polling the command (a pidfd, where the kernel has them); a signal to
  * pmon interrupts it.
  * Return: 0, or -errno.

@@ -33,7 +33,7 @@ struct pmon_run {
 	struct pmon_child child;
 	bool has_cmd;
 	char *cmd; /* argv[0], for the detail */
-	pid_t *pids, *tids; /* watched when there is no command */
+	pid_t *pids, *tids; /* watched: the run ends when all are gone */
 	size_t npids, ntids;
 	unsigned grace_ms, stop_ms;
 	int status; /* the command's wait status, once reaped */
@@ -166,12 +166,10 @@ static bool reaped(struct pmon_run *r)
 
 bool pmon_run__done(struct pmon_run *r)
 {
-	if (r->has_cmd) {
-		if (reaped(r))
-			return true;
-	} else if ((r->npids || r->ntids) && !watched_alive(r)) {
+	if (r->has_cmd && reaped(r))
 		return true;
-	}
+	if ((r->npids || r->ntids) && !watched_alive(r))
+		return true;
 	return pmon_child__got_signal() != 0;
 }
 
