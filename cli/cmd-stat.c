@@ -779,6 +779,96 @@ static void copy_regions(int fd, struct out *o)
 		cli_warn("--regions: the command recorded no regions");
 }
 
+/* -o (stderr without it), checked before the command runs (issue #14.7)
+ * and never the file --plot names. Return: CLI_OK with o->f open, or
+ * CLI_USAGE (said). */
+static int open_output(const struct stat_opts *so, struct out *o)
+{
+	/* Every output is checked before the command runs (issue #14.7). */
+	if (!cli_check_output_as(so->outpath, "-o",
+				 PMON_OUTPUT_STREAM |
+					 (so->interval_ms ? PMON_OUTPUT_IN_PLACE : 0)) ||
+	    (so->plot && !cli_check_output_path(so->plot, "--plot"))) {
+		return CLI_USAGE;
+	}
+	struct stat lst, pst;
+	bool same = so->plot && so->outpath &&
+		(!strcmp(so->plot, so->outpath) ||
+		 (!stat(so->outpath, &lst) && !stat(so->plot, &pst) && lst.st_dev == pst.st_dev &&
+		  lst.st_ino == pst.st_ino && S_ISREG(lst.st_mode)));
+	if (same) {
+		/* -o's log and --plot's picture: two outputs, never one file
+		 * (the picture would be renamed over the log) */
+		cli_error("--plot '%s' is -o's file '%s': name two files", so->plot, so->outpath);
+		return CLI_USAGE;
+	}
+	if (so->plot && !cli_plot_name_ok(so->plot)) {
+		return CLI_USAGE;
+	}
+	/* -I's intervals are written where the file is, so that `tail -f`
+	 * follows them and a run stopped early keeps each one; the totals
+	 * replace the file whole when the run has ended. */
+	o->f = so->outpath
+		? cli_open_output_as(so->outpath,
+				     PMON_OUTPUT_STREAM |
+					     (so->interval_ms ? PMON_OUTPUT_IN_PLACE : 0))
+		: stderr;
+	if (!o->f) {
+		return CLI_USAGE;
+	}
+	/* The same, for a log that did not exist before (another name of it,
+	 * "./F" and "F"): it exists by now. */
+	if (so->plot && so->outpath && !stat(so->outpath, &lst) && !stat(so->plot, &pst) &&
+	    lst.st_dev == pst.st_dev && lst.st_ino == pst.st_ino && S_ISREG(lst.st_mode)) {
+		cli_error("--plot '%s' is -o's file '%s': name two files", so->plot, so->outpath);
+		cli_abandon_output(o->f);
+		return CLI_USAGE;
+	}
+	return CLI_OK;
+}
+
+/* --plot: a temporary CSV log of the intervals, read back by its
+ * descriptor (nothing left after a kill). Return: 0, or -1 (said). */
+static int open_plot_log(struct out *po, char *plotlog, size_t len)
+{
+	int pfd = cli_mkstemp(plotlog, len, "plot");
+
+	if (pfd >= 0) {
+		fcntl(pfd, F_SETFD, FD_CLOEXEC);
+		unlink(plotlog);
+		snprintf(plotlog, len, "/proc/self/fd/%d", pfd);
+	}
+	po->f = pfd >= 0 ? fdopen(pfd, "w+") : NULL;
+	if (!po->f) {
+		cli_error("--plot: cannot create a temporary log: %s", strerror(errno));
+		return -1;
+	}
+	plot_out = po;
+	return 0;
+}
+
+/* --plot: draw the log, titled with the command. Return: @rc, or the
+ * drawing's failure when @rc was CLI_OK. */
+static int draw_plot(const struct stat_opts *so, struct out *po, const char *plotlog, int rc)
+{
+	fflush(po->f);
+	plot_out = NULL;
+	if (rc != CLI_USAGE && rc != CLI_UNSUPPORTED) {
+		char title[512] = "pmon stat";
+		size_t off = strlen(title);
+		for (char **a = so->argv; a && *a && off < sizeof(title); a++) {
+			int k = snprintf(title + off, sizeof(title) - off, " %s", *a);
+			if (k > 0)
+				off += (size_t)k;
+		}
+		int prc = plot_log(plotlog, so->plot, 900, 0, title);
+		if (prc != CLI_OK && rc == CLI_OK)
+			rc = prc;
+	}
+	fclose(po->f);
+	return rc;
+}
+
 int cmd_stat(int argc, char **argv)
 {
 	struct stat_opts so = { 0 };
@@ -822,51 +912,8 @@ int cmd_stat(int argc, char **argv)
 	o.fmt = so.fmt;
 	o.sep = so.sep;
 	o.path = so.outpath;
-	/* Every output is checked before the command runs (issue #14.7). */
-	if (!cli_check_output_as(so.outpath, "-o",
-				 PMON_OUTPUT_STREAM |
-					 (so.interval_ms ? PMON_OUTPUT_IN_PLACE : 0)) ||
-	    (so.plot && !cli_check_output_path(so.plot, "--plot"))) {
-		rc = CLI_USAGE;
+	if ((rc = open_output(&so, &o)) != CLI_OK)
 		goto out;
-	}
-	struct stat lst, pst;
-	bool same = so.plot && so.outpath &&
-		(!strcmp(so.plot, so.outpath) ||
-		 (!stat(so.outpath, &lst) && !stat(so.plot, &pst) && lst.st_dev == pst.st_dev &&
-		  lst.st_ino == pst.st_ino && S_ISREG(lst.st_mode)));
-	if (same) {
-		/* -o's log and --plot's picture: two outputs, never one file
-		 * (the picture would be renamed over the log) */
-		cli_error("--plot '%s' is -o's file '%s': name two files", so.plot, so.outpath);
-		rc = CLI_USAGE;
-		goto out;
-	}
-	if (so.plot && !cli_plot_name_ok(so.plot)) {
-		rc = CLI_USAGE;
-		goto out;
-	}
-	/* -I's intervals are written where the file is, so that `tail -f`
-	 * follows them and a run stopped early keeps each one; the totals
-	 * replace the file whole when the run has ended. */
-	o.f = so.outpath ? cli_open_output_as(so.outpath,
-					      PMON_OUTPUT_STREAM |
-						      (so.interval_ms ? PMON_OUTPUT_IN_PLACE : 0))
-			 : stderr;
-	if (!o.f) {
-		rc = CLI_USAGE;
-		goto out;
-	}
-	/* The same, for a log that did not exist before (another name of it,
-	 * "./F" and "F"): it exists by now. */
-	if (so.plot && so.outpath && !stat(so.outpath, &lst) && !stat(so.plot, &pst) &&
-	    lst.st_dev == pst.st_dev && lst.st_ino == pst.st_ino && S_ISREG(lst.st_mode)) {
-		cli_error("--plot '%s' is -o's file '%s': name two files", so.plot, so.outpath);
-		cli_abandon_output(o.f);
-		rc = CLI_USAGE;
-		goto out;
-	}
-
 	if (so.msr_backend) {
 		rc = stat_msr_backend(o.f, so.argv, l, so.tgt.cpus, so.tgt.ncpus, so.msr_device,
 				      so.cpuid_file);
@@ -893,21 +940,10 @@ int cmd_stat(int argc, char **argv)
 	}
 	char plotlog[4096] = "";
 	struct out po = { .fmt = FMT_CSV, .sep = "," };
-	if (so.plot) {
-		int pfd = cli_mkstemp(plotlog, sizeof(plotlog), "plot");
-		if (pfd >= 0) { /* read back by its descriptor: nothing left after a kill */
-			fcntl(pfd, F_SETFD, FD_CLOEXEC);
-			unlink(plotlog);
-			snprintf(plotlog, sizeof(plotlog), "/proc/self/fd/%d", pfd);
-		}
-		po.f = pfd >= 0 ? fdopen(pfd, "w+") : NULL;
-		if (!po.f) {
-			cli_error("--plot: cannot create a temporary log: %s", strerror(errno));
-			rc = CLI_FAIL;
-			cli_abandon_output(o.f);
-			goto out;
-		}
-		plot_out = &po;
+	if (so.plot && open_plot_log(&po, plotlog, sizeof(plotlog))) {
+		rc = CLI_FAIL;
+		cli_abandon_output(o.f);
+		goto out;
 	}
 	for (unsigned long r = 0; r < so.repeat; r++) {
 		rc = run_once(&o, &so, l, s, &wall, &rr, r == 0, r + 1 == so.repeat, set);
@@ -921,23 +957,8 @@ int cmd_stat(int argc, char **argv)
 		print_footer(&o, &so, &rr, s, l, &wall);
 		rc = rr.ended_by_us ? CLI_OK : rr.exit_code;
 	}
-	if (plot_out) {
-		fflush(po.f);
-		plot_out = NULL;
-		if (rc != CLI_USAGE && rc != CLI_UNSUPPORTED) {
-			char title[512] = "pmon stat";
-			size_t off = strlen(title);
-			for (char **a = so.argv; a && *a && off < sizeof(title); a++) {
-				int k = snprintf(title + off, sizeof(title) - off, " %s", *a);
-				if (k > 0)
-					off += (size_t)k;
-			}
-			int prc = plot_log(plotlog, so.plot, 900, 0, title);
-			if (prc != CLI_OK && rc == CLI_OK)
-				rc = prc;
-		}
-		fclose(po.f);
-	}
+	if (plot_out)
+		rc = draw_plot(&so, &po, plotlog, rc);
 	if (regfd >= 0) {
 		if (rc != CLI_USAGE && rc != CLI_UNSUPPORTED)
 			copy_regions(regfd, &o);
