@@ -547,6 +547,146 @@ static void print_time_base(FILE *out, const struct pmon_trace_info *in)
 			in->time_base_why[0] ? ")" : "", align);
 }
 
+/* --format ticks: the logic-analyzer view, a row per channel. */
+static int report_ticks(struct pmon_trace_reader *r, FILE *out, uint64_t from, uint64_t to,
+			unsigned long width)
+{
+	size_t nch = pmon_trace_reader__nchannels(r);
+	int rc = CLI_OK;
+
+	if (!width) {
+		struct winsize ws;
+		width = isatty(fileno(out)) && !ioctl(fileno(out), TIOCGWINSZ, &ws) && ws.ws_col
+			? ws.ws_col
+			: 80;
+	}
+	size_t label = 16, cells = width > label + 10 ? width - label - 1 : 10;
+	char *row = malloc(cells + 1), a[32], b[32];
+	if (!row) {
+		rc = CLI_FAIL;
+	} else {
+		fprintf(out, "# %-*s %s .. %s, %zu columns\n", (int)label - 2, "window",
+			fmt_ns(a, sizeof(a), from), fmt_ns(b, sizeof(b), to), cells);
+		for (uint32_t ch = 1; ch <= nch; ch++) {
+			pmon_trace_ticks_row(r, ch, from, to, row, cells);
+			fprintf(out, "%-*.*s %s\n", (int)label, (int)label,
+				pmon_trace_reader__channel(r, ch), row);
+		}
+		free(row);
+	}
+	return rc;
+}
+
+/* --format json: the table as JSON. */
+static int report_json(struct pmon_trace_reader *r, FILE *out,
+		       const struct pmon_trace_chan_stats *st, long n)
+{
+	const struct pmon_trace_info *info = pmon_trace_reader__info(r);
+	size_t nev = pmon_trace_reader__nevents(r);
+	int rc = CLI_OK;
+
+	json_t *rows = json_array();
+	for (long i = 0; i < n; i++)
+		json_array_append_new(
+			rows,
+			json_pack("{s:s, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
+				  "s:I, "
+				  "s:I, s:I, s:I, s:I}",
+				  "channel", pmon_trace_reader__channel(r, st[i].channel) ?: "?",
+				  "kernel", pmon_trace_reader__channel_kernel(r, st[i].channel),
+				  "spans", (json_int_t)st[i].spans, "min_ns",
+				  (json_int_t)st[i].min_ns, "median_ns",
+				  (json_int_t)st[i].median_ns, "p99_ns", (json_int_t)st[i].p99_ns,
+				  "max_ns", (json_int_t)st[i].max_ns, "total_ns",
+				  (json_int_t)st[i].total_ns, "marks", (json_int_t)st[i].marks,
+				  "counters", (json_int_t)st[i].counters, "counter_min",
+				  (json_int_t)st[i].counter_min, "counter_max",
+				  (json_int_t)st[i].counter_max, "counter_last",
+				  (json_int_t)st[i].counter_last, "unmatched",
+				  (json_int_t)st[i].unmatched));
+	json_t *doc = json_pack(
+		"{s:s, s:i, s:I, s:I, s:b, s:I, s:I, s:I, s:I, s:I, s:s, s:s, "
+		"s:s, s:s, s:o, s:o}",
+		"command", info->command, "pid", (int)info->pid, "ticks_per_sec",
+		(json_int_t)info->ticks_per_sec, "align_err_ns", (json_int_t)info->align_err_ns,
+		"complete", info->complete, "dropped", (json_int_t)info->dropped, "events",
+		(json_int_t)nev, "kernel_events", (json_int_t)info->kernel_events, "kernel_lost",
+		(json_int_t)info->kernel_lost, "damaged_chunks", (json_int_t)info->torn_chunks,
+		"time_base", info->time_base == PMON_TIMEBASE_PERF ? "perf" : "mono",
+		"time_base_why", info->time_base_why, "clocksource", info->clocksource,
+		"align_measured_with", info->align_measured_with, "kernel_align_ns",
+		info->kernel_align_ns == UINT32_MAX
+			? json_null()
+			: json_integer((json_int_t)info->kernel_align_ns),
+		"channels", rows);
+	if (!doc || json_dumpf(doc, out, JSON_INDENT(2)) || fputc('\n', out) == EOF)
+		rc = CLI_FAIL;
+	json_decref(doc);
+	return rc;
+}
+
+/* --format table: per channel, spans with min, median, p99, max, total;
+ * instants; counters. */
+static void report_table(struct pmon_trace_reader *r, FILE *out,
+			 const struct pmon_trace_chan_stats *st, long n)
+{
+	const struct pmon_trace_info *info = pmon_trace_reader__info(r);
+	size_t nch = pmon_trace_reader__nchannels(r), nev = pmon_trace_reader__nevents(r);
+	char t[6][32];
+	fprintf(out,
+		"# pmon trace: '%s' pid %d, %zu events, %zu channels; %.0f MHz "
+		"ticks, "
+		"aligned with CLOCK_MONOTONIC to +-%u ns; %llu dropped\n",
+		info->command, (int)info->pid, nev, nch, (double)info->ticks_per_sec / 1e6,
+		info->align_err_ns, (unsigned long long)info->dropped);
+	print_time_base(out, info);
+	fprintf(out, "# %-18s %9s %10s %10s %10s %10s %10s %8s %8s\n", "channel", "spans", "min",
+		"median", "p99", "max", "total", "marks", "counters");
+	bool kernel_seen = false;
+	for (long i = 0; i < n; i++) {
+		const struct pmon_trace_chan_stats *s = &st[i];
+		/* The kernel's channels come after the hooks'. */
+		if (!kernel_seen && pmon_trace_reader__channel_kernel(r, s->channel)) {
+			kernel_seen = true;
+			fprintf(out, "# kernel events: %llu (%llu lost by the kernel)\n",
+				(unsigned long long)info->kernel_events,
+				(unsigned long long)info->kernel_lost);
+		}
+		fprintf(out, "  %-18s %9llu %10s %10s %10s %10s %10s %8llu %8llu\n",
+			pmon_trace_reader__channel(r, s->channel) ?: "?",
+			(unsigned long long)s->spans, s->spans ? fmt_ns(t[0], 32, s->min_ns) : "-",
+			s->spans ? fmt_ns(t[1], 32, s->median_ns) : "-",
+			s->spans ? fmt_ns(t[2], 32, s->p99_ns) : "-",
+			s->spans ? fmt_ns(t[3], 32, s->max_ns) : "-",
+			s->spans ? fmt_ns(t[4], 32, s->total_ns) : "-",
+			(unsigned long long)s->marks, (unsigned long long)s->counters);
+		if (s->unmatched)
+			fprintf(out, "  %-18s %llu begin/end not matched\n", "",
+				(unsigned long long)s->unmatched);
+	}
+}
+
+/* The table or its JSON, over the window [@from, @to). */
+static int report_summary(struct pmon_trace_reader *r, FILE *out, bool json, uint64_t from,
+			  uint64_t to)
+{
+	size_t nch = pmon_trace_reader__nchannels(r);
+	struct pmon_trace_chan_stats *st = calloc(nch + 1, sizeof(*st));
+	long n = st ? pmon_trace_summarize(r, from, to, st) : -ENOMEM;
+	int rc = CLI_OK;
+
+	if (n < 0) {
+		cli_error("out of memory");
+		rc = CLI_FAIL;
+	} else if (json) {
+		rc = report_json(r, out, st, n);
+	} else {
+		report_table(r, out, st, n);
+	}
+	free(st);
+	return rc;
+}
+
 static int report(int argc, char **argv)
 {
 	const char *in = NULL, *format = NULL, *outpath = NULL;
@@ -634,7 +774,7 @@ static int report(int argc, char **argv)
 		return CLI_USAGE;
 	}
 	int rc = CLI_OK;
-	size_t nch = pmon_trace_reader__nchannels(r), nev = pmon_trace_reader__nevents(r);
+	size_t nev = pmon_trace_reader__nevents(r);
 	uint64_t last = nev ? pmon_trace_reader__event(r, nev - 1)->ns + 1 : 1;
 	if (to == UINT64_MAX)
 		to = last;
@@ -655,120 +795,9 @@ static int report(int argc, char **argv)
 		if (pmon_trace_write_chrome(r, out))
 			rc = CLI_FAIL;
 	} else if (!strcmp(format, "ticks")) {
-		if (!width) {
-			struct winsize ws;
-			width = isatty(fileno(out)) && !ioctl(fileno(out), TIOCGWINSZ, &ws) &&
-					ws.ws_col
-				? ws.ws_col
-				: 80;
-		}
-		size_t label = 16, cells = width > label + 10 ? width - label - 1 : 10;
-		char *row = malloc(cells + 1), a[32], b[32];
-		if (!row) {
-			rc = CLI_FAIL;
-		} else {
-			fprintf(out, "# %-*s %s .. %s, %zu columns\n", (int)label - 2, "window",
-				fmt_ns(a, sizeof(a), from), fmt_ns(b, sizeof(b), to), cells);
-			for (uint32_t ch = 1; ch <= nch; ch++) {
-				pmon_trace_ticks_row(r, ch, from, to, row, cells);
-				fprintf(out, "%-*.*s %s\n", (int)label, (int)label,
-					pmon_trace_reader__channel(r, ch), row);
-			}
-			free(row);
-		}
+		rc = report_ticks(r, out, from, to, width);
 	} else {
-		struct pmon_trace_chan_stats *st = calloc(nch + 1, sizeof(*st));
-		long n = st ? pmon_trace_summarize(r, from, to, st) : -ENOMEM;
-		if (n < 0) {
-			cli_error("out of memory");
-			rc = CLI_FAIL;
-		} else if (!strcmp(format, "json")) {
-			json_t *rows = json_array();
-			for (long i = 0; i < n; i++)
-				json_array_append_new(
-					rows,
-					json_pack(
-						"{s:s, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
-						"s:I, "
-						"s:I, s:I, s:I, s:I}",
-						"channel",
-						pmon_trace_reader__channel(r, st[i].channel) ?: "?",
-						"kernel",
-						pmon_trace_reader__channel_kernel(r, st[i].channel),
-						"spans", (json_int_t)st[i].spans, "min_ns",
-						(json_int_t)st[i].min_ns, "median_ns",
-						(json_int_t)st[i].median_ns, "p99_ns",
-						(json_int_t)st[i].p99_ns, "max_ns",
-						(json_int_t)st[i].max_ns, "total_ns",
-						(json_int_t)st[i].total_ns, "marks",
-						(json_int_t)st[i].marks, "counters",
-						(json_int_t)st[i].counters, "counter_min",
-						(json_int_t)st[i].counter_min, "counter_max",
-						(json_int_t)st[i].counter_max, "counter_last",
-						(json_int_t)st[i].counter_last, "unmatched",
-						(json_int_t)st[i].unmatched));
-			json_t *doc = json_pack(
-				"{s:s, s:i, s:I, s:I, s:b, s:I, s:I, s:I, s:I, s:I, s:s, s:s, "
-				"s:s, s:s, s:o, s:o}",
-				"command", info->command, "pid", (int)info->pid, "ticks_per_sec",
-				(json_int_t)info->ticks_per_sec, "align_err_ns",
-				(json_int_t)info->align_err_ns, "complete", info->complete,
-				"dropped", (json_int_t)info->dropped, "events", (json_int_t)nev,
-				"kernel_events", (json_int_t)info->kernel_events, "kernel_lost",
-				(json_int_t)info->kernel_lost, "damaged_chunks",
-				(json_int_t)info->torn_chunks, "time_base",
-				info->time_base == PMON_TIMEBASE_PERF ? "perf" : "mono",
-				"time_base_why", info->time_base_why, "clocksource",
-				info->clocksource, "align_measured_with", info->align_measured_with,
-				"kernel_align_ns",
-				info->kernel_align_ns == UINT32_MAX
-					? json_null()
-					: json_integer((json_int_t)info->kernel_align_ns),
-				"channels", rows);
-			if (!doc || json_dumpf(doc, out, JSON_INDENT(2)) || fputc('\n', out) == EOF)
-				rc = CLI_FAIL;
-			json_decref(doc);
-		} else {
-			char t[6][32];
-			fprintf(out,
-				"# pmon trace: '%s' pid %d, %zu events, %zu channels; %.0f MHz "
-				"ticks, "
-				"aligned with CLOCK_MONOTONIC to +-%u ns; %llu dropped\n",
-				info->command, (int)info->pid, nev, nch,
-				(double)info->ticks_per_sec / 1e6, info->align_err_ns,
-				(unsigned long long)info->dropped);
-			print_time_base(out, info);
-			fprintf(out, "# %-18s %9s %10s %10s %10s %10s %10s %8s %8s\n", "channel",
-				"spans", "min", "median", "p99", "max", "total", "marks",
-				"counters");
-			bool kernel_seen = false;
-			for (long i = 0; i < n; i++) {
-				const struct pmon_trace_chan_stats *s = &st[i];
-				/* The kernel's channels come after the hooks'. */
-				if (!kernel_seen &&
-				    pmon_trace_reader__channel_kernel(r, s->channel)) {
-					kernel_seen = true;
-					fprintf(out,
-						"# kernel events: %llu (%llu lost by the kernel)\n",
-						(unsigned long long)info->kernel_events,
-						(unsigned long long)info->kernel_lost);
-				}
-				fprintf(out, "  %-18s %9llu %10s %10s %10s %10s %10s %8llu %8llu\n",
-					pmon_trace_reader__channel(r, s->channel) ?: "?",
-					(unsigned long long)s->spans,
-					s->spans ? fmt_ns(t[0], 32, s->min_ns) : "-",
-					s->spans ? fmt_ns(t[1], 32, s->median_ns) : "-",
-					s->spans ? fmt_ns(t[2], 32, s->p99_ns) : "-",
-					s->spans ? fmt_ns(t[3], 32, s->max_ns) : "-",
-					s->spans ? fmt_ns(t[4], 32, s->total_ns) : "-",
-					(unsigned long long)s->marks,
-					(unsigned long long)s->counters);
-				if (s->unmatched)
-					fprintf(out, "  %-18s %llu begin/end not matched\n", "",
-						(unsigned long long)s->unmatched);
-			}
-		}
-		free(st);
+		rc = report_summary(r, out, !strcmp(format, "json"), from, to);
 	}
 	if (rc != CLI_OK && out != stdout)
 		cli_abandon_output(out); /* a half export never replaces the file */
