@@ -53,11 +53,6 @@ bool cli_mkdtemp(char *path, size_t len, const char *stem);
  * is there. */
 bool cli_on_path(const char *name, char *found, size_t len);
 
-/* A command's exit code once its run is over: @rc when something failed,
- * else the command's own (@status, when @have_status), else 128+@got_sig
- * when a signal stopped pmon before the command ended (docs/exit-codes.md). */
-int cli_exit_status(int rc, bool have_status, int status, int got_sig);
-
 /* Output stream: stdout for NULL or "-", else what -o names, opened by
  * pmon_output__open() (include/pmon/output.h) with @flags: a regular file
  * is written to a temporary beside it and replaced at cli_close_output()
@@ -230,17 +225,6 @@ void cli_group_digits(char *buf, size_t len, uint64_t v);
 struct option;
 int cli_bad_option(const char *cmd, char **argv, const char *shortopts,
 		   const struct option *longopts);
-
-struct pmon_child;
-/* Stop @child (a closed output, a fatal error): SIGTERM, then SIGKILL after
- * @grace_ms if it has not ended; reaped either way. */
-void cli_stop_child(struct pmon_child *child, unsigned grace_ms, int *status);
-/* Wait for @child to end. Once pmon got a signal (passed on to the child,
- * pmon_child__forward_signals()), the child has @grace_ms to end by it;
- * then it is stopped with cli_stop_child(): a command that ignores SIGTERM
- * or SIGHUP cannot keep pmon from ending (issue #14.2). @ru may be NULL.
- * Return: true when pmon had to stop it (its status is then pmon's doing). */
-bool cli_wait_child(struct pmon_child *child, unsigned grace_ms, int *status, struct rusage *ru);
 
 int cmd_info(int argc, char **argv);
 int cmd_cpuid(int argc, char **argv);

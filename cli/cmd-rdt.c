@@ -22,7 +22,6 @@
 #include "cli.h"
 #include <pmon/pmon.h>
 
-#define got_sig pmon_child__got_signal()
 #define now pmon_monotonic_s
 #define MSR_MAX_CPUS 256 /* CPUs --msr programs in one run */
 
@@ -223,6 +222,71 @@ static int online_cpus(int *cpus, size_t *ncpus)
 	return CLI_OK;
 }
 
+/* --msr's run, for the run engine's tick. */
+struct msr_run {
+	struct pmon_rdt_msr *m;
+	const char *sep;
+	bool json;
+	unsigned long count, nsamp, tick, printed;
+	struct pmon_rdt_reading a, b;
+	double t0, tp;
+	int rc;
+};
+
+/* The rows of one interval, a reading per L3 domain. */
+static void msr_rows(const struct msr_run *r, double tn)
+{
+	for (size_t di = 0; di < r->b.n && di < r->a.n; di++) {
+		const struct pmon_rdt_domain *da = &r->a.d[di], *db = &r->b.d[di];
+		char b1[32], b2[32], b3[32];
+		double tot, loc;
+		const char *occ = fmt_value(&db->occupancy, b1, sizeof(b1));
+		const char *rt = fmt_rate(&da->total, &db->total, tn - r->tp, b2, sizeof(b2), &tot);
+		const char *rl = fmt_rate(&da->local, &db->local, tn - r->tp, b3, sizeof(b3), &loc);
+		if (r->json)
+			printf("{\"time\":%.3f,\"domain\":\"%s\",\"llc_occupancy\":\"%s\","
+			       "\"mbm_total_rate\":\"%s\",\"mbm_local_rate\":\"%s\"}\n",
+			       tn - r->t0, db->name, occ, rt, rl);
+		else if (r->sep)
+			csv_row(stdout, r->sep, tn - r->t0, db->name, occ, rt, rl, 0, NULL, 0);
+		else
+			printf("%12.3f %-14s %16s %16s %16s\n", tn - r->t0, db->name, occ, rt, rl);
+	}
+}
+
+/* Every sub-interval: fold a sample in; every nsamp-th (and at the end):
+ * read and print. Nonzero ends the run (the command is stopped). */
+static int msr_tick(void *ctx, double at, bool last)
+{
+	struct msr_run *r = ctx;
+
+	(void)at;
+	if (!last && ++r->tick % r->nsamp) {
+		if (pmon_rdt_msr__sample(r->m)) {
+			cli_error("--msr: %s", pmon_errdetail());
+			r->rc = CLI_FAIL;
+			return 1;
+		}
+		return 0;
+	}
+	double tn = now();
+	if (pmon_rdt_msr__read(r->m, &r->b)) {
+		cli_error("--msr: %s", pmon_errdetail());
+		r->rc = CLI_FAIL;
+		return 1;
+	}
+	msr_rows(r, tn);
+	if (cli_output_failed(stdout, NULL)) {
+		r->rc = CLI_FAIL; /* `| head` has read enough, or a full disk */
+		return 1;
+	}
+	r->a = r->b;
+	r->tp = tn;
+	if (!last && r->count && ++r->printed >= r->count)
+		return 2; /* -n: the command is ended by us */
+	return 0;
+}
+
 static int run_msr(char **cmd, const char *dev, const char *cpuid_file, const int *cpus_in,
 		   size_t ncpus_in, unsigned rmid, unsigned long interval, unsigned long count,
 		   const char *sep, bool json)
@@ -232,9 +296,8 @@ static int run_msr(char **cmd, const char *dev, const char *cpuid_file, const in
 	struct pmon_cpu_info ci;
 	struct pmon_kernel_info k;
 	struct pmon_rdt_msr *m = NULL;
-	int cpus[MSR_MAX_CPUS], status = 0, rc = CLI_OK, err;
+	int cpus[MSR_MAX_CPUS], rc = CLI_OK, err;
 	size_t ncpus = ncpus_in;
-	struct pmon_child ch = { .pid = -1, .go_fd = -1, .err_fd = -1 };
 
 	if (!cmd) {
 		cli_error("--msr monitors CPUs while a command runs: give one ('-- CMD')");
@@ -273,92 +336,34 @@ static int run_msr(char **cmd, const char *dev, const char *cpuid_file, const in
 					       : "");
 		return err == -EINVAL ? CLI_USAGE : CLI_UNSUPPORTED;
 	}
-	pmon_child__forward_signals(&ch); /* before the fork: see counter.h */
-	err = pmon_child__fork(cmd, &ch);
-	if (!err)
-		err = pmon_child__start(&ch);
+	struct pmon_run *run = pmon_run__new(cmd, NULL, NULL);
+	err = run ? pmon_run__start(run, NULL) : -errno;
 	if (err) {
-		cli_error("cannot run '%.200s': %s", cmd[0], strerror(-err));
-		rc = 127;
+		cli_error("%s", pmon_errdetail());
+		rc = run && pmon_run__exit_code(run) == 127 ? 127 : CLI_FAIL;
 	}
-	struct pmon_rdt_reading a, b;
-	struct pmon_ticker tk; /* stat's and top's interval loop (pmon/monitor.h) */
+	struct msr_run r = { .m = m, .sep = sep, .json = json, .count = count, .rc = rc };
 	/* The counters are read at least every second, whatever -I says: a
 	 * 24-bit MBM counter can wrap in 11 s (pmon_rdt_mbm_samples()); the
 	 * library folds each step in, and every nsamp-th tick prints. */
-	unsigned long nsamp = pmon_rdt_mbm_samples(interval), tick = 0;
-	pmon_ticker__init(&tk, (double)interval / 1e3 / (double)nsamp);
-	double t0 = tk.start, tp = t0;
-	unsigned long printed = 0;
-	bool have_status = false;
-	if (!err && pmon_rdt_msr__read(m, &a)) {
+	r.nsamp = pmon_rdt_mbm_samples(interval);
+	if (!err && pmon_rdt_msr__read(m, &r.a)) {
 		cli_error("--msr: %s", pmon_errdetail());
-		rc = CLI_FAIL;
+		r.rc = CLI_FAIL;
 	}
 	if (sep)
 		csv_header(stdout, sep, NULL, 0);
 	else if (!json)
 		printf("#%11s %-14s %16s %16s %16s\n", "time", "domain", "llc_occupancy[B]",
 		       "mbm_total[B/s]", "mbm_local[B/s]");
-	while (!err && rc == CLI_OK) {
-		bool done = false;
-		pmon_ticker__sleep(&tk);
-		if (pmon_child__poll(&ch, &status, NULL) == 1)
-			have_status = done = true;
-		if (got_sig)
-			done = true;
-		if (!done && pmon_ticker__remaining(&tk) > 0)
-			continue; /* woken early by an unrelated signal */
-		if (!done && ++tick % nsamp) {
-			if (pmon_rdt_msr__sample(m)) {
-				cli_error("--msr: %s", pmon_errdetail());
-				rc = CLI_FAIL;
-				break;
-			}
-			pmon_ticker__advance(&tk);
-			continue;
-		}
-		double tn = now();
-		if (pmon_rdt_msr__read(m, &b)) {
-			cli_error("--msr: %s", pmon_errdetail());
-			rc = CLI_FAIL;
-			break;
-		}
-		for (size_t di = 0; di < b.n && di < a.n; di++) {
-			const struct pmon_rdt_domain *da = &a.d[di], *db = &b.d[di];
-			char b1[32], b2[32], b3[32];
-			double tot, loc;
-			const char *occ = fmt_value(&db->occupancy, b1, sizeof(b1));
-			const char *rt =
-				fmt_rate(&da->total, &db->total, tn - tp, b2, sizeof(b2), &tot);
-			const char *rl =
-				fmt_rate(&da->local, &db->local, tn - tp, b3, sizeof(b3), &loc);
-			if (json)
-				printf("{\"time\":%.3f,\"domain\":\"%s\",\"llc_occupancy\":\"%s\","
-				       "\"mbm_total_rate\":\"%s\",\"mbm_local_rate\":\"%s\"}\n",
-				       tn - t0, db->name, occ, rt, rl);
-			else if (sep)
-				csv_row(stdout, sep, tn - t0, db->name, occ, rt, rl, 0, NULL, 0);
-			else
-				printf("%12.3f %-14s %16s %16s %16s\n", tn - t0, db->name, occ, rt,
-				       rl);
-		}
-		if (cli_output_failed(stdout, NULL)) {
-			rc = CLI_FAIL; /* `| head` has read enough, or a full disk */
-			break;
-		}
-		a = b;
-		tp = tn;
-		if (done || (count && ++printed >= count))
-			break;
-		pmon_ticker__advance(&tk);
+	if (!err && r.rc == CLI_OK) {
+		r.t0 = r.tp = now();
+		pmon_run__loop(run, (double)interval / 1e3 / (double)r.nsamp, msr_tick, &r);
+		rc = r.rc == CLI_OK ? pmon_run__exit_code(run) : r.rc;
+	} else if (!err) {
+		rc = r.rc;
 	}
-	if (ch.pid > 0 && !have_status) {
-		/* -n reached, a signal, or the output failed: stopped, and a
-		 * command that ignores SIGTERM is killed (cli_stop_child()) */
-		cli_stop_child(&ch, 2000, &status);
-		have_status = (!count || printed < count) && !got_sig;
-	}
+	pmon_run__free(run);
 	int rerr = pmon_rdt_msr__restore(m);
 	size_t nw;
 	const struct pmon_msr_write_rec *w = pmon_rdt_msr__writes(m, &nw);
@@ -374,7 +379,386 @@ static int run_msr(char **cmd, const char *dev, const char *cpuid_file, const in
 		rc = CLI_FAIL;
 	}
 	pmon_rdt_msr__free(m);
-	return cli_exit_status(rc, have_status, status, got_sig);
+	return rc;
+}
+
+/* What pmon rdt was asked, once parsed. */
+struct rdt_args {
+	unsigned long interval, count;
+	const char *events, *root, *sep;
+	bool json;
+	const char *plot, *cpulist;
+	bool all_cpus;
+	char **cmd;
+	const pid_t *pids;
+	size_t npids;
+	const struct pmon_target *tgtp;
+};
+
+/* One monitoring group per target. */
+struct rtarget {
+	char label[48];
+	struct pmon_rdt_group *g;
+	struct pmon_rdt_reading *a, *b;
+};
+
+/* The resctrl run's state, for the run engine's tick. */
+struct rdt_run {
+	const struct rdt_args *o;
+	struct rtarget *tg;
+	size_t ntg;
+	struct pmon_evlist *ev;
+	struct pmon_monitor *mon;
+	struct pmon_count *cur;
+	size_t nev;
+	FILE *pf;
+	const char *sep;
+	bool json;
+	double t0, tprev;
+	unsigned long printed;
+	int rc;
+};
+
+/* What the machine offers, the stale groups removed, and the events.
+ * Return: CLI_OK with *@evp (NULL without -e), or the exit code (said). */
+static int resctrl_check(const struct rdt_args *o, struct pmon_evlist **evp)
+{
+	/* What the machine offers: an explicit tree speaks for itself;
+	 * otherwise CPUID first (the seed's steps), then the mounted resctrl. */
+	if (!o->root) {
+		struct pmon_cpuid *snap = pmon_cpuid__new_live();
+		struct pmon_cpu_info ci;
+		if (snap && !pmon_cpu_decode(snap, &ci) && !(ci.rdt.pqm && ci.rdt.l3)) {
+			pmon_cpuid__free(snap);
+			cli_error("this CPU exposes no RDT monitoring (CPUID.(07H,0):EBX[12] PQM = "
+				  "%d%s); "
+				  "see 'pmon rdt info'",
+				  ci.rdt.pqm, ci.rdt.pqm ? ", no L3 monitoring in leaf 0FH" : "");
+			return CLI_UNSUPPORTED; /* not possible here, as --msr says */
+		}
+		pmon_cpuid__free(snap);
+	}
+	struct pmon_rdt_caps caps;
+	if (pmon_rdt_caps(o->root, &caps)) {
+		cli_error("%s", pmon_errdetail());
+		return CLI_UNSUPPORTED;
+	}
+	unsigned stale = 0;
+	pmon_rdt_cleanup(o->root, &stale); /* a crashed earlier run's groups */
+	if (stale)
+		cli_warn("removed %u monitoring group(s) left by an earlier pmon run", stale);
+
+	struct pmon_evlist *ev = NULL;
+
+	*evp = NULL;
+	if (o->events) {
+		ev = pmon_evlist__new(NULL);
+		if (!ev || pmon_evlist__add(ev, o->events)) {
+			cli_error("%s", pmon_errdetail());
+			pmon_evlist__free(ev);
+			return CLI_USAGE;
+		}
+	}
+	*evp = ev;
+	return CLI_OK;
+}
+
+/* One monitoring group per target: the command, each -p process, the CPUs
+ * of -C; -a reads the root group (every task). Return: CLI_OK with *@n
+ * groups in @tg (64), or the exit code (said; nothing left). */
+static int make_groups(const struct rdt_args *o, struct rtarget *tg, size_t *n)
+{
+	size_t ntg = 0;
+	int err = 0;
+
+	memset(tg, 0, 64 * sizeof(*tg));
+	if (o->all_cpus) {
+		snprintf(tg[0].label, sizeof(tg[0].label), "all");
+		err = (tg[ntg++].g = pmon_rdt_group__root(o->root)) ? 0 : -errno;
+	} else if (o->cpulist) {
+		snprintf(tg[0].label, sizeof(tg[0].label), "cpus %s", o->cpulist);
+		err = (tg[ntg++].g = pmon_rdt_group__new(o->root)) ? 0 : -errno;
+		if (!err)
+			err = pmon_rdt_group__set_cpus(tg[0].g, o->cpulist);
+	} else if (o->cmd) {
+		snprintf(tg[0].label, sizeof(tg[0].label), "cmd");
+		err = (tg[ntg++].g = pmon_rdt_group__new(o->root)) ? 0 : -errno;
+	} else {
+		for (size_t i = 0; i < o->npids && !err; i++) {
+			snprintf(tg[i].label, sizeof(tg[i].label), "pid %d", (int)o->pids[i]);
+			err = (tg[ntg++].g = pmon_rdt_group__new(o->root)) ? 0 : -errno;
+		}
+	}
+	for (size_t i = 0; i < ntg && !err; i++) {
+		tg[i].a = calloc(1, sizeof(*tg[i].a));
+		tg[i].b = calloc(1, sizeof(*tg[i].b));
+		if (!tg[i].a || !tg[i].b)
+			err = -ENOMEM;
+	}
+	if (err) {
+		cli_error("%s", pmon_errdetail());
+		for (size_t i = 0; i < ntg; i++) {
+			pmon_rdt_group__remove(tg[i].g);
+			free(tg[i].a);
+			free(tg[i].b);
+		}
+		return err == -ENOSPC || err == -EBUSY ? CLI_UNSUPPORTED : CLI_FAIL;
+	}
+	*n = ntg;
+	return CLI_OK;
+}
+
+/* The run: the command forked (held) into the first group, or the -p
+ * processes added to theirs; the core events of the same target opened,
+ * and everything started. Return: the run, or NULL with the exit code. */
+static struct pmon_run *rdt_start(const struct rdt_args *o, struct rdt_run *r, int *rc)
+{
+	struct pmon_target t = { .sz = sizeof(t), .pid = -1, .inherit = true };
+	struct pmon_target watch = {
+		.sz = sizeof(watch), .pid = -1, .pids = o->pids, .npids = o->cmd ? 0 : o->npids
+	};
+	struct pmon_run *run = pmon_run__new(o->cmd, &watch, NULL);
+	int err = run ? 0 : -errno;
+
+	if (!err && o->cmd) {
+		if (!o->all_cpus && !o->cpulist) /* before exec: children follow */
+			err = pmon_rdt_group__add(r->tg[0].g, pmon_run__pid(run), false);
+		t.pid = pmon_run__pid(run);
+		t.enable_on_exec = true;
+	} else if (!err) {
+		for (size_t i = 0; i < o->npids && !err; i++)
+			err = pmon_rdt_group__add(r->tg[i].g, o->pids[i], true);
+		t.pids = o->pids; /* each process with all its threads */
+		t.npids = o->npids;
+	}
+	/* Core events of the same target: the CPUs for -a and -C. */
+	if (o->all_cpus || o->cpulist) {
+		t.system_wide = true;
+		t.pid = -1;
+		t.pids = NULL;
+		t.npids = 0;
+		t.cpus = o->tgtp->cpus;
+		t.ncpus = o->tgtp->ncpus;
+	}
+	if (!err && r->ev && !(r->mon = pmon_monitor__open(r->ev, &t)))
+		err = -errno;
+	/* CPU-wide counters start as the command is released. */
+	if (!err && (o->cmd || r->mon) && (err = pmon_run__start(run, r->mon))) {
+		cli_error("%s", pmon_errdetail());
+		*rc = pmon_run__exit_code(run) == 127 ? 127 : CLI_FAIL;
+		pmon_run__free(run);
+		return NULL;
+	}
+	if (err) {
+		cli_error("%s", pmon_errdetail());
+		*rc = err == -ESRCH ? CLI_USAGE : CLI_FAIL;
+		pmon_run__free(run);
+		return NULL;
+	}
+	return run;
+}
+
+/* The rows of one interval: each group's domains, the events once. */
+static void print_rows(struct rdt_run *r, double tn, double dt, double edt)
+{
+	for (size_t k = 0; k < r->ntg; k++) {
+		struct pmon_rdt_reading *ra = r->tg[k].a, *rb = r->tg[k].b;
+		pmon_rdt_group__read(r->tg[k].g, rb);
+		for (size_t i = 0; i < rb->n; i++) {
+			const struct pmon_rdt_domain *d = &rb->d[i], *pd = NULL;
+			char dname[160];
+			/* Several targets: say whose domain it is. */
+			if (r->ntg > 1)
+				snprintf(dname, sizeof(dname), "%.48s:%.100s", r->tg[k].label,
+					 d->name);
+			else
+				snprintf(dname, sizeof(dname), "%s", d->name);
+			char b1[32], b2[32], b3[32];
+			double tot, loc;
+			for (size_t m = 0; m < ra->n; m++)
+				if (!strcmp(ra->d[m].name, d->name))
+					pd = &ra->d[m];
+			const char *occ = fmt_value(&d->occupancy, b1, sizeof(b1));
+			const char *rt = fmt_rate(pd ? &pd->total : NULL, &d->total, dt, b2,
+						  sizeof(b2), &tot);
+			const char *rl = fmt_rate(pd ? &pd->local : NULL, &d->local, dt, b3,
+						  sizeof(b3), &loc);
+			/* The events once per interval: the first target's
+			 * first domain (the text and JSON rows likewise). */
+			const struct pmon_count *ecur = k == 0 && i == 0 ? r->cur : NULL;
+			if (r->pf)
+				csv_row(r->pf, ",", tn - r->t0, dname, occ, rt, rl, r->nev, ecur,
+					edt);
+			if (r->json) {
+				json_t *j =
+					json_pack("{s:f, s:s, s:s, s:s, s:s}", "time", tn - r->t0,
+						  "domain", dname, "llc_occupancy", occ,
+						  "mbm_total_rate", rt, "mbm_local_rate", rl);
+				if (d->occupancy.state == PMON_RDT_OK)
+					json_object_set_new(
+						j, "llc_occupancy_bytes",
+						json_integer((json_int_t)d->occupancy.v));
+				if (tot >= 0)
+					json_object_set_new(j, "mbm_total_bytes_per_s",
+							    json_real(tot));
+				if (loc >= 0)
+					json_object_set_new(j, "mbm_local_bytes_per_s",
+							    json_real(loc));
+				for (size_t e = 0; k == 0 && i == 0 && e < r->nev; e++)
+					if (r->cur[e].status == PMON_COUNT_OK)
+						json_object_set_new(
+							j, pmon_evlist__event(r->ev, e)->name,
+							json_real(r->cur[e].value / edt));
+				json_dumpf(j, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER);
+				putchar('\n');
+				json_decref(j);
+			} else if (r->sep) {
+				csv_row(stdout, r->sep, tn - r->t0, dname, occ, rt, rl, r->nev,
+					ecur, edt);
+			} else {
+				printf("%12.3f %-10s %16s %16s %16s ", tn - r->t0, dname, occ, rt,
+				       rl);
+				for (size_t e = 0; k == 0 && i == 0 && e < r->nev; e++) {
+					if (r->cur[e].status == PMON_COUNT_OK)
+						printf(" %s %.0f%s%s/s",
+						       pmon_evlist__event(r->ev, e)->name,
+						       r->cur[e].value / edt,
+						       pmon_evlist__event(r->ev, e)->unit[0] ? " "
+											     : "",
+						       pmon_evlist__event(r->ev, e)->unit);
+					else
+						printf(" %s %s", pmon_evlist__event(r->ev, e)->name,
+						       not_ok(&r->cur[e]));
+				}
+				putchar('\n');
+			}
+		}
+		r->tg[k].a = rb;
+		r->tg[k].b = ra;
+	}
+}
+
+enum { RDT_OUTPUT_FAILED = 1, RDT_COUNT_REACHED = 2 };
+
+/* Every interval: read the groups and the events, print. */
+static int rdt_tick(void *ctx, double at, bool last)
+{
+	struct rdt_run *r = ctx;
+	double tn = now();
+	double dt = tn - r->tprev, edt = dt;
+
+	(void)at;
+	/* The events' counts since the last reading, scaled after the
+	 * difference (pmon_count__delta()), over their own real time. */
+	if (r->mon && pmon_monitor__read_delta(r->mon, r->cur, NULL, &edt))
+		memset(r->cur, 0, r->nev * sizeof(*r->cur));
+	print_rows(r, tn, dt, edt);
+	if (cli_output_failed(stdout, NULL)) {
+		r->rc = CLI_FAIL; /* `| head` has read enough, or a full disk */
+		return RDT_OUTPUT_FAILED;
+	}
+	r->printed++;
+	r->tprev = tn;
+	if (!last && r->o->count && r->printed >= r->o->count)
+		return RDT_COUNT_REACHED; /* -n: the command is ended by us */
+	return 0;
+}
+
+/* --plot: a temporary log, read back by its descriptor (nothing left
+ * after a kill). Return: CLI_OK, or CLI_FAIL (said). */
+static int open_plot_log(struct rdt_run *r, char *plotlog, size_t len)
+{
+	int pfd = cli_mkstemp(plotlog, len, "rdtplot");
+
+	if (pfd >= 0) {
+		fcntl(pfd, F_SETFD, FD_CLOEXEC);
+		unlink(plotlog);
+		snprintf(plotlog, len, "/proc/self/fd/%d", pfd);
+	}
+	r->pf = pfd >= 0 ? fdopen(pfd, "w") : NULL;
+	if (!r->pf) {
+		cli_error("--plot: cannot create a temporary log: %s", strerror(errno));
+		return CLI_FAIL;
+	}
+	csv_header(r->pf, ",", r->ev, r->nev);
+	return CLI_OK;
+}
+
+/* --plot: draw the log, titled with the command. */
+static int draw_plot(const struct rdt_args *o, FILE *pf, const char *plotlog, int rc)
+{
+	fflush(pf);
+	if (rc == CLI_OK) {
+		char title[512] = "pmon rdt";
+		size_t off = strlen(title);
+		for (char **a = o->cmd; a && *a && off < sizeof(title); a++) {
+			int k = snprintf(title + off, sizeof(title) - off, " %s", *a);
+			if (k > 0)
+				off += (size_t)k;
+		}
+		rc = plot_log(plotlog, o->plot, 900, 0, title);
+	}
+	fclose(pf);
+	return rc;
+}
+
+/* Read the groups every interval until the run ends. */
+static int resctrl_loop(const struct rdt_args *o, struct rdt_run *r, struct pmon_run *run)
+{
+	char plotlog[4096] = "";
+
+	r->nev = r->ev ? pmon_evlist__count(r->ev) : 0;
+	r->cur = r->nev ? calloc(r->nev, sizeof(*r->cur)) : NULL;
+	if (r->nev && !r->cur) {
+		cli_error("out of memory");
+		return CLI_FAIL;
+	}
+	if (o->plot && open_plot_log(r, plotlog, sizeof(plotlog)))
+		return CLI_FAIL;
+	for (size_t k = 0; k < r->ntg; k++)
+		pmon_rdt_group__read(r->tg[k].g, r->tg[k].a);
+	if (!o->json && !o->sep)
+		printf("#%11s %-10s %16s %16s %16s  %s\n", "time", "domain", "llc_occupancy[B]",
+		       "mbm_total[B/s]", "mbm_local[B/s]", r->nev ? "events/s" : "");
+	else if (o->sep)
+		csv_header(stdout, o->sep, r->ev, r->nev);
+	r->t0 = r->tprev = now();
+	pmon_run__loop(run, (double)o->interval / 1e3, rdt_tick, r);
+	if (r->pf)
+		r->rc = draw_plot(o, r->pf, plotlog, r->rc);
+	return r->rc == CLI_OK ? pmon_run__exit_code(run) : r->rc;
+}
+
+/* pmon rdt through resctrl: the groups, the run, the loop, the clean-up. */
+static int run_resctrl(const struct rdt_args *o)
+{
+	struct rtarget tg[64];
+	struct rdt_run r = { .o = o, .tg = tg, .sep = o->sep, .json = o->json };
+	struct pmon_run *run;
+	int rc = resctrl_check(o, &r.ev);
+
+	if (rc != CLI_OK)
+		return rc;
+	if ((rc = make_groups(o, tg, &r.ntg)) != CLI_OK) {
+		pmon_evlist__free(r.ev);
+		return rc;
+	}
+	run = rdt_start(o, &r, &rc);
+	if (run)
+		rc = resctrl_loop(o, &r, run);
+	pmon_run__free(run);
+	free(r.cur);
+	pmon_monitor__close(r.mon);
+	for (size_t k = 0; k < r.ntg; k++) {
+		if (pmon_rdt_group__remove(tg[k].g) && rc == CLI_OK) {
+			cli_error("%s", pmon_errdetail());
+			rc = CLI_FAIL;
+		}
+		free(tg[k].a);
+		free(tg[k].b);
+	}
+	pmon_evlist__free(r.ev);
+	return rc;
 }
 
 static int rdt_main(int argc, char **argv, struct pmon_target *tgtp);
@@ -384,7 +768,6 @@ int cmd_rdt(int argc, char **argv)
 	struct pmon_target tgt = { .sz = sizeof(tgt), .pid = -1, .inherit = true };
 	int rc = rdt_main(argc, argv, &tgt);
 
-	pmon_child__forward_signals(NULL); /* rdt_main()'s child struct is gone */
 	pmon_target__release(&tgt);
 	return rc;
 }
@@ -397,15 +780,12 @@ static int rdt_main(int argc, char **argv, struct pmon_target *tgtp)
 	bool json = false, cleanup = false, use_msr = false;
 	const char *plot = NULL, *cpulist = NULL;
 	bool all_cpus = false;
-	char plotlog[4096] = "";
-	FILE *pf = NULL;
 	const char *msr_dev = NULL, *cpuid_file = NULL;
 	unsigned long rmid = 1;
 	const char *mcpu_list = NULL;
 	int mcpus[MSR_MAX_CPUS];
 	size_t nmcpus = 0;
 	struct pmon_target_spec spec = { .sz = sizeof(spec) };
-	int rc = CLI_OK, err;
 	const struct cli_option options[] = {
 		CLI_OPT_TEXT("LLC occupancy in bytes, total and local memory bandwidth in bytes/s, "
 			     "per L3\n"
@@ -526,313 +906,7 @@ static int rdt_main(int argc, char **argv, struct pmon_target *tgtp)
 	if (use_msr)
 		return run_msr(cmd, msr_dev, cpuid_file, mcpus, nmcpus, (unsigned)rmid, interval,
 			       count, sep, json);
-	/* What the machine offers: an explicit tree speaks for itself;
-	 * otherwise CPUID first (the seed's steps), then the mounted resctrl. */
-	if (!root) {
-		struct pmon_cpuid *snap = pmon_cpuid__new_live();
-		struct pmon_cpu_info ci;
-		if (snap && !pmon_cpu_decode(snap, &ci) && !(ci.rdt.pqm && ci.rdt.l3)) {
-			pmon_cpuid__free(snap);
-			cli_error("this CPU exposes no RDT monitoring (CPUID.(07H,0):EBX[12] PQM = "
-				  "%d%s); "
-				  "see 'pmon rdt info'",
-				  ci.rdt.pqm, ci.rdt.pqm ? ", no L3 monitoring in leaf 0FH" : "");
-			return CLI_UNSUPPORTED; /* not possible here, as --msr says */
-		}
-		pmon_cpuid__free(snap);
-	}
-	struct pmon_rdt_caps caps;
-	if (pmon_rdt_caps(root, &caps)) {
-		cli_error("%s", pmon_errdetail());
-		return CLI_UNSUPPORTED;
-	}
-	unsigned stale = 0;
-	pmon_rdt_cleanup(root, &stale); /* a crashed earlier run's groups */
-	if (stale)
-		cli_warn("removed %u monitoring group(s) left by an earlier pmon run", stale);
-
-	struct pmon_evlist *ev = NULL;
-	if (events) {
-		ev = pmon_evlist__new(NULL);
-		if (!ev || pmon_evlist__add(ev, events)) {
-			cli_error("%s", pmon_errdetail());
-			pmon_evlist__free(ev);
-			return CLI_USAGE;
-		}
-	}
-	/* One monitoring group per target: the command, each -p process, the
-	 * CPUs of -C; -a reads the root group (every task). */
-	struct rtarget {
-		char label[48];
-		struct pmon_rdt_group *g;
-		struct pmon_rdt_reading *a, *b;
-	} tg[64];
-	size_t ntg = 0;
-	memset(tg, 0, sizeof(tg));
-	err = 0;
-	if (all_cpus) {
-		snprintf(tg[0].label, sizeof(tg[0].label), "all");
-		err = (tg[ntg++].g = pmon_rdt_group__root(root)) ? 0 : -errno;
-	} else if (cpulist) {
-		snprintf(tg[0].label, sizeof(tg[0].label), "cpus %s", cpulist);
-		err = (tg[ntg++].g = pmon_rdt_group__new(root)) ? 0 : -errno;
-		if (!err)
-			err = pmon_rdt_group__set_cpus(tg[0].g, cpulist);
-	} else if (cmd) {
-		snprintf(tg[0].label, sizeof(tg[0].label), "cmd");
-		err = (tg[ntg++].g = pmon_rdt_group__new(root)) ? 0 : -errno;
-	} else {
-		for (size_t i = 0; i < npids && !err; i++) {
-			snprintf(tg[i].label, sizeof(tg[i].label), "pid %d", (int)pids[i]);
-			err = (tg[ntg++].g = pmon_rdt_group__new(root)) ? 0 : -errno;
-		}
-	}
-	for (size_t i = 0; i < ntg && !err; i++) {
-		tg[i].a = calloc(1, sizeof(*tg[i].a));
-		tg[i].b = calloc(1, sizeof(*tg[i].b));
-		if (!tg[i].a || !tg[i].b)
-			err = -ENOMEM;
-	}
-	if (err) {
-		cli_error("%s", pmon_errdetail());
-		for (size_t i = 0; i < ntg; i++) {
-			pmon_rdt_group__remove(tg[i].g);
-			free(tg[i].a);
-			free(tg[i].b);
-		}
-		pmon_evlist__free(ev);
-		return err == -ENOSPC || err == -EBUSY ? CLI_UNSUPPORTED : CLI_FAIL;
-	}
-	struct pmon_child ch = { .pid = -1, .go_fd = -1, .err_fd = -1 };
-	struct pmon_monitor *mon = NULL;
-	struct pmon_target t = { .sz = sizeof(t), .pid = -1, .inherit = true };
-	int status = 0;
-	bool have_status = false;
-	pmon_child__forward_signals(&ch); /* before the fork: see counter.h */
-	if (cmd) {
-		err = pmon_child__fork(cmd, &ch);
-		if (!err && !all_cpus && !cpulist) /* before exec: children follow */
-			err = pmon_rdt_group__add(tg[0].g, ch.pid, false);
-		t.pid = ch.pid;
-		t.enable_on_exec = true;
-	} else {
-		for (size_t i = 0; i < npids && !err; i++)
-			err = pmon_rdt_group__add(tg[i].g, pids[i], true);
-		t.pids = pids; /* each process with all its threads */
-		t.npids = npids;
-	}
-	/* Core events of the same target: the CPUs for -a and -C. */
-	if (all_cpus || cpulist) {
-		t.system_wide = true;
-		t.pid = -1;
-		t.pids = NULL;
-		t.npids = 0;
-		t.cpus = tgtp->cpus;
-		t.ncpus = tgtp->ncpus;
-	}
-	if (!err && ev) {
-		mon = pmon_monitor__open(ev, &t);
-		if (!mon)
-			err = -errno;
-	}
-	bool exec_failed = false;
-	if (!err && (cmd || mon)) {
-		/* CPU-wide counters start as the command is released. */
-		err = mon ? pmon_monitor__start(mon, cmd ? &ch : NULL) : pmon_child__start(&ch);
-		exec_failed = err != 0 && cmd;
-	}
-	if (err) {
-		if (exec_failed)
-			cli_error("cannot run '%.200s': %s", cmd[0], strerror(-err));
-		else
-			cli_error("%s", pmon_errdetail());
-		rc = exec_failed ? 127 : err == -ESRCH ? CLI_USAGE : CLI_FAIL;
-		pmon_child__kill(&ch, SIGKILL, NULL);
-		goto out;
-	}
-
-	size_t nev = ev ? pmon_evlist__count(ev) : 0;
-	struct pmon_count *cur = nev ? calloc(nev, sizeof(*cur)) : NULL;
-	struct pmon_ticker tk; /* stat's and top's interval loop (pmon/monitor.h) */
-	pmon_ticker__init(&tk, (double)interval / 1e3);
-	double t0 = tk.start, tprev = t0;
-	unsigned long printed = 0;
-	if (nev && !cur) {
-		cli_error("out of memory");
-		rc = CLI_FAIL;
-		goto loop_out;
-	}
-	if (plot) {
-		int pfd = cli_mkstemp(plotlog, sizeof(plotlog), "rdtplot");
-		if (pfd >= 0) { /* read back by its descriptor: nothing left after a kill */
-			fcntl(pfd, F_SETFD, FD_CLOEXEC);
-			unlink(plotlog);
-			snprintf(plotlog, sizeof(plotlog), "/proc/self/fd/%d", pfd);
-		}
-		pf = pfd >= 0 ? fdopen(pfd, "w") : NULL;
-		if (!pf) {
-			cli_error("--plot: cannot create a temporary log: %s", strerror(errno));
-			rc = CLI_FAIL;
-			goto loop_out;
-		}
-		csv_header(pf, ",", ev, nev);
-	}
-	for (size_t k = 0; k < ntg; k++)
-		pmon_rdt_group__read(tg[k].g, tg[k].a);
-	if (!json && !sep)
-		printf("#%11s %-10s %16s %16s %16s  %s\n", "time", "domain", "llc_occupancy[B]",
-		       "mbm_total[B/s]", "mbm_local[B/s]", nev ? "events/s" : "");
-	else if (sep)
-		csv_header(stdout, sep, ev, nev);
-	for (;;) {
-		bool done = false;
-		pmon_ticker__sleep(&tk);
-		if (cmd && pmon_child__poll(&ch, &status, NULL) == 1)
-			have_status = done = true;
-		if (!cmd && npids) {
-			done = true;
-			for (size_t i = 0; i < npids; i++)
-				if (pmon_process_alive(pids[i]))
-					done = false;
-		}
-		if (got_sig)
-			done = true;
-		if (!done && pmon_ticker__remaining(&tk) > 0)
-			continue; /* woken early by an unrelated signal */
-		double tn = now();
-		double dt = tn - tprev, edt = dt;
-		/* The events' counts since the last reading, scaled after the
-		 * difference (pmon_count__delta()), over their own real time. */
-		if (mon && pmon_monitor__read_delta(mon, cur, NULL, &edt))
-			memset(cur, 0, nev * sizeof(*cur));
-		for (size_t k = 0; k < ntg; k++) {
-			struct pmon_rdt_reading *ra = tg[k].a, *rb = tg[k].b;
-			pmon_rdt_group__read(tg[k].g, rb);
-			for (size_t i = 0; i < rb->n; i++) {
-				const struct pmon_rdt_domain *d = &rb->d[i], *pd = NULL;
-				char dname[160];
-				/* Several targets: say whose domain it is. */
-				if (ntg > 1)
-					snprintf(dname, sizeof(dname), "%.48s:%.100s", tg[k].label,
-						 d->name);
-				else
-					snprintf(dname, sizeof(dname), "%s", d->name);
-				char b1[32], b2[32], b3[32];
-				double tot, loc;
-				for (size_t m = 0; m < ra->n; m++)
-					if (!strcmp(ra->d[m].name, d->name))
-						pd = &ra->d[m];
-				const char *occ = fmt_value(&d->occupancy, b1, sizeof(b1));
-				const char *rt = fmt_rate(pd ? &pd->total : NULL, &d->total, dt, b2,
-							  sizeof(b2), &tot);
-				const char *rl = fmt_rate(pd ? &pd->local : NULL, &d->local, dt, b3,
-							  sizeof(b3), &loc);
-				/* The events once per interval: the first target's
-				 * first domain (the text and JSON rows likewise). */
-				const struct pmon_count *ecur = k == 0 && i == 0 ? cur : NULL;
-				if (pf)
-					csv_row(pf, ",", tn - t0, dname, occ, rt, rl, nev, ecur,
-						edt);
-				if (json) {
-					json_t *j = json_pack(
-						"{s:f, s:s, s:s, s:s, s:s}", "time", tn - t0,
-						"domain", dname, "llc_occupancy", occ,
-						"mbm_total_rate", rt, "mbm_local_rate", rl);
-					if (d->occupancy.state == PMON_RDT_OK)
-						json_object_set_new(
-							j, "llc_occupancy_bytes",
-							json_integer((json_int_t)d->occupancy.v));
-					if (tot >= 0)
-						json_object_set_new(j, "mbm_total_bytes_per_s",
-								    json_real(tot));
-					if (loc >= 0)
-						json_object_set_new(j, "mbm_local_bytes_per_s",
-								    json_real(loc));
-					for (size_t e = 0; k == 0 && i == 0 && e < nev; e++)
-						if (cur[e].status == PMON_COUNT_OK)
-							json_object_set_new(
-								j, pmon_evlist__event(ev, e)->name,
-								json_real(cur[e].value / edt));
-					json_dumpf(j, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER);
-					putchar('\n');
-					json_decref(j);
-				} else if (sep) {
-					csv_row(stdout, sep, tn - t0, dname, occ, rt, rl, nev, ecur,
-						edt);
-				} else {
-					printf("%12.3f %-10s %16s %16s %16s ", tn - t0, dname, occ,
-					       rt, rl);
-					for (size_t e = 0; k == 0 && i == 0 && e < nev; e++) {
-						if (cur[e].status == PMON_COUNT_OK)
-							printf(" %s %.0f%s%s/s",
-							       pmon_evlist__event(ev, e)->name,
-							       cur[e].value / edt,
-							       pmon_evlist__event(ev, e)->unit[0]
-								       ? " "
-								       : "",
-							       pmon_evlist__event(ev, e)->unit);
-						else
-							printf(" %s %s",
-							       pmon_evlist__event(ev, e)->name,
-							       not_ok(&cur[e]));
-					}
-					putchar('\n');
-				}
-			}
-			tg[k].a = rb;
-			tg[k].b = ra;
-		}
-		if (cli_output_failed(stdout, NULL)) {
-			rc = CLI_FAIL; /* `| head` has read enough, or a full disk */
-			break;
-		}
-		printed++;
-		tprev = tn;
-		if (done)
-			break;
-		if (count && printed >= count) {
-			if (cmd && ch.pid > 0)
-				cli_stop_child(&ch, 2000, &status); /* -n: ended by us */
-			break;
-		}
-		pmon_ticker__advance(&tk);
-	}
-loop_out:
-	if (pf) {
-		fflush(pf);
-		if (rc == CLI_OK) {
-			char title[512] = "pmon rdt";
-			size_t off = strlen(title);
-			for (char **a = cmd; a && *a && off < sizeof(title); a++) {
-				int k = snprintf(title + off, sizeof(title) - off, " %s", *a);
-				if (k > 0)
-					off += (size_t)k;
-			}
-			rc = plot_log(plotlog, plot, 900, 0, title);
-		}
-		fclose(pf);
-	}
-	free(cur);
-	if (cmd && !have_status && ch.pid > 0) {
-		/* A signal (passed on), -n (SIGTERM sent), or the output failed:
-		 * the command has a second, then is stopped. */
-		if (rc != CLI_OK)
-			cli_stop_child(&ch, 2000, &status);
-		else
-			have_status = !cli_wait_child(&ch, 1000, &status, NULL) &&
-				(!count || printed < count);
-	}
-	rc = cli_exit_status(rc, have_status, status, got_sig);
-out:
-	pmon_monitor__close(mon);
-	for (size_t k = 0; k < ntg; k++) {
-		if (pmon_rdt_group__remove(tg[k].g) && rc == CLI_OK) {
-			cli_error("%s", pmon_errdetail());
-			rc = CLI_FAIL;
-		}
-		free(tg[k].a);
-		free(tg[k].b);
-	}
-	pmon_evlist__free(ev);
-	return rc;
+	struct rdt_args ra = { interval, count,	   events, root, sep,	json, plot,
+			       cpulist,	 all_cpus, cmd,	   pids, npids, tgtp };
+	return run_resctrl(&ra);
 }

@@ -16,8 +16,6 @@
 #include "cli.h"
 #include <pmon/pmon.h>
 
-#define got_sig pmon_child__got_signal()
-
 static int write_rec(void *ctx, const void *rec, size_t len)
 {
 	return pmon_data_writer__add(ctx, rec, len);
@@ -30,37 +28,40 @@ static int write_rec(void *ctx, const void *rec, size_t len)
  */
 static int calibrate(const struct pmon_evlist *ev, char **cmd, unsigned long hz, uint64_t *periods)
 {
-	struct pmon_child ch = { .pid = -1, .go_fd = -1, .err_fd = -1 };
 	struct pmon_target t = { .sz = sizeof(t), .inherit = true, .enable_on_exec = true };
 	size_t nev = pmon_evlist__count(ev);
 	struct pmon_count n[16] = { 0 };
 	struct timespec t0, t1;
-	int status = 0, err;
+	int err;
 
-	pmon_child__forward_signals(&ch); /* before the fork: see counter.h */
-	if (pmon_child__fork(cmd, &ch)) {
-		cli_error("cannot run '%.200s': %s", cmd[0], pmon_errdetail());
+	struct pmon_run *run = pmon_run__new(cmd, NULL, NULL);
+	if (!run) {
+		cli_error("%s", pmon_errdetail());
 		return CLI_FAIL;
 	}
-	t.pid = ch.pid;
+	t.pid = pmon_run__pid(run);
 	struct pmon_counters *c = pmon_counters__open(ev, &t);
 	if (!c) {
 		cli_error("--calibrate: %s", pmon_errdetail());
-		pmon_child__kill(&ch, SIGKILL, NULL);
+		pmon_run__free(run);
 		return CLI_UNSUPPORTED;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	err = pmon_child__start(&ch);
-	pmon_child__wait(&ch, &status, NULL);
+	err = pmon_run__start(run, NULL);
+	if (err)
+		cli_error("%s", pmon_errdetail());
+	else
+		pmon_run__wait(run);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	int rerr = pmon_counters__read(c, n);
 	pmon_counters__close(c);
-	if (err) {
-		cli_error("cannot run '%.200s': %s", cmd[0], strerror(-err));
+	int sig = pmon_run__signal(run), status = 0;
+	pmon_run__status(run, &status, NULL);
+	pmon_run__free(run);
+	if (err)
 		return 127;
-	}
-	if (got_sig)
-		return 128 + got_sig;
+	if (sig)
+		return 128 + sig;
 	double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
 	for (size_t i = 0; i < nev; i++) {
 		const char *name = pmon_evlist__event(ev, i)->name;
@@ -225,10 +226,12 @@ int cmd_record(int argc, char **argv)
 		return CLI_USAGE;
 	}
 	rc = record(&t, cmd, all, calib, event, out, &so);
-	pmon_child__forward_signals(NULL); /* record()'s child struct is gone */
 	pmon_target__release(&t);
 	return rc;
 }
+
+static int record_run(struct pmon_target *t, struct pmon_run *run, struct pmon_evlist *ev,
+		      char **cmd, bool all, const char *out, struct pmon_sample_opts *so);
 
 /* The recording itself, once the options are read. */
 static int record(struct pmon_target *t, char **cmd, bool all, unsigned long calib,
@@ -285,39 +288,38 @@ static int record(struct pmon_target *t, char **cmd, bool all, unsigned long cal
 			return crc;
 		}
 	}
-	struct pmon_child ch = { .pid = -1, .go_fd = -1, .err_fd = -1 };
-	pmon_child__forward_signals(&ch); /* before the fork: see counter.h */
-	if (cmd) {
-		if (pmon_child__fork(cmd, &ch)) {
-			cli_error("cannot run '%.200s': %s", cmd[0], pmon_errdetail());
-			pmon_evlist__free(ev);
-			return CLI_FAIL;
-		}
-		if (!span) {
-			t->pid = ch.pid;
-			t->enable_on_exec = true;
-		}
-	}
-	if (!pid && (!cmd || span)) {
-		t->system_wide = true;
-	}
-	struct pmon_sampler *s = pmon_sampler__open(ev, t, &so);
-
-	err = s ? 0 : -errno;
-	if (err) {
+	struct pmon_run *run = pmon_run__new(cmd, t, NULL);
+	if (!run) {
 		cli_error("%s", pmon_errdetail());
-		pmon_child__kill(&ch, SIGKILL, NULL);
 		pmon_evlist__free(ev);
-		return err == -ESRCH ? CLI_USAGE : CLI_UNSUPPORTED;
+		return CLI_FAIL;
 	}
+	if (cmd && !span) {
+		t->pid = pmon_run__pid(run);
+		t->enable_on_exec = true;
+	}
+	if (!pid && (!cmd || span))
+		t->system_wide = true;
+	rc = record_run(t, run, ev, cmd, all, out, &so);
+	pmon_run__free(run);
+	pmon_evlist__free(ev);
+	return rc;
+}
+
+/* The recording's file: its header, then the event table (which sample
+ * identifier is which event). Return: the writer, or NULL with *@rc. */
+static struct pmon_data_writer *open_recording(struct pmon_sampler *s, const struct pmon_evlist *ev,
+					       char **cmd, const char *out,
+					       const struct pmon_sample_opts *so, int *rc)
+{
 	struct pmon_data_header h = { .sample_type = pmon_sampler__sample_type(s),
 				      .regs_user = pmon_sampler__regs_user(s),
 				      .attr_type = pmon_evlist__event(ev, 0)->attr.type,
 				      .attr_config = pmon_evlist__event(ev, 0)->attr.config,
-				      .period = so.periods ? so.periods[0] : so.period,
-				      .freq = so.period ? 0
-					      : so.freq ? so.freq
-							: 1000 };
+				      .period = so->periods ? so->periods[0] : so->period,
+				      .freq = so->period ? 0
+					      : so->freq ? so->freq
+							 : 1000 };
 	for (size_t i = 0, o = 0; i < pmon_evlist__count(ev) && o < sizeof(h.event); i++) {
 		int k = snprintf(h.event + o, sizeof(h.event) - o, "%s%s", i ? "," : "",
 				 pmon_evlist__event(ev, i)->name);
@@ -332,29 +334,80 @@ static int record(struct pmon_target *t, char **cmd, bool all, unsigned long cal
 			off += (size_t)k;
 	}
 	struct pmon_data_writer *w = pmon_data_writer__open(out, &h);
+	int err = w ? 0 : -errno;
 
-	err = w ? 0 : -errno;
 	if (err) {
 		/* The name was checked: what fails now is the machine's, or a
 		 * FIFO nobody reads (found only by opening it): bad input, 2. */
 		cli_error("%s", pmon_errdetail());
-		pmon_child__kill(&ch, SIGKILL, NULL);
-		pmon_sampler__close(s);
-		pmon_evlist__free(ev);
-		return err == -ENXIO || err == -EPERM || err == -EISDIR ? CLI_USAGE : CLI_FAIL;
+		*rc = err == -ENXIO || err == -EPERM || err == -EISDIR ? CLI_USAGE : CLI_FAIL;
+		return NULL;
 	}
-	/* The event table: which sample identifier is which event. */
 	for (size_t i = 0; !err && i < pmon_evlist__count(ev); i++) {
 		const struct pmon_event_desc *d = pmon_evlist__event(ev, i);
 		const uint64_t *ids = NULL;
 		size_t nids = pmon_sampler__ids(s, i, &ids);
-		uint64_t period = so.periods && so.periods[i] ? so.periods[i] : so.period;
+		uint64_t period = so->periods && so->periods[i] ? so->periods[i] : so->period;
 		err = pmon_data_writer__add_event(w, (unsigned)i, d->name, d->attr.type,
 						  d->attr.config, period,
-						  period	    ? 0
-							  : so.freq ? so.freq
-								    : 1000,
+						  period	     ? 0
+							  : so->freq ? so->freq
+								     : 1000,
 						  ids, nids);
+	}
+	return w;
+}
+
+/* Records in chunks written whole (@records, what a report reads). */
+struct drained {
+	long records;
+	bool write_failed;
+	long werr; /* the write's -errno */
+};
+
+/* Drain the rings into the recording until the run ends or a write fails. */
+static void drain_until_done(struct pmon_sampler *s, struct pmon_data_writer *w,
+			     struct pmon_run *run, struct drained *d)
+{
+	for (;;) {
+		pmon_sampler__poll(s, 200);
+		long n = pmon_sampler__drain(s, write_rec, w);
+		if (n < 0) {
+			d->write_failed = true;
+			d->werr = n;
+			return;
+		}
+		/* A chunk at least every poll: a crash loses at most ~200 ms. */
+		if ((d->werr = pmon_data_writer__flush(w))) {
+			d->write_failed = true;
+			return;
+		}
+		d->records += n;
+		/* The command ended, the processes did, or Ctrl-C: the
+		 * recording ends, as perf's does. */
+		if (pmon_run__done(run))
+			return;
+	}
+}
+
+/* Open the rings, write the file, run the command and drain until it ends. */
+static int record_run(struct pmon_target *t, struct pmon_run *run, struct pmon_evlist *ev,
+		      char **cmd, bool all, const char *out, struct pmon_sample_opts *so)
+{
+	bool pid = t->npids > 0, span = cmd && (pid || all);
+	struct drained d = { 0 };
+	int rc = CLI_OK;
+	struct pmon_sampler *s = pmon_sampler__open(ev, t, so);
+
+	if (!s) {
+		int err = -errno;
+		cli_error("%s", pmon_errdetail());
+		return err == -ESRCH ? CLI_USAGE : CLI_UNSUPPORTED;
+	}
+	struct pmon_data_writer *w = open_recording(s, ev, cmd, out, so, &rc);
+	if (!w) {
+		pmon_sampler__close(s);
+		return rc;
 	}
 	if (!cmd || span) {
 		pmon_sampler__enable(s);
@@ -368,77 +421,35 @@ static int record(struct pmon_target *t, char **cmd, bool all, unsigned long cal
 			}
 		}
 	}
-	int status = 0;
-	bool have_status = false;
-	if (cmd) {
-		if ((err = pmon_child__start(&ch))) {
-			cli_error("cannot run '%.200s': %s", cmd[0], strerror(-err));
-			rc = 127;
-		}
+	if (rc == CLI_OK && pmon_run__start(run, NULL)) {
+		cli_error("%s", pmon_errdetail());
+		rc = 127;
 	}
-	/* Records in chunks written whole (@records, what a report reads) and
-	 * in the chunk being built (@pending). */
-	long records = 0, pending = 0;
-	bool write_failed = false;
-	long werr = 0; /* the write's -errno */
-	while (rc == CLI_OK) {
-		pmon_sampler__poll(s, 200);
-		long n = pmon_sampler__drain(s, write_rec, w);
-		if (n < 0) {
-			write_failed = true;
-			werr = n;
-			break;
-		}
-		pending += n;
-		/* A chunk at least every poll: a crash loses at most ~200 ms. */
-		if ((werr = pmon_data_writer__flush(w))) {
-			write_failed = true;
-			break;
-		}
-		records += pending;
-		pending = 0;
-		if (cmd && pmon_child__poll(&ch, &status, NULL) == 1) {
-			have_status = true;
-			break;
-		}
-		bool alive = !pid;
-		for (size_t i = 0; i < t->npids; i++)
-			alive |= pmon_process_alive(t->pids[i]);
-		if (!alive)
-			break;
-		if (got_sig)
-			break; /* Ctrl-C ends the recording, as perf's does */
-	}
-	if (got_sig && !write_failed && cmd && ch.pid > 0) {
-		/* The signal was passed on: a command that exits on it (most do)
-		 * has a second to do so; one that ignores it is stopped, as
-		 * perf stops it (SIGTERM), so the recording ends now. */
-		struct timespec ms10 = { 0, 10 * 1000 * 1000 };
-		for (int i = 0; i < 100 && pmon_child__poll(&ch, &status, NULL) == 0; i++)
-			nanosleep(&ms10, NULL);
-		if (ch.pid > 0)
-			cli_stop_child(&ch, 2000, &status);
-		have_status = false; /* pmon's status is the signal's: 128+N */
-	}
-	if (write_failed) {
+	if (rc == CLI_OK)
+		drain_until_done(s, w, run, &d);
+	if (d.write_failed) {
 		/* A full disk: what is on it stays readable (whole chunks; a
 		 * report skips a torn last one), nothing more can be kept, so
 		 * the command is stopped rather than run on unsampled. A
 		 * closed pipe is the end of the output: exit 1, nothing said
 		 * (docs/exit-codes.md), as stat and top. */
-		if (werr != -EPIPE)
+		if (d.werr != -EPIPE)
 			cli_error("%s; the recording keeps the first %ld records, the command "
 				  "was stopped",
-				  pmon_errdetail(), records);
+				  pmon_errdetail(), d.records);
 		rc = CLI_FAIL;
-		cli_stop_child(&ch, 2000, &status);
-		have_status = ch.pid <= 0 && cmd;
+		pmon_run__stop(run);
+	} else if (cmd && pmon_run__signal(run)) {
+		/* The signal was passed on: a command that exits on it (most
+		 * do) has a second to do so; one that ignores it is stopped,
+		 * so the recording ends now. */
+		pmon_run__wait(run);
 	}
 	pmon_sampler__disable(s);
-	long n = write_failed ? 0 : pmon_sampler__drain(s, write_rec, w);
+	long n = d.write_failed ? 0 : pmon_sampler__drain(s, write_rec, w);
 	if (n > 0)
-		records += n;
-	if (write_failed) {
+		d.records += n;
+	if (d.write_failed) {
 		pmon_data_writer__close(w); /* fails again; keeps what was written */
 	} else if (rc == 127) {
 		/* The command never ran: nothing was recorded, and a recording
@@ -449,10 +460,9 @@ static int record(struct pmon_target *t, char **cmd, bool all, unsigned long cal
 		rc = CLI_FAIL;
 	}
 	pmon_sampler__close(s);
-	pmon_evlist__free(ev);
-	if (cmd && !have_status && ch.pid > 0 && rc != 127)
-		pmon_child__wait(&ch, &status, NULL), have_status = true;
-	if (rc != 127 && !write_failed)
-		fprintf(stderr, "pmon record: %ld records written to %s\n", records, out);
-	return cli_exit_status(rc, have_status, status, got_sig);
+	if (cmd && rc != 127)
+		pmon_run__wait(run);
+	if (rc != 127 && !d.write_failed)
+		fprintf(stderr, "pmon record: %ld records written to %s\n", d.records, out);
+	return rc == CLI_OK ? pmon_run__exit_code(run) : rc;
 }

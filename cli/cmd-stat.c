@@ -52,7 +52,6 @@ struct series {
 };
 
 static struct out *plot_out; /* --plot: the intervals as CSV, for pmon plot */
-#define got_signal pmon_child__got_signal()
 
 /* -x SEP: CSV with that separator; struct stat_opts *. */
 static int opt_csv(const struct cli_option *opt, const char *arg)
@@ -402,6 +401,7 @@ struct run_result {
 	bool interrupted;
 	bool ended_by_us; /* --interval-count terminated the command: not its failure */
 	bool output_failed; /* a full disk or a closed pipe: the command was stopped */
+	int exit_code; /* the run's (pmon_run__exit_code()) */
 };
 
 static void add_series(struct series *s, const struct pmon_count *v, size_t n)
@@ -441,93 +441,72 @@ static void print_counts(struct out *o, const struct stat_opts *so, struct pmon_
 		print_row(o, l, v, i, wall_s, s ? &s[i] : NULL, interval, NULL);
 }
 
-static bool target_alive(const struct stat_opts *so)
-{
-	const struct pmon_target *t = &so->tgt;
+/* One interval's state, for the run engine's tick. */
+struct interval {
+	struct out *o;
+	const struct stat_opts *so;
+	struct pmon_evlist *l;
+	struct pmon_monitor *m;
+	struct run_result *rr;
+	struct pmon_count *delta, *per_unit;
+	unsigned long printed;
+};
 
-	for (size_t i = 0; i < t->npids; i++)
-		if (pmon_process_alive(t->pids[i]))
-			return true;
-	for (size_t i = 0; i < t->ntids; i++) {
-		char path[64];
-		snprintf(path, sizeof(path), "/proc/%d", (int)t->tids[i]);
-		if (access(path, F_OK) == 0)
-			return true;
+enum { TICK_OUTPUT_FAILED = 1, TICK_COUNT_REACHED = 2, TICK_READ_FAILED = 3 };
+
+/* Interval mode: print the deltas of one interval (@last: the partial one
+ * at the end of the run). */
+static int interval_tick(void *ctx, double at, bool last)
+{
+	struct interval *iv = ctx;
+	const struct stat_opts *so = iv->so;
+	struct pmon_counters *c = pmon_monitor__counters(iv->m);
+	double dt;
+
+	if (pmon_monitor__read_delta(iv->m, iv->delta, iv->per_unit, &dt))
+		return TICK_READ_FAILED;
+	/* The last, partial interval is printed unless it is a sliver after a
+	 * whole one; a command shorter than one interval still gets its line
+	 * (nothing measured is lost, and --plot has a point to draw). */
+	if (!last || dt > 1e-3 || iv->printed == 0) {
+		print_counts(iv->o, so, iv->l, c, iv->delta, iv->per_unit, NULL, dt, at);
+		if (plot_out)
+			print_counts(plot_out, so, iv->l, c, iv->delta, iv->per_unit, NULL, dt, at);
+		iv->printed++;
 	}
-	return !t->npids && !t->ntids;
+	/* A full disk or a reader gone (`| head`): nothing more can be kept,
+	 * so the command is stopped rather than left to run. */
+	if (cli_output_failed(iv->o->f, iv->o->path)) {
+		iv->rr->output_failed = true;
+		return TICK_OUTPUT_FAILED;
+	}
+	if (!last && so->interval_count && iv->printed >= so->interval_count) {
+		iv->rr->ended_by_us = true;
+		return TICK_COUNT_REACHED;
+	}
+	return 0;
 }
 
-/* Has the run ended: the command exited, the target is gone, or a signal? */
-static bool run_ended(const struct stat_opts *so, struct pmon_child *child, struct run_result *rr)
-{
-	if (child->pid > 0 && !rr->have_status &&
-	    pmon_child__poll(child, &rr->status, &rr->ru) == 1)
-		rr->have_status = true;
-	if (rr->have_status)
-		return true;
-	if (!so->argv && !target_alive(so))
-		return true;
-	return got_signal != 0;
-}
-
-/* Interval mode: print deltas every interval until the target ends. */
-static void interval_loop(struct out *o, const struct stat_opts *so, struct pmon_evlist *l,
-			  struct pmon_monitor *m, struct pmon_child *child, struct run_result *rr)
+/* Until the run ends: ticks with -I, else a wait. */
+static void run_loop(struct out *o, const struct stat_opts *so, struct pmon_evlist *l,
+		     struct pmon_monitor *m, struct pmon_run *run, struct run_result *rr)
 {
 	size_t n = pmon_evlist__count(l), nu = pmon_counters__nunits(pmon_monitor__counters(m));
-	struct pmon_count *delta = calloc(n, sizeof(*delta));
-	struct pmon_count *per_unit =
-		so->per_cpu || so->per_thread ? calloc(n * nu, sizeof(*per_unit)) : NULL;
-	struct pmon_ticker tk;
-	unsigned long printed = 0;
+	bool units = so->per_cpu || so->per_thread;
+	struct interval iv = { o, so, l, m, rr, NULL, NULL, 0 };
 
-	if (!delta || ((so->per_cpu || so->per_thread) && !per_unit))
-		goto out;
-	pmon_ticker__init(&tk, (double)so->interval_ms / 1e3);
-	for (;;) {
-		double dt;
-
-		pmon_ticker__sleep(&tk);
-		bool done = run_ended(so, child, rr);
-		if (!done && pmon_ticker__remaining(&tk) > 0)
-			continue; /* woken early by an unrelated signal */
-		if (pmon_monitor__read_delta(m, delta, per_unit, &dt))
-			break;
-		double at = pmon_monotonic_s() - tk.start;
-		/* The last, partial interval is printed unless it is a sliver
-		 * after a whole one; a command shorter than one interval still
-		 * gets its line (nothing measured is lost, and --plot has a
-		 * point to draw). */
-		if (!done || dt > 1e-3 || printed == 0) {
-			print_counts(o, so, l, pmon_monitor__counters(m), delta, per_unit, NULL, dt,
-				     at);
-			if (plot_out)
-				print_counts(plot_out, so, l, pmon_monitor__counters(m), delta,
-					     per_unit, NULL, dt, at);
-			printed++;
-		}
-		/* A full disk or a reader gone (`| head`): nothing more can be
-		 * kept, so the command is stopped rather than left to run. */
-		if (cli_output_failed(o->f, o->path)) {
-			rr->output_failed = true;
-			if (child->pid > 0 && !rr->have_status)
-				cli_stop_child(child, 2000, &rr->status);
-			break;
-		}
-		if (done)
-			break;
-		if (so->interval_count && printed >= so->interval_count) {
-			if (child->pid > 0) {
-				kill(child->pid, SIGTERM);
-				rr->ended_by_us = true;
-			}
-			break;
-		}
-		pmon_ticker__advance(&tk);
+	if (!so->interval_ms) {
+		pmon_run__wait(run);
+		return;
 	}
-out:
-	free(delta);
-	free(per_unit);
+	iv.delta = calloc(n, sizeof(*iv.delta));
+	iv.per_unit = units ? calloc(n * nu, sizeof(*iv.per_unit)) : NULL;
+	if (iv.delta && (!units || iv.per_unit))
+		pmon_run__loop(run, (double)so->interval_ms / 1e3, interval_tick, &iv);
+	else
+		pmon_run__wait(run);
+	free(iv.delta);
+	free(iv.per_unit);
 }
 
 static void print_header(struct out *o, const struct stat_opts *so, const char *set);
@@ -538,7 +517,7 @@ static void print_header(struct out *o, const struct stat_opts *so, const char *
  * exec cannot start them). -p/-t: those, for as long as the command runs
  * when there is one (perf's -p PID -- sleep N), else until they exit.
  */
-static struct pmon_target run_target(const struct stat_opts *so, const struct pmon_child *child)
+static struct pmon_target run_target(const struct stat_opts *so, pid_t child)
 {
 	struct pmon_target t = so->tgt;
 
@@ -548,143 +527,114 @@ static struct pmon_target run_target(const struct stat_opts *so, const struct pm
 	if (so->tgt.npids || so->tgt.ntids) {
 		t.start_disabled = true;
 	} else if (so->system_wide) {
-		t.enable_on_exec = child->pid > 0;
+		t.enable_on_exec = child > 0;
 		t.start_disabled = true;
-	} else if (child->pid > 0) {
-		t.pid = child->pid;
+	} else if (child > 0) {
+		t.pid = child;
 		t.enable_on_exec = true;
 	}
 	return t;
 }
 
-static int run_once_fwd(struct out *o, const struct stat_opts *so, struct pmon_evlist *l,
-			struct series *s, struct pmon_running_stats *wall, struct run_result *rr,
-			bool first, bool last, const char *set, struct pmon_child *chp);
-
-/* One run; its child struct lives in this frame, so signals stop being
- * forwarded to it before the frame goes. */
-static int run_once(struct out *o, const struct stat_opts *so, struct pmon_evlist *l,
-		    struct series *s, struct pmon_running_stats *wall, struct run_result *rr,
-		    bool first, bool last, const char *set)
+/* Open the counters of one run; on failure, say why. Return: the monitor,
+ * or NULL with the exit code in *@rc. */
+static struct pmon_monitor *open_counters(const struct stat_opts *so, struct pmon_evlist *l,
+					  struct pmon_run *run, int *rc)
 {
-	struct pmon_child child = { .pid = -1, .go_fd = -1, .err_fd = -1 };
-	int rc = run_once_fwd(o, so, l, s, wall, rr, first, last, set, &child);
+	struct pmon_target t = run_target(so, pmon_run__pid(run));
+	struct pmon_monitor *m = pmon_monitor__open(l, &t);
 
-	pmon_child__forward_signals(NULL);
-	return rc;
-}
-
-static int run_once_fwd(struct out *o, const struct stat_opts *so, struct pmon_evlist *l,
-			struct series *s, struct pmon_running_stats *wall, struct run_result *rr,
-			bool first, bool last, const char *set, struct pmon_child *chp)
-{
-	struct pmon_monitor *m;
-	struct pmon_count *v, *per_unit = NULL;
-	size_t n = pmon_evlist__count(l);
-	double t0;
-	int err;
-
-	memset(rr, 0, sizeof(*rr));
-	pmon_child__forward_signals(chp); /* before the fork: see counter.h */
-	if (so->argv) {
-		err = pmon_child__fork(so->argv, chp);
-		if (err) {
-			cli_error("cannot run '%s': %s", so->argv[0], pmon_errdetail());
-			return CLI_FAIL;
-		}
-	}
-	struct pmon_target t = run_target(so, chp);
-	m = pmon_monitor__open(l, &t);
-	if (!m) {
-		int e = errno;
-		pmon_child__kill(chp, SIGKILL, NULL);
-		if (e == ESRCH) {
-			cli_error("%s", pmon_errdetail());
-			return CLI_USAGE;
-		}
+	if (m)
+		return m;
+	if (errno == ESRCH) {
+		cli_error("%s", pmon_errdetail());
+		*rc = CLI_USAGE;
+	} else {
 		cli_error("%s%s", pmon_errdetail(),
 			  core_pmu() ? "" : "; software events still work, e.g. -e task-clock");
-		return CLI_UNSUPPORTED;
+		*rc = CLI_UNSUPPORTED;
 	}
-	size_t nu = pmon_counters__nunits(pmon_monitor__counters(m));
-	v = calloc(n, sizeof(*v));
-	if (so->per_cpu || so->per_thread)
-		per_unit = calloc(n * nu, sizeof(*per_unit));
-	if (!v || ((so->per_cpu || so->per_thread) && !per_unit)) {
-		free(v);
-		pmon_monitor__close(m);
-		pmon_child__kill(chp, SIGKILL, NULL);
-		return CLI_FAIL;
-	}
+	return NULL;
+}
 
-	t0 = pmon_monotonic_s();
-	err = pmon_monitor__start(m, chp);
-	if (err) {
-		bool exec = chp->pid > 0;
-		pmon_child__wait(chp, &rr->status, NULL);
-		free(v);
-		free(per_unit);
-		pmon_monitor__close(m);
-		if (!exec) {
-			cli_error("cannot start the counters: %s", strerror(-err));
-			return CLI_FAIL;
-		}
-		/* Every exec failure is 127, the shell's "could not execute";
-		 * a long name is cut so that the reason stays on the line. */
-		cli_error("cannot run '%.200s%s': %s", so->argv[0],
-			  strlen(so->argv[0]) > 200 ? "..." : "", strerror(-err));
-		return 127;
-	}
-	if (first)
-		print_header(o, so, set); /* once counting and the command both started */
-	if (so->interval_ms) {
-		interval_loop(o, so, l, m, chp, rr);
-	} else if (chp->pid <= 0) {
-		/* No command: until the processes end or a signal comes. */
-		struct pmon_ticker tk;
-		pmon_ticker__init(&tk, 0.1);
-		while (!run_ended(so, chp, rr)) {
-			pmon_ticker__sleep(&tk);
-			pmon_ticker__advance(&tk);
-		}
-	}
-	if (chp->pid > 0 && !rr->have_status) {
-		/* stopped by pmon after a signal: the status is the signal's */
-		rr->have_status = !cli_wait_child(chp, 1000, &rr->status, &rr->ru);
-	}
-	rr->wall_s = pmon_monotonic_s() - t0;
-	rr->interrupted = got_signal != 0;
-	if (rr->output_failed) {
-		free(v);
-		free(per_unit);
-		pmon_monitor__close(m);
-		return CLI_FAIL;
-	}
+/* The counts of a run without -I: kept for -r, printed after the last. */
+static int print_totals(struct out *o, const struct stat_opts *so, struct pmon_evlist *l,
+			struct pmon_monitor *m, struct series *s, struct pmon_running_stats *wall,
+			struct run_result *rr, bool last)
+{
+	size_t n = pmon_evlist__count(l), nu = pmon_counters__nunits(pmon_monitor__counters(m));
+	bool units = so->per_cpu || so->per_thread;
+	struct pmon_count *v = calloc(n, sizeof(*v));
+	struct pmon_count *per_unit = units ? calloc(n * nu, sizeof(*per_unit)) : NULL;
 	double dt;
-	err = so->interval_ms ? 0 : pmon_monitor__read_delta(m, v, per_unit, &dt);
-	if (err) {
+	int rc = CLI_OK;
+
+	if (!v || (units && !per_unit)) {
+		rc = CLI_FAIL;
+	} else if (pmon_monitor__read_delta(m, v, per_unit, &dt)) {
 		cli_error("cannot read the counters: %s", pmon_errdetail());
-	} else if (!so->interval_ms) {
+		rc = CLI_FAIL;
+	} else {
 		add_series(s, v, n);
 		pmon_running_stats__add(wall, rr->wall_s);
-		if (last) {
-			if (so->repeat > 1) {
-				/* Means of the runs, so derived metrics use them too. */
-				for (size_t i = 0; i < n; i++)
-					if (s[i].st.n)
-						v[i].value = s[i].st.mean;
-				print_counts(o, so, l, pmon_monitor__counters(m), v, NULL, s,
-					     wall->mean, -1);
-			} else {
-				print_counts(o, so, l, pmon_monitor__counters(m), v, per_unit, NULL,
-					     rr->wall_s, -1);
-			}
+		if (last && so->repeat > 1) {
+			/* Means of the runs, so derived metrics use them too. */
+			for (size_t i = 0; i < n; i++)
+				if (s[i].st.n)
+					v[i].value = s[i].st.mean;
+			print_counts(o, so, l, pmon_monitor__counters(m), v, NULL, s, wall->mean,
+				     -1);
+		} else if (last) {
+			print_counts(o, so, l, pmon_monitor__counters(m), v, per_unit, NULL,
+				     rr->wall_s, -1);
 		}
 	}
 	free(v);
 	free(per_unit);
+	return rc;
+}
+
+/* One run: the command (or the targets) from start to end. */
+static int run_once(struct out *o, const struct stat_opts *so, struct pmon_evlist *l,
+		    struct series *s, struct pmon_running_stats *wall, struct run_result *rr,
+		    bool first, bool last, const char *set)
+{
+	struct pmon_run *run;
+	struct pmon_monitor *m = NULL;
+	double t0;
+	int rc = CLI_OK;
+
+	memset(rr, 0, sizeof(*rr));
+	/* -p/-t with a command: the command alone decides (perf's -p PID -- sleep N) */
+	run = pmon_run__new(so->argv, so->argv ? NULL : &so->tgt, NULL);
+	if (!run) {
+		cli_error("%s", pmon_errdetail());
+		return CLI_FAIL;
+	}
+	if (!(m = open_counters(so, l, run, &rc)))
+		goto out;
+	t0 = pmon_monotonic_s();
+	if (pmon_run__start(run, m)) {
+		/* Every exec failure is 127, the shell's "could not execute". */
+		cli_error("%s", pmon_errdetail());
+		rc = pmon_run__exit_code(run) == 127 ? 127 : CLI_FAIL;
+		goto out;
+	}
+	if (first)
+		print_header(o, so, set); /* once counting and the command both started */
+	run_loop(o, so, l, m, run, rr);
+	rr->wall_s = pmon_monotonic_s() - t0;
+	rr->interrupted = pmon_run__signal(run) != 0;
+	rr->have_status = pmon_run__status(run, &rr->status, &rr->ru);
+	rr->exit_code = pmon_run__exit_code(run);
+	if (rr->output_failed)
+		rc = CLI_FAIL;
+	else if (!so->interval_ms)
+		rc = print_totals(o, so, l, m, s, wall, rr, last || rr->interrupted);
+out:
 	pmon_monitor__close(m);
-	return err ? CLI_FAIL : CLI_OK;
+	pmon_run__free(run);
+	return rc;
 }
 
 static void print_header(struct out *o, const struct stat_opts *so, const char *set)
@@ -829,6 +779,96 @@ static void copy_regions(int fd, struct out *o)
 		cli_warn("--regions: the command recorded no regions");
 }
 
+/* -o (stderr without it), checked before the command runs (issue #14.7)
+ * and never the file --plot names. Return: CLI_OK with o->f open, or
+ * CLI_USAGE (said). */
+static int open_output(const struct stat_opts *so, struct out *o)
+{
+	/* Every output is checked before the command runs (issue #14.7). */
+	if (!cli_check_output_as(so->outpath, "-o",
+				 PMON_OUTPUT_STREAM |
+					 (so->interval_ms ? PMON_OUTPUT_IN_PLACE : 0)) ||
+	    (so->plot && !cli_check_output_path(so->plot, "--plot"))) {
+		return CLI_USAGE;
+	}
+	struct stat lst, pst;
+	bool same = so->plot && so->outpath &&
+		(!strcmp(so->plot, so->outpath) ||
+		 (!stat(so->outpath, &lst) && !stat(so->plot, &pst) && lst.st_dev == pst.st_dev &&
+		  lst.st_ino == pst.st_ino && S_ISREG(lst.st_mode)));
+	if (same) {
+		/* -o's log and --plot's picture: two outputs, never one file
+		 * (the picture would be renamed over the log) */
+		cli_error("--plot '%s' is -o's file '%s': name two files", so->plot, so->outpath);
+		return CLI_USAGE;
+	}
+	if (so->plot && !cli_plot_name_ok(so->plot)) {
+		return CLI_USAGE;
+	}
+	/* -I's intervals are written where the file is, so that `tail -f`
+	 * follows them and a run stopped early keeps each one; the totals
+	 * replace the file whole when the run has ended. */
+	o->f = so->outpath
+		? cli_open_output_as(so->outpath,
+				     PMON_OUTPUT_STREAM |
+					     (so->interval_ms ? PMON_OUTPUT_IN_PLACE : 0))
+		: stderr;
+	if (!o->f) {
+		return CLI_USAGE;
+	}
+	/* The same, for a log that did not exist before (another name of it,
+	 * "./F" and "F"): it exists by now. */
+	if (so->plot && so->outpath && !stat(so->outpath, &lst) && !stat(so->plot, &pst) &&
+	    lst.st_dev == pst.st_dev && lst.st_ino == pst.st_ino && S_ISREG(lst.st_mode)) {
+		cli_error("--plot '%s' is -o's file '%s': name two files", so->plot, so->outpath);
+		cli_abandon_output(o->f);
+		return CLI_USAGE;
+	}
+	return CLI_OK;
+}
+
+/* --plot: a temporary CSV log of the intervals, read back by its
+ * descriptor (nothing left after a kill). Return: 0, or -1 (said). */
+static int open_plot_log(struct out *po, char *plotlog, size_t len)
+{
+	int pfd = cli_mkstemp(plotlog, len, "plot");
+
+	if (pfd >= 0) {
+		fcntl(pfd, F_SETFD, FD_CLOEXEC);
+		unlink(plotlog);
+		snprintf(plotlog, len, "/proc/self/fd/%d", pfd);
+	}
+	po->f = pfd >= 0 ? fdopen(pfd, "w+") : NULL;
+	if (!po->f) {
+		cli_error("--plot: cannot create a temporary log: %s", strerror(errno));
+		return -1;
+	}
+	plot_out = po;
+	return 0;
+}
+
+/* --plot: draw the log, titled with the command. Return: @rc, or the
+ * drawing's failure when @rc was CLI_OK. */
+static int draw_plot(const struct stat_opts *so, struct out *po, const char *plotlog, int rc)
+{
+	fflush(po->f);
+	plot_out = NULL;
+	if (rc != CLI_USAGE && rc != CLI_UNSUPPORTED) {
+		char title[512] = "pmon stat";
+		size_t off = strlen(title);
+		for (char **a = so->argv; a && *a && off < sizeof(title); a++) {
+			int k = snprintf(title + off, sizeof(title) - off, " %s", *a);
+			if (k > 0)
+				off += (size_t)k;
+		}
+		int prc = plot_log(plotlog, so->plot, 900, 0, title);
+		if (prc != CLI_OK && rc == CLI_OK)
+			rc = prc;
+	}
+	fclose(po->f);
+	return rc;
+}
+
 int cmd_stat(int argc, char **argv)
 {
 	struct stat_opts so = { 0 };
@@ -872,51 +912,8 @@ int cmd_stat(int argc, char **argv)
 	o.fmt = so.fmt;
 	o.sep = so.sep;
 	o.path = so.outpath;
-	/* Every output is checked before the command runs (issue #14.7). */
-	if (!cli_check_output_as(so.outpath, "-o",
-				 PMON_OUTPUT_STREAM |
-					 (so.interval_ms ? PMON_OUTPUT_IN_PLACE : 0)) ||
-	    (so.plot && !cli_check_output_path(so.plot, "--plot"))) {
-		rc = CLI_USAGE;
+	if ((rc = open_output(&so, &o)) != CLI_OK)
 		goto out;
-	}
-	struct stat lst, pst;
-	bool same = so.plot && so.outpath &&
-		(!strcmp(so.plot, so.outpath) ||
-		 (!stat(so.outpath, &lst) && !stat(so.plot, &pst) && lst.st_dev == pst.st_dev &&
-		  lst.st_ino == pst.st_ino && S_ISREG(lst.st_mode)));
-	if (same) {
-		/* -o's log and --plot's picture: two outputs, never one file
-		 * (the picture would be renamed over the log) */
-		cli_error("--plot '%s' is -o's file '%s': name two files", so.plot, so.outpath);
-		rc = CLI_USAGE;
-		goto out;
-	}
-	if (so.plot && !cli_plot_name_ok(so.plot)) {
-		rc = CLI_USAGE;
-		goto out;
-	}
-	/* -I's intervals are written where the file is, so that `tail -f`
-	 * follows them and a run stopped early keeps each one; the totals
-	 * replace the file whole when the run has ended. */
-	o.f = so.outpath ? cli_open_output_as(so.outpath,
-					      PMON_OUTPUT_STREAM |
-						      (so.interval_ms ? PMON_OUTPUT_IN_PLACE : 0))
-			 : stderr;
-	if (!o.f) {
-		rc = CLI_USAGE;
-		goto out;
-	}
-	/* The same, for a log that did not exist before (another name of it,
-	 * "./F" and "F"): it exists by now. */
-	if (so.plot && so.outpath && !stat(so.outpath, &lst) && !stat(so.plot, &pst) &&
-	    lst.st_dev == pst.st_dev && lst.st_ino == pst.st_ino && S_ISREG(lst.st_mode)) {
-		cli_error("--plot '%s' is -o's file '%s': name two files", so.plot, so.outpath);
-		cli_abandon_output(o.f);
-		rc = CLI_USAGE;
-		goto out;
-	}
-
 	if (so.msr_backend) {
 		rc = stat_msr_backend(o.f, so.argv, l, so.tgt.cpus, so.tgt.ncpus, so.msr_device,
 				      so.cpuid_file);
@@ -943,26 +940,14 @@ int cmd_stat(int argc, char **argv)
 	}
 	char plotlog[4096] = "";
 	struct out po = { .fmt = FMT_CSV, .sep = "," };
-	if (so.plot) {
-		int pfd = cli_mkstemp(plotlog, sizeof(plotlog), "plot");
-		if (pfd >= 0) { /* read back by its descriptor: nothing left after a kill */
-			fcntl(pfd, F_SETFD, FD_CLOEXEC);
-			unlink(plotlog);
-			snprintf(plotlog, sizeof(plotlog), "/proc/self/fd/%d", pfd);
-		}
-		po.f = pfd >= 0 ? fdopen(pfd, "w+") : NULL;
-		if (!po.f) {
-			cli_error("--plot: cannot create a temporary log: %s", strerror(errno));
-			rc = CLI_FAIL;
-			cli_abandon_output(o.f);
-			goto out;
-		}
-		plot_out = &po;
+	if (so.plot && open_plot_log(&po, plotlog, sizeof(plotlog))) {
+		rc = CLI_FAIL;
+		cli_abandon_output(o.f);
+		goto out;
 	}
 	for (unsigned long r = 0; r < so.repeat; r++) {
-		rc = run_once(&o, &so, l, s, &wall, &rr, r == 0, r + 1 == so.repeat || got_signal,
-			      set);
-		if (rc != CLI_OK || got_signal)
+		rc = run_once(&o, &so, l, s, &wall, &rr, r == 0, r + 1 == so.repeat, set);
+		if (rc != CLI_OK || rr.interrupted)
 			break;
 	}
 	bool measured = rc == CLI_OK;
@@ -970,30 +955,10 @@ int cmd_stat(int argc, char **argv)
 		if (wall.n > 1)
 			rr.wall_s = wall.mean; /* the footer shows the mean */
 		print_footer(&o, &so, &rr, s, l, &wall);
-		if (rr.ended_by_us)
-			rc = CLI_OK;
-		else if (rr.have_status)
-			rc = pmon_exit_code(rr.status);
-		else if (got_signal)
-			rc = 128 + got_signal;
+		rc = rr.ended_by_us ? CLI_OK : rr.exit_code;
 	}
-	if (plot_out) {
-		fflush(po.f);
-		plot_out = NULL;
-		if (rc != CLI_USAGE && rc != CLI_UNSUPPORTED) {
-			char title[512] = "pmon stat";
-			size_t off = strlen(title);
-			for (char **a = so.argv; a && *a && off < sizeof(title); a++) {
-				int k = snprintf(title + off, sizeof(title) - off, " %s", *a);
-				if (k > 0)
-					off += (size_t)k;
-			}
-			int prc = plot_log(plotlog, so.plot, 900, 0, title);
-			if (prc != CLI_OK && rc == CLI_OK)
-				rc = prc;
-		}
-		fclose(po.f);
-	}
+	if (plot_out)
+		rc = draw_plot(&so, &po, plotlog, rc);
 	if (regfd >= 0) {
 		if (rc != CLI_USAGE && rc != CLI_UNSUPPORTED)
 			copy_regions(regfd, &o);

@@ -64,7 +64,7 @@ struct top {
 	struct pmon_target target; /* -p/-C parsed once (pmon_target__parse) */
 	size_t npids, ncpus;
 	char **cmd;
-	struct pmon_child child;
+	struct pmon_run *run; /* the command, or what -p watches */
 	FILE *log;
 	const char *logpath;
 	bool log_json;
@@ -85,7 +85,6 @@ struct top {
 	double shown_total;
 };
 
-#define got_sig pmon_child__got_signal()
 #define now pmon_monotonic_s
 
 /* (Re)open the counters for the current events and ring. */
@@ -632,6 +631,125 @@ static void handle_key(struct top *t, int ch)
 	proc_sampler(t); /* follows the selected event, the ring, the 't' key */
 }
 
+/* Fork the command (held), open the counters and the log, and start. */
+static int top_start(struct top *t, const char *logpath)
+{
+	int rc = CLI_OK;
+
+	t->run = pmon_run__new(t->cmd, &t->target, NULL);
+	if (!t->run) {
+		cli_error("%s", pmon_errdetail());
+		return CLI_FAIL;
+	}
+	if (t->cmd) {
+		t->target.pid = pmon_run__pid(t->run);
+		t->target.enable_on_exec = true;
+	} else if (!t->npids) {
+		t->target.system_wide = true; /* all CPUs, or the -C ones */
+	}
+	int oerr = reopen(t);
+	if (oerr) {
+		cli_error("%s%s", t->status,
+			  t->target.system_wide && strstr(t->status, "paranoid")
+				  ? " (all CPUs need root; try -p PID or -- command)"
+				  : "");
+		/* Bad names and vanished targets are input errors; refusals are not. */
+		rc = oerr == -PMON_ERRNO__PMU_MISSING ? cli_event_error_code(oerr)
+			: oerr == -PMON_ERRNO__EVENT_UNKNOWN || oerr == -PMON_ERRNO__EVENT_SYNTAX ||
+				oerr == -ESRCH
+			? CLI_USAGE
+			: CLI_UNSUPPORTED;
+		return rc;
+	}
+	if (logpath) {
+		size_t n = strlen(logpath);
+		/* a log, followed while written: in place */
+		t->log = cli_open_output_as(logpath, PMON_OUTPUT_STREAM | PMON_OUTPUT_IN_PLACE);
+		if (!t->log) {
+			return CLI_USAGE;
+		}
+		t->logpath = logpath;
+		t->log_json = n > 5 && !strcmp(logpath + n - 5, ".json");
+	}
+	/* The per-process sampler before the command runs: a process it forks
+	 * before a sampler opened on it later would not inherit it (t1600 lost
+	 * a forking command's child in a third of the runs). */
+	proc_sampler(t);
+	if (t->cmd && pmon_run__start(t->run, t->mon)) {
+		cli_error("%s", pmon_errdetail());
+		return pmon_run__exit_code(t->run) == 127 ? 127 : CLI_FAIL;
+	}
+	return rc;
+}
+
+/* The screen (or the batch lines) every interval until the run ends. */
+static int top_loop(struct top *t)
+{
+	/* Events added later open on the running command at once. */
+	t->target.enable_on_exec = false;
+	if (!t->batch) {
+		/* cli/pmon.c set LC_CTYPE (ncurses needs it for the trace's block
+		 * characters); numbers stay in the C locale. */
+		t->utf8 = !strcmp(nl_langinfo(CODESET), "UTF-8");
+		initscr();
+		cbreak();
+		noecho();
+		keypad(stdscr, TRUE);
+		curs_set(0);
+	}
+	struct pmon_ticker tk;
+	pmon_ticker__init(&tk, (double)t->interval_ms / 1e3);
+	t->t0 = tk.start;
+	t->reopened = false;
+	unsigned long done = 0;
+	bool quit = false;
+	while (!quit && !pmon_run__signal(t->run) && !t->out_failed) {
+		double wait = pmon_ticker__remaining(&tk);
+		if (!t->batch) {
+			draw(t);
+			timeout(wait > 0 ? (int)(wait * 1000) : 0);
+			int ch = getch();
+			if (ch == 'q' || ch == 'Q')
+				quit = true;
+			else if (ch != ERR)
+				handle_key(t, ch);
+		} else if (wait > 0) {
+			pmon_ticker__sleep(&tk);
+		}
+		if (t->reopened) {
+			/* A whole interval from the new counters' base, not the
+			 * rest of the old one (an 'a' prompt left it overdue:
+			 * the next was microseconds long). */
+			t->reopened = false;
+			pmon_ticker__init(&tk, (double)t->interval_ms / 1e3);
+		}
+		if (pmon_ticker__remaining(&tk) > 0)
+			continue;
+		if (!t->paused) {
+			sample(t);
+			done++;
+		}
+		pmon_ticker__set_step(&tk, (double)t->interval_ms / 1e3); /* keys + and - */
+		pmon_ticker__advance(&tk);
+		if (t->count && done >= t->count)
+			quit = true;
+		if (pmon_run__done(t->run)) /* the command or the processes ended */
+			quit = true;
+	}
+	if (pmon_run__signal(t->run) && !t->paused && !t->out_failed)
+		sample(t); /* the interval the signal cut short: to the log too */
+	if (!t->batch)
+		endwin(); /* the terminal as it was */
+	/* -n, q, or the output failed: the command is stopped (SIGTERM, then
+	 * SIGKILL). One that ended by itself passes its status on, as stat. */
+	pmon_run__stop(t->run);
+	if (t->out_failed)
+		return CLI_FAIL;
+	if (pmon_run__signal(t->run))
+		return 128 + pmon_run__signal(t->run);
+	return pmon_run__exit_code(t->run);
+}
+
 int cmd_top(int argc, char **argv)
 {
 	struct top *t = calloc(1, sizeof(*t));
@@ -644,7 +762,6 @@ int cmd_top(int argc, char **argv)
 		return CLI_FAIL;
 	}
 	t->interval_ms = 1000;
-	t->child.pid = -1;
 	const struct cli_option options[] = {
 		CLI_OPT_TEXT(
 			"Live event rates with min, max and a trace; all CPUs by default (root "
@@ -733,132 +850,13 @@ int cmd_top(int argc, char **argv)
 		goto out;
 	}
 
-	pmon_child__forward_signals(&t->child); /* before the fork: see counter.h */
-	if (t->cmd) {
-		if (pmon_child__fork(t->cmd, &t->child)) {
-			cli_error("cannot run '%.200s': %s", t->cmd[0], pmon_errdetail());
-			rc = CLI_FAIL;
-			goto out;
-		}
-		t->target.pid = t->child.pid;
-		t->target.enable_on_exec = true;
-	} else if (!t->npids) {
-		t->target.system_wide = true; /* all CPUs, or the -C ones */
-	}
-	int oerr = reopen(t);
-	if (oerr) {
-		cli_error("%s%s", t->status,
-			  t->target.system_wide && strstr(t->status, "paranoid")
-				  ? " (all CPUs need root; try -p PID or -- command)"
-				  : "");
-		/* Bad names and vanished targets are input errors; refusals are not. */
-		rc = oerr == -PMON_ERRNO__PMU_MISSING ? cli_event_error_code(oerr)
-			: oerr == -PMON_ERRNO__EVENT_UNKNOWN || oerr == -PMON_ERRNO__EVENT_SYNTAX ||
-				oerr == -ESRCH
-			? CLI_USAGE
-			: CLI_UNSUPPORTED;
-		pmon_child__kill(&t->child, SIGKILL, NULL);
-		goto out;
-	}
-	if (logpath) {
-		size_t n = strlen(logpath);
-		/* a log, followed while written: in place */
-		t->log = cli_open_output_as(logpath, PMON_OUTPUT_STREAM | PMON_OUTPUT_IN_PLACE);
-		if (!t->log) {
-			rc = CLI_USAGE;
-			pmon_child__kill(&t->child, SIGKILL, NULL);
-			goto out;
-		}
-		t->logpath = logpath;
-		t->log_json = n > 5 && !strcmp(logpath + n - 5, ".json");
-	}
-	/* The per-process sampler before the command runs: a process it forks
-	 * before a sampler opened on it later would not inherit it (t1600 lost
-	 * a forking command's child in a third of the runs). */
-	proc_sampler(t);
-	int serr = t->cmd ? pmon_monitor__start(t->mon, &t->child) : 0;
-	if (serr) {
-		cli_error("cannot run '%.200s': %s", t->cmd[0], strerror(-serr));
-		pmon_child__wait(&t->child, NULL, NULL);
-		rc = 127;
-		goto out;
-	}
-	/* Events added later open on the running command at once. */
-	t->target.enable_on_exec = false;
-	if (!t->batch) {
-		/* cli/pmon.c set LC_CTYPE (ncurses needs it for the trace's block
-		 * characters); numbers stay in the C locale. */
-		t->utf8 = !strcmp(nl_langinfo(CODESET), "UTF-8");
-		initscr();
-		cbreak();
-		noecho();
-		keypad(stdscr, TRUE);
-		curs_set(0);
-	}
-	struct pmon_ticker tk;
-	pmon_ticker__init(&tk, (double)t->interval_ms / 1e3);
-	t->t0 = tk.start;
-	t->reopened = false;
-	unsigned long done = 0;
-	bool quit = false, have_status = false;
-	int status = 0;
-	while (!quit && !got_sig && !t->out_failed) {
-		double wait = pmon_ticker__remaining(&tk);
-		if (!t->batch) {
-			draw(t);
-			timeout(wait > 0 ? (int)(wait * 1000) : 0);
-			int ch = getch();
-			if (ch == 'q' || ch == 'Q')
-				quit = true;
-			else if (ch != ERR)
-				handle_key(t, ch);
-		} else if (wait > 0) {
-			pmon_ticker__sleep(&tk);
-		}
-		if (t->reopened) {
-			/* A whole interval from the new counters' base, not the
-			 * rest of the old one (an 'a' prompt left it overdue:
-			 * the next was microseconds long). */
-			t->reopened = false;
-			pmon_ticker__init(&tk, (double)t->interval_ms / 1e3);
-		}
-		if (pmon_ticker__remaining(&tk) > 0)
-			continue;
-		if (!t->paused) {
-			sample(t);
-			done++;
-		}
-		pmon_ticker__set_step(&tk, (double)t->interval_ms / 1e3); /* keys + and - */
-		pmon_ticker__advance(&tk);
-		if (t->count && done >= t->count)
-			quit = true;
-		if (t->child.pid > 0 && pmon_child__poll(&t->child, &status, NULL) == 1)
-			quit = have_status = true;
-		if (t->npids) {
-			bool alive = false;
-			for (size_t i = 0; i < t->npids; i++)
-				alive |= pmon_process_alive(t->target.pids[i]);
-			if (!alive)
-				quit = true;
-		}
-	}
-	if (got_sig && !t->paused && !t->out_failed)
-		sample(t); /* the interval the signal cut short: to the log too */
-	if (!t->batch)
-		endwin(); /* the terminal as it was */
-	/* -n, q, or the output failed: the command is stopped (SIGTERM, then
-	 * SIGKILL). One that ended by itself passes its status on, as stat. */
-	cli_stop_child(&t->child, 2000, NULL);
-	if (t->out_failed)
-		rc = CLI_FAIL;
-	else if (got_sig)
-		rc = 128 + got_sig;
-	else if (have_status)
-		rc = pmon_exit_code(status);
+	rc = top_start(t, logpath);
+	if (rc == CLI_OK)
+		rc = top_loop(t);
 out:
 	if (t->log && cli_close_output(t->log, logpath) != CLI_OK)
 		rc = CLI_FAIL;
-	pmon_child__forward_signals(NULL); /* t->child goes with t */
+	pmon_run__free(t->run);
 	pmon_sampler__close(t->smp);
 	free(t->acc);
 	pmon_monitor__close(t->mon);

@@ -39,8 +39,6 @@ static const char report_usage[] =
 	"                         [--format table|ticks|json|chrome-json|perfetto|svg|png]\n"
 	"                         [--from MS] [--to MS] [--width N] [-o OUT]";
 
-#define got_signal pmon_child__got_signal()
-
 /* `pmon trace -e help`: every group, what it records, whether this machine
  * has its tracepoints (rights are checked when they open). */
 static int list_channels(void)
@@ -119,37 +117,6 @@ static void note_own_hooks(pid_t pid)
 		}
 }
 
-/* Does any of the processes of -p still run? */
-static bool any_alive(const struct pmon_target *t)
-{
-	for (size_t i = 0; i < t->npids; i++)
-		if (pmon_process_alive(t->pids[i]))
-			return true;
-	return false;
-}
-
-/* Drain the kernel's rings while waiting up to @ms for the command to end.
- * Return: true when it ended (its status in *@status). */
-static bool drain_while(struct pmon_child *ch, struct pmon_trace_kernel *k, unsigned ms,
-			int *status)
-{
-	double end = pmon_monotonic_s() + ms / 1e3;
-	struct timespec t10 = { 0, 10 * 1000 * 1000 };
-	while (ch->pid > 0) {
-		if (pmon_child__poll(ch, status, NULL) != 0)
-			return true;
-		if (pmon_monotonic_s() >= end)
-			return false;
-		if (k) {
-			pmon_trace_kernel__poll(k, 10);
-			pmon_trace_kernel__drain(k);
-		} else {
-			nanosleep(&t10, NULL);
-		}
-	}
-	return true;
-}
-
 struct run_opts {
 	const char *out, *channels;
 	int hooks; /* -1: the default (with a command), 0 --no-hooks, 1 --hooks */
@@ -160,7 +127,7 @@ struct run_opts {
 };
 
 static int trace_run(struct run_opts *o, struct pmon_target *pt, struct pmon_output *out,
-		     struct pmon_output *kout, struct pmon_child *ch);
+		     struct pmon_output *kout);
 
 static int run(int argc, char **argv)
 {
@@ -262,10 +229,7 @@ static int run(int argc, char **argv)
 		pmon_target__release(&t);
 		return CLI_USAGE;
 	}
-	struct pmon_child ch = { .pid = -1, .go_fd = -1, .err_fd = -1 };
-	pmon_child__forward_signals(&ch); /* before the fork: see counter.h */
-	int rc = trace_run(&o, &t, out, kout, &ch);
-	pmon_child__forward_signals(NULL);
+	int rc = trace_run(&o, &t, out, kout);
 	pmon_target__release(&t);
 	return rc;
 }
@@ -304,17 +268,17 @@ struct trace_result {
 };
 
 static int trace_record(struct run_opts *o, struct pmon_target *pt, const char *tpath,
-			const char *kpath, struct pmon_child *ch, struct trace_result *res);
+			const char *kpath, struct trace_result *res);
 static int trace_summary(const struct run_opts *o, const struct trace_result *res, int rc);
 
 /* Runs the trace into @out's temporary (the hooks) and @kout's (the
  * kernel's events), merges them, and commits @out over -o's file; both are
  * freed on every path. */
 static int trace_run(struct run_opts *o, struct pmon_target *pt, struct pmon_output *out,
-		     struct pmon_output *kout, struct pmon_child *ch)
+		     struct pmon_output *kout)
 {
 	struct trace_result res = { 0 };
-	int rc = trace_record(o, pt, pmon_output__path(out), pmon_output__path(kout), ch, &res);
+	int rc = trace_record(o, pt, pmon_output__path(out), pmon_output__path(kout), &res);
 	pmon_output__abandon(kout); /* merged, renamed into @out, or dropped */
 	if (rc < 0) {
 		pmon_output__abandon(out);
@@ -338,124 +302,147 @@ static int trace_run(struct run_opts *o, struct pmon_target *pt, struct pmon_out
 	return trace_summary(o, &res, rc);
 }
 
-/* Records into @tpath (the hooks, written by the program) and @kpath (the
- * kernel's events), and merges the second into the first. Return: the exit
- * status to give, or its negative where nothing may be kept. */
-static int trace_record(struct run_opts *o, struct pmon_target *pt, const char *tpath,
-			const char *kpath, struct pmon_child *ch, struct trace_result *res)
+/* The run: the command forked (held) with PMON_TRACE for its hooks, or
+ * the processes of -p watched. Return: the run, or NULL (said). */
+static struct pmon_run *trace_start(const struct run_opts *o, const struct pmon_target *pt,
+				    const char *tpath)
 {
-	char cmdline[256];
-	int err = 0;
+	struct pmon_run *run;
 
 	/* The hooks: libpmon in the command starts its trace writer when it
 	 * finds PMON_TRACE (lib/trace/trace.c); without --hooks it must not
 	 * find one, not even pmon's own. */
-	if (o->cmd) {
-		if (o->hooks ? setenv("PMON_TRACE", tpath, 1) : unsetenv("PMON_TRACE")) {
-			cli_error("cannot set PMON_TRACE: %s", strerror(errno));
-			return -CLI_FAIL;
-		}
-		err = pmon_child__fork(o->cmd, ch);
-		unsetenv("PMON_TRACE");
-		if (err) {
-			cli_error("cannot run '%s': %s", o->cmd[0], strerror(-err));
-			return -CLI_FAIL;
-		}
+	if (o->cmd && (o->hooks ? setenv("PMON_TRACE", tpath, 1) : unsetenv("PMON_TRACE"))) {
+		cli_error("cannot set PMON_TRACE: %s", strerror(errno));
+		return NULL;
 	}
-	describe(o, pt, cmdline, sizeof(cmdline));
-	/* The kernel's events go to a file of their own while the program
-	 * writes its hooks; they are merged when it has ended. */
+	run = pmon_run__new(o->cmd, pt, NULL);
+	if (o->cmd)
+		unsetenv("PMON_TRACE");
+	if (!run)
+		cli_error("%s", pmon_errdetail());
+	return run;
+}
+
+/* The kernel's events, into a file of their own while the program writes
+ * its hooks (merged when it has ended). Return: 0 with *@k (NULL when
+ * skipped or not asked for), or the negative exit status (said). */
+static int open_kernel(const struct run_opts *o, const struct pmon_target *pt, pid_t child,
+		       const char *kpath, char *cmdline, struct pmon_trace_kernel **k)
+{
+	struct pmon_target t = { .sz = sizeof(t), .pid = -1, .inherit = true };
+	int err;
+
+	*k = NULL;
+	if (!o->channels && o->cmd && !o->all)
+		return 0;
+	if (o->all) {
+		t.system_wide = true;
+	} else if (pt->npids) {
+		t.pids = pt->pids;
+		t.npids = pt->npids;
+	} else {
+		t.pid = child;
+		t.enable_on_exec = true;
+	}
+	struct pmon_trace_kernel_opts ko = {
+		.sz = sizeof(ko),
+		.groups = o->channels,
+		.pid = pt->npids    ? pt->pids[0]
+			: child > 0 ? child
+				    : 0,
+		.command = cmdline,
+	};
+	err = pmon_trace_kernel__open(&t, kpath, &ko, k);
+	bool missing = err == -EACCES || err == -EPERM || err == -ENOENT;
+	if (err && missing && o->cmd && o->hooks && !o->all) {
+		/* Named and skipped, not fatal (issue #18): the command's hooks
+		 * are still worth a trace. */
+		cli_warn("kernel events skipped: %s; the trace holds the hooks only",
+			 pmon_errdetail());
+		*k = NULL;
+		return 0;
+	}
+	if (err) {
+		/* a full disk or another I/O failure is a runtime one (1), not
+		 * "not possible here" (3), and names the trace, not the
+		 * temporary it was written to */
+		bool io = err == -ENOSPC || err == -EDQUOT || err == -EIO || err == -EFBIG;
+		if (io)
+			cli_error("cannot write '%s': %s", o->out, strerror(-err));
+		else if (o->all && missing)
+			cli_error("cannot trace all CPUs: %s (every CPU's events need root, "
+				  "CAP_PERFMON or perf_event_paranoid <= 0)",
+				  pmon_errdetail());
+		else
+			cli_error("cannot record kernel events: %s", pmon_errdetail());
+		return err == -EINVAL || err == -ESRCH ? -CLI_USAGE
+			: io			       ? -CLI_FAIL
+						       : -CLI_UNSUPPORTED;
+	}
+	if (*k && *pmon_trace_kernel__skipped(*k))
+		cli_warn("kernel events skipped: %s", pmon_trace_kernel__skipped(*k));
+	return 0;
+}
+
+struct trace_tick {
+	const struct run_opts *o;
+	struct pmon_trace_kernel *k;
+	double t0;
+	bool timed_out;
+};
+
+enum { TRACE_TIMED_OUT = 1, TRACE_DRAIN_FAILED = 2 };
+
+/* Every 20 ms: the kernel's rings drained (every-CPU wake-ups fill fast),
+ * --duration watched. */
+static int trace_tick(void *ctx, double at, bool last)
+{
+	struct trace_tick *tt = ctx;
+
+	(void)at;
+	if (tt->k && pmon_trace_kernel__drain(tt->k) < 0) {
+		cli_warn("%s", pmon_errdetail());
+		return TRACE_DRAIN_FAILED;
+	}
+	if (!last && tt->o->duration && pmon_monotonic_s() - tt->t0 >= tt->o->duration) {
+		/* the command is stopped: SIGTERM, then SIGKILL */
+		tt->timed_out = true;
+		return TRACE_TIMED_OUT;
+	}
+	return 0;
+}
+
+/* Records into @tpath (the hooks, written by the program) and @kpath (the
+ * kernel's events), and merges the second into the first. Return: the exit
+ * status to give, or its negative where nothing may be kept. */
+static int trace_record(struct run_opts *o, struct pmon_target *pt, const char *tpath,
+			const char *kpath, struct trace_result *res)
+{
+	char cmdline[256];
 	struct pmon_trace_kernel *k = NULL;
-	if (o->channels || !o->cmd || o->all) {
-		struct pmon_target t = { .sz = sizeof(t), .pid = -1, .inherit = true };
-		if (o->all) {
-			t.system_wide = true;
-		} else if (pt->npids) {
-			t.pids = pt->pids;
-			t.npids = pt->npids;
-		} else {
-			t.pid = ch->pid;
-			t.enable_on_exec = true;
-		}
-		struct pmon_trace_kernel_opts ko = {
-			.sz = sizeof(ko),
-			.groups = o->channels,
-			.pid = pt->npids      ? pt->pids[0]
-				: ch->pid > 0 ? ch->pid
-					      : 0,
-			.command = cmdline,
-		};
-		err = pmon_trace_kernel__open(&t, kpath, &ko, &k);
-		bool missing = err == -EACCES || err == -EPERM || err == -ENOENT;
-		if (err && missing && o->cmd && o->hooks && !o->all) {
-			/* Named and skipped, not fatal (issue #18): the command's
-			 * hooks are still worth a trace. */
-			cli_warn("kernel events skipped: %s; the trace holds the hooks only",
-				 pmon_errdetail());
-			err = 0;
-			k = NULL;
-		} else if (err) {
-			/* a full disk or another I/O failure is a runtime one (1),
-			 * not "not possible here" (3), and names the trace, not
-			 * the temporary it was written to */
-			bool io = err == -ENOSPC || err == -EDQUOT || err == -EIO || err == -EFBIG;
-			if (io)
-				cli_error("cannot write '%s': %s", o->out, strerror(-err));
-			else if (o->all && missing)
-				cli_error(
-					"cannot trace all CPUs: %s (every CPU's events need root, "
-					"CAP_PERFMON or perf_event_paranoid <= 0)",
-					pmon_errdetail());
-			else
-				cli_error("cannot record kernel events: %s", pmon_errdetail());
-			pmon_child__kill(ch, SIGKILL, NULL);
-			return err == -EINVAL || err == -ESRCH ? -CLI_USAGE
-				: io			       ? -CLI_FAIL
-							       : -CLI_UNSUPPORTED;
-		}
-		if (k && *pmon_trace_kernel__skipped(k))
-			cli_warn("kernel events skipped: %s", pmon_trace_kernel__skipped(k));
+	struct pmon_run *run = trace_start(o, pt, tpath);
+	int err;
+
+	if (!run)
+		return -CLI_FAIL;
+	describe(o, pt, cmdline, sizeof(cmdline));
+	if ((err = open_kernel(o, pt, pmon_run__pid(run), kpath, cmdline, &k))) {
+		pmon_run__free(run);
+		return err;
 	}
 	for (size_t i = 0; i < pt->npids; i++)
 		note_own_hooks(pt->pids[i]);
-	if (o->cmd)
-		err = pmon_child__start(ch);
-	int status = 0;
-	bool have_status = false, timed_out = false;
-	double t0 = pmon_monotonic_s();
-	struct timespec t20 = { 0, 20 * 1000 * 1000 };
-	while (!err) {
-		if (o->cmd && pmon_child__poll(ch, &status, NULL) != 0) {
-			have_status = true;
-			break;
-		}
-		if (got_signal || (pt->npids && !any_alive(pt)))
-			break;
-		if (o->duration && pmon_monotonic_s() - t0 >= o->duration) {
-			timed_out = true;
-			break;
-		}
-		if (k) {
-			pmon_trace_kernel__poll(k, 20); /* every-CPU wake-ups fill fast */
-			if (pmon_trace_kernel__drain(k) < 0) {
-				cli_warn("%s", pmon_errdetail());
-				break;
-			}
-		} else {
-			nanosleep(&t20, NULL); /* SIGCHLD ends it early */
-		}
-	}
-	if (o->cmd && !have_status && !err) {
-		/* A signal was passed on to the command: most end by it, in a
+	struct trace_tick tt = { o, k, pmon_monotonic_s(), false };
+	char why[512] = "";
+	err = pmon_run__start(run, NULL);
+	if (err) {
+		snprintf(why, sizeof(why), "%s", pmon_errdetail()); /* said after the merge */
+	} else {
+		/* A signal is passed on to the command: most end by it, in a
 		 * second; then, and at --duration's end, SIGTERM and SIGKILL. */
-		have_status = got_signal && !timed_out && drain_while(ch, k, 1000, &status);
-		if (!have_status) {
-			cli_stop_child(ch, 2000, &status);
-			have_status = true;
-		}
+		pmon_run__loop(run, 0.02, trace_tick, &tt);
 	}
-	if (ch->pid > 0)
-		pmon_child__wait(ch, &status, NULL);
 	uint64_t kev = 0, klost = 0;
 	if (k) {
 		int kerr = pmon_trace_kernel__close(k, &kev, &klost);
@@ -464,18 +451,16 @@ static int trace_record(struct run_opts *o, struct pmon_target *pt, const char *
 		if (!err && pmon_trace_merge(tpath, kpath))
 			cli_warn("%s", pmon_errdetail());
 	}
+	int rc = tt.timed_out ? CLI_OK : pmon_run__exit_code(run);
+	pmon_run__free(run);
 	if (err) {
-		cli_error("cannot run '%s': %s", o->cmd[0], strerror(-err));
+		cli_error("%s", why);
 		return -127;
 	}
-	int rc = timed_out		? CLI_OK
-		: o->cmd && have_status ? pmon_exit_code(status)
-		: got_signal		? 128 + got_signal
-					: CLI_OK;
 	res->kernel = k != NULL;
 	res->kev = kev;
 	res->klost = klost;
-	res->timed_out = timed_out;
+	res->timed_out = tt.timed_out;
 	return rc;
 }
 
@@ -560,6 +545,146 @@ static void print_time_base(FILE *out, const struct pmon_trace_info *in)
 			in->time_base_why[0] ? " (not the perf clock: " : "", in->time_base_why,
 			in->clocksource[0] ? "; clocksource " : "", in->clocksource,
 			in->time_base_why[0] ? ")" : "", align);
+}
+
+/* --format ticks: the logic-analyzer view, a row per channel. */
+static int report_ticks(struct pmon_trace_reader *r, FILE *out, uint64_t from, uint64_t to,
+			unsigned long width)
+{
+	size_t nch = pmon_trace_reader__nchannels(r);
+	int rc = CLI_OK;
+
+	if (!width) {
+		struct winsize ws;
+		width = isatty(fileno(out)) && !ioctl(fileno(out), TIOCGWINSZ, &ws) && ws.ws_col
+			? ws.ws_col
+			: 80;
+	}
+	size_t label = 16, cells = width > label + 10 ? width - label - 1 : 10;
+	char *row = malloc(cells + 1), a[32], b[32];
+	if (!row) {
+		rc = CLI_FAIL;
+	} else {
+		fprintf(out, "# %-*s %s .. %s, %zu columns\n", (int)label - 2, "window",
+			fmt_ns(a, sizeof(a), from), fmt_ns(b, sizeof(b), to), cells);
+		for (uint32_t ch = 1; ch <= nch; ch++) {
+			pmon_trace_ticks_row(r, ch, from, to, row, cells);
+			fprintf(out, "%-*.*s %s\n", (int)label, (int)label,
+				pmon_trace_reader__channel(r, ch), row);
+		}
+		free(row);
+	}
+	return rc;
+}
+
+/* --format json: the table as JSON. */
+static int report_json(struct pmon_trace_reader *r, FILE *out,
+		       const struct pmon_trace_chan_stats *st, long n)
+{
+	const struct pmon_trace_info *info = pmon_trace_reader__info(r);
+	size_t nev = pmon_trace_reader__nevents(r);
+	int rc = CLI_OK;
+
+	json_t *rows = json_array();
+	for (long i = 0; i < n; i++)
+		json_array_append_new(
+			rows,
+			json_pack("{s:s, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
+				  "s:I, "
+				  "s:I, s:I, s:I, s:I}",
+				  "channel", pmon_trace_reader__channel(r, st[i].channel) ?: "?",
+				  "kernel", pmon_trace_reader__channel_kernel(r, st[i].channel),
+				  "spans", (json_int_t)st[i].spans, "min_ns",
+				  (json_int_t)st[i].min_ns, "median_ns",
+				  (json_int_t)st[i].median_ns, "p99_ns", (json_int_t)st[i].p99_ns,
+				  "max_ns", (json_int_t)st[i].max_ns, "total_ns",
+				  (json_int_t)st[i].total_ns, "marks", (json_int_t)st[i].marks,
+				  "counters", (json_int_t)st[i].counters, "counter_min",
+				  (json_int_t)st[i].counter_min, "counter_max",
+				  (json_int_t)st[i].counter_max, "counter_last",
+				  (json_int_t)st[i].counter_last, "unmatched",
+				  (json_int_t)st[i].unmatched));
+	json_t *doc = json_pack(
+		"{s:s, s:i, s:I, s:I, s:b, s:I, s:I, s:I, s:I, s:I, s:s, s:s, "
+		"s:s, s:s, s:o, s:o}",
+		"command", info->command, "pid", (int)info->pid, "ticks_per_sec",
+		(json_int_t)info->ticks_per_sec, "align_err_ns", (json_int_t)info->align_err_ns,
+		"complete", info->complete, "dropped", (json_int_t)info->dropped, "events",
+		(json_int_t)nev, "kernel_events", (json_int_t)info->kernel_events, "kernel_lost",
+		(json_int_t)info->kernel_lost, "damaged_chunks", (json_int_t)info->torn_chunks,
+		"time_base", info->time_base == PMON_TIMEBASE_PERF ? "perf" : "mono",
+		"time_base_why", info->time_base_why, "clocksource", info->clocksource,
+		"align_measured_with", info->align_measured_with, "kernel_align_ns",
+		info->kernel_align_ns == UINT32_MAX
+			? json_null()
+			: json_integer((json_int_t)info->kernel_align_ns),
+		"channels", rows);
+	if (!doc || json_dumpf(doc, out, JSON_INDENT(2)) || fputc('\n', out) == EOF)
+		rc = CLI_FAIL;
+	json_decref(doc);
+	return rc;
+}
+
+/* --format table: per channel, spans with min, median, p99, max, total;
+ * instants; counters. */
+static void report_table(struct pmon_trace_reader *r, FILE *out,
+			 const struct pmon_trace_chan_stats *st, long n)
+{
+	const struct pmon_trace_info *info = pmon_trace_reader__info(r);
+	size_t nch = pmon_trace_reader__nchannels(r), nev = pmon_trace_reader__nevents(r);
+	char t[6][32];
+	fprintf(out,
+		"# pmon trace: '%s' pid %d, %zu events, %zu channels; %.0f MHz "
+		"ticks, "
+		"aligned with CLOCK_MONOTONIC to +-%u ns; %llu dropped\n",
+		info->command, (int)info->pid, nev, nch, (double)info->ticks_per_sec / 1e6,
+		info->align_err_ns, (unsigned long long)info->dropped);
+	print_time_base(out, info);
+	fprintf(out, "# %-18s %9s %10s %10s %10s %10s %10s %8s %8s\n", "channel", "spans", "min",
+		"median", "p99", "max", "total", "marks", "counters");
+	bool kernel_seen = false;
+	for (long i = 0; i < n; i++) {
+		const struct pmon_trace_chan_stats *s = &st[i];
+		/* The kernel's channels come after the hooks'. */
+		if (!kernel_seen && pmon_trace_reader__channel_kernel(r, s->channel)) {
+			kernel_seen = true;
+			fprintf(out, "# kernel events: %llu (%llu lost by the kernel)\n",
+				(unsigned long long)info->kernel_events,
+				(unsigned long long)info->kernel_lost);
+		}
+		fprintf(out, "  %-18s %9llu %10s %10s %10s %10s %10s %8llu %8llu\n",
+			pmon_trace_reader__channel(r, s->channel) ?: "?",
+			(unsigned long long)s->spans, s->spans ? fmt_ns(t[0], 32, s->min_ns) : "-",
+			s->spans ? fmt_ns(t[1], 32, s->median_ns) : "-",
+			s->spans ? fmt_ns(t[2], 32, s->p99_ns) : "-",
+			s->spans ? fmt_ns(t[3], 32, s->max_ns) : "-",
+			s->spans ? fmt_ns(t[4], 32, s->total_ns) : "-",
+			(unsigned long long)s->marks, (unsigned long long)s->counters);
+		if (s->unmatched)
+			fprintf(out, "  %-18s %llu begin/end not matched\n", "",
+				(unsigned long long)s->unmatched);
+	}
+}
+
+/* The table or its JSON, over the window [@from, @to). */
+static int report_summary(struct pmon_trace_reader *r, FILE *out, bool json, uint64_t from,
+			  uint64_t to)
+{
+	size_t nch = pmon_trace_reader__nchannels(r);
+	struct pmon_trace_chan_stats *st = calloc(nch + 1, sizeof(*st));
+	long n = st ? pmon_trace_summarize(r, from, to, st) : -ENOMEM;
+	int rc = CLI_OK;
+
+	if (n < 0) {
+		cli_error("out of memory");
+		rc = CLI_FAIL;
+	} else if (json) {
+		rc = report_json(r, out, st, n);
+	} else {
+		report_table(r, out, st, n);
+	}
+	free(st);
+	return rc;
 }
 
 static int report(int argc, char **argv)
@@ -649,7 +774,7 @@ static int report(int argc, char **argv)
 		return CLI_USAGE;
 	}
 	int rc = CLI_OK;
-	size_t nch = pmon_trace_reader__nchannels(r), nev = pmon_trace_reader__nevents(r);
+	size_t nev = pmon_trace_reader__nevents(r);
 	uint64_t last = nev ? pmon_trace_reader__event(r, nev - 1)->ns + 1 : 1;
 	if (to == UINT64_MAX)
 		to = last;
@@ -670,120 +795,9 @@ static int report(int argc, char **argv)
 		if (pmon_trace_write_chrome(r, out))
 			rc = CLI_FAIL;
 	} else if (!strcmp(format, "ticks")) {
-		if (!width) {
-			struct winsize ws;
-			width = isatty(fileno(out)) && !ioctl(fileno(out), TIOCGWINSZ, &ws) &&
-					ws.ws_col
-				? ws.ws_col
-				: 80;
-		}
-		size_t label = 16, cells = width > label + 10 ? width - label - 1 : 10;
-		char *row = malloc(cells + 1), a[32], b[32];
-		if (!row) {
-			rc = CLI_FAIL;
-		} else {
-			fprintf(out, "# %-*s %s .. %s, %zu columns\n", (int)label - 2, "window",
-				fmt_ns(a, sizeof(a), from), fmt_ns(b, sizeof(b), to), cells);
-			for (uint32_t ch = 1; ch <= nch; ch++) {
-				pmon_trace_ticks_row(r, ch, from, to, row, cells);
-				fprintf(out, "%-*.*s %s\n", (int)label, (int)label,
-					pmon_trace_reader__channel(r, ch), row);
-			}
-			free(row);
-		}
+		rc = report_ticks(r, out, from, to, width);
 	} else {
-		struct pmon_trace_chan_stats *st = calloc(nch + 1, sizeof(*st));
-		long n = st ? pmon_trace_summarize(r, from, to, st) : -ENOMEM;
-		if (n < 0) {
-			cli_error("out of memory");
-			rc = CLI_FAIL;
-		} else if (!strcmp(format, "json")) {
-			json_t *rows = json_array();
-			for (long i = 0; i < n; i++)
-				json_array_append_new(
-					rows,
-					json_pack(
-						"{s:s, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
-						"s:I, "
-						"s:I, s:I, s:I, s:I}",
-						"channel",
-						pmon_trace_reader__channel(r, st[i].channel) ?: "?",
-						"kernel",
-						pmon_trace_reader__channel_kernel(r, st[i].channel),
-						"spans", (json_int_t)st[i].spans, "min_ns",
-						(json_int_t)st[i].min_ns, "median_ns",
-						(json_int_t)st[i].median_ns, "p99_ns",
-						(json_int_t)st[i].p99_ns, "max_ns",
-						(json_int_t)st[i].max_ns, "total_ns",
-						(json_int_t)st[i].total_ns, "marks",
-						(json_int_t)st[i].marks, "counters",
-						(json_int_t)st[i].counters, "counter_min",
-						(json_int_t)st[i].counter_min, "counter_max",
-						(json_int_t)st[i].counter_max, "counter_last",
-						(json_int_t)st[i].counter_last, "unmatched",
-						(json_int_t)st[i].unmatched));
-			json_t *doc = json_pack(
-				"{s:s, s:i, s:I, s:I, s:b, s:I, s:I, s:I, s:I, s:I, s:s, s:s, "
-				"s:s, s:s, s:o, s:o}",
-				"command", info->command, "pid", (int)info->pid, "ticks_per_sec",
-				(json_int_t)info->ticks_per_sec, "align_err_ns",
-				(json_int_t)info->align_err_ns, "complete", info->complete,
-				"dropped", (json_int_t)info->dropped, "events", (json_int_t)nev,
-				"kernel_events", (json_int_t)info->kernel_events, "kernel_lost",
-				(json_int_t)info->kernel_lost, "damaged_chunks",
-				(json_int_t)info->torn_chunks, "time_base",
-				info->time_base == PMON_TIMEBASE_PERF ? "perf" : "mono",
-				"time_base_why", info->time_base_why, "clocksource",
-				info->clocksource, "align_measured_with", info->align_measured_with,
-				"kernel_align_ns",
-				info->kernel_align_ns == UINT32_MAX
-					? json_null()
-					: json_integer((json_int_t)info->kernel_align_ns),
-				"channels", rows);
-			if (!doc || json_dumpf(doc, out, JSON_INDENT(2)) || fputc('\n', out) == EOF)
-				rc = CLI_FAIL;
-			json_decref(doc);
-		} else {
-			char t[6][32];
-			fprintf(out,
-				"# pmon trace: '%s' pid %d, %zu events, %zu channels; %.0f MHz "
-				"ticks, "
-				"aligned with CLOCK_MONOTONIC to +-%u ns; %llu dropped\n",
-				info->command, (int)info->pid, nev, nch,
-				(double)info->ticks_per_sec / 1e6, info->align_err_ns,
-				(unsigned long long)info->dropped);
-			print_time_base(out, info);
-			fprintf(out, "# %-18s %9s %10s %10s %10s %10s %10s %8s %8s\n", "channel",
-				"spans", "min", "median", "p99", "max", "total", "marks",
-				"counters");
-			bool kernel_seen = false;
-			for (long i = 0; i < n; i++) {
-				const struct pmon_trace_chan_stats *s = &st[i];
-				/* The kernel's channels come after the hooks'. */
-				if (!kernel_seen &&
-				    pmon_trace_reader__channel_kernel(r, s->channel)) {
-					kernel_seen = true;
-					fprintf(out,
-						"# kernel events: %llu (%llu lost by the kernel)\n",
-						(unsigned long long)info->kernel_events,
-						(unsigned long long)info->kernel_lost);
-				}
-				fprintf(out, "  %-18s %9llu %10s %10s %10s %10s %10s %8llu %8llu\n",
-					pmon_trace_reader__channel(r, s->channel) ?: "?",
-					(unsigned long long)s->spans,
-					s->spans ? fmt_ns(t[0], 32, s->min_ns) : "-",
-					s->spans ? fmt_ns(t[1], 32, s->median_ns) : "-",
-					s->spans ? fmt_ns(t[2], 32, s->p99_ns) : "-",
-					s->spans ? fmt_ns(t[3], 32, s->max_ns) : "-",
-					s->spans ? fmt_ns(t[4], 32, s->total_ns) : "-",
-					(unsigned long long)s->marks,
-					(unsigned long long)s->counters);
-				if (s->unmatched)
-					fprintf(out, "  %-18s %llu begin/end not matched\n", "",
-						(unsigned long long)s->unmatched);
-			}
-		}
-		free(st);
+		rc = report_summary(r, out, !strcmp(format, "json"), from, to);
 	}
 	if (rc != CLI_OK && out != stdout)
 		cli_abandon_output(out); /* a half export never replaces the file */

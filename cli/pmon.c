@@ -85,7 +85,7 @@ int main(int argc, char **argv)
 	/* A closed pipe is the end of the output, not a reason to die with the
 	 * command still running: writes fail with EPIPE, each command stops its
 	 * child, cleans up and exits 1 (docs/exit-codes.md). Children get the
-	 * default back (pmon_child__fork()). */
+	 * default back (pmon_run__new()). */
 	signal(SIGPIPE, SIG_IGN);
 	/* An output being written goes to a temporary beside the file named
 	 * (pmon/output.h): a pmon ended by a signal it does not handle itself,

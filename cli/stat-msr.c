@@ -53,9 +53,9 @@ int stat_msr_backend(FILE *f, char **argv, const struct pmon_evlist *l, const in
 {
 	struct pmon_cpu_info ci;
 	struct pmon_msr_counting *m = NULL;
-	struct pmon_child child = { .pid = -1, .go_fd = -1, .err_fd = -1 };
 	uint64_t values[16];
-	int *cpus = NULL, status = 0, err, rc;
+	int *cpus = NULL, err, rc;
+	bool exec_failed = false;
 	size_t ncpus = ncpus_in;
 	long wd = 0;
 	FILE *w;
@@ -129,17 +129,16 @@ int stat_msr_backend(FILE *f, char **argv, const struct pmon_evlist *l, const in
 			? CLI_UNSUPPORTED
 			: CLI_USAGE;
 	}
-	pmon_child__forward_signals(&child); /* before the fork: see counter.h */
-	err = pmon_child__fork(argv, &child);
-	if (!err) {
-		err = pmon_child__start(&child);
-		if (err)
-			cli_error("cannot run '%s': %s", argv[0], strerror(-err));
-		pmon_child__wait(&child, &status, NULL);
+	struct pmon_run *run = pmon_run__new(argv, NULL, NULL);
+	err = run ? pmon_run__start(run, NULL) : -errno;
+	if (err) {
+		cli_error("%s", pmon_errdetail());
+		exec_failed = run && pmon_run__exit_code(run) == 127;
 	} else {
-		cli_error("cannot run '%s': %s", argv[0], pmon_errdetail());
+		pmon_run__wait(run);
 	}
-	pmon_child__forward_signals(NULL);
+	rc = run ? pmon_run__exit_code(run) : CLI_FAIL;
+	pmon_run__free(run);
 	/* Stop and restore whatever happened to the command. */
 	int serr = pmon_msr_counting__stop(m, values);
 	int rerr = pmon_msr_counting__restore(m);
@@ -171,9 +170,8 @@ int stat_msr_backend(FILE *f, char **argv, const struct pmon_evlist *l, const in
 	pmon_msr_counting__free(m);
 	free(cpus);
 	if (err)
-		return err == -ENOENT || err == -EACCES ? 127 : CLI_FAIL;
+		return exec_failed ? 127 : CLI_FAIL;
 	if (serr || rerr)
 		return CLI_FAIL;
-	rc = pmon_exit_code(status);
 	return rc;
 }

@@ -201,15 +201,6 @@ bool cli_on_path(const char *name, char *found, size_t len)
 	}
 }
 
-int cli_exit_status(int rc, bool have_status, int status, int got_sig)
-{
-	if (rc == CLI_OK && have_status)
-		return pmon_exit_code(status);
-	if (rc == CLI_OK && got_sig)
-		return 128 + got_sig;
-	return rc;
-}
-
 int cli_event_error_code(int err)
 {
 	const char *d = pmon_errdetail();
@@ -515,21 +506,6 @@ bool cli_cpu_decode(const char *file, struct pmon_cpu_info *ci)
 	return ok;
 }
 
-void cli_stop_child(struct pmon_child *child, unsigned grace_ms, int *status)
-{
-	struct timespec ms = { 0, 10 * 1000 * 1000 };
-
-	if (child->pid <= 0)
-		return;
-	kill(child->pid, SIGTERM);
-	for (unsigned t = 0; t < grace_ms; t += 10) {
-		if (pmon_child__poll(child, status, NULL) != 0)
-			return;
-		nanosleep(&ms, NULL);
-	}
-	pmon_child__kill(child, SIGKILL, status);
-}
-
 int cli_parse_u64(const char *s, int base, uint64_t *out)
 {
 	char *end;
@@ -545,42 +521,6 @@ int cli_parse_u64(const char *s, int base, uint64_t *out)
 		return -EINVAL;
 	*out = v;
 	return 0;
-}
-
-bool cli_wait_child(struct pmon_child *child, unsigned grace_ms, int *status, struct rusage *ru)
-{
-	double since = 0;
-	bool stopped = false;
-	int pfd;
-
-	if (child->pid <= 0)
-		return false;
-	/* A pidfd becomes readable when the child ends (pidfd_open(2), Linux
-	 * 5.3): poll() on it sleeps without the SIGCHLD race of a sleep, and a
-	 * signal to pmon interrupts it. Without one, a plain blocking wait. */
-	pfd = (int)syscall(SYS_pidfd_open, child->pid, 0);
-	if (pfd < 0) {
-		pmon_child__wait(child, status, ru);
-		return false;
-	}
-	for (;;) {
-		struct pollfd p = { .fd = pfd, .events = POLLIN };
-		if (pmon_child__poll(child, status, ru) != 0)
-			break;
-		if (pmon_child__got_signal()) {
-			double t = pmon_monotonic_s();
-			if (!since)
-				since = t;
-			else if (t - since >= grace_ms / 1e3) {
-				cli_stop_child(child, 2000, status);
-				stopped = true;
-				break;
-			}
-		}
-		poll(&p, 1, pmon_child__got_signal() ? 10 : -1);
-	}
-	close(pfd);
-	return stopped;
 }
 
 const char *cli_state_path(const char *device, const char *dev_suffix, const char *name, char *buf,

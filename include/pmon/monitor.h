@@ -23,6 +23,9 @@
 extern "C" {
 #endif
 
+struct pmon_monitor;
+struct rusage;
+
 /* ---- lists and targets ------------------------------------------------ */
 
 /**
@@ -86,6 +89,119 @@ PMON_API void pmon_target__release(struct pmon_target *t);
  * @online.
  */
 PMON_API int pmon_target__validate(const struct pmon_target *t, const char *online);
+
+/* ---- the run engine: a command or the processes it watches ------------- */
+
+/*
+ * One run of what pmon measures (git's run-command, for every command that
+ * runs or watches something): a command forked and held until its counters
+ * are open, released to exec (enable_on_exec starts them there), killed
+ * with pmon (PR_SET_PDEATHSIG); or processes, threads, CPUs or a cgroup
+ * watched until they end or a signal comes. SIGINT, SIGTERM and SIGHUP are
+ * passed on to the command, which has a grace period to end by them before
+ * pmon stops it (docs/exit-codes.md, "Signals"). The exit code, 127 for a
+ * command that could not be executed and 128+N, is decided here.
+ * One run at a time per process (the signal handlers are process-wide),
+ * from the main thread.
+ */
+struct pmon_run;
+
+struct pmon_run_opts {
+	size_t sz; /* sizeof(struct pmon_run_opts) */
+	/* After a signal passed on, the command's time to end by it before
+	 * pmon stops it; 0: 1000 ms (docs/exit-codes.md). */
+	unsigned grace_ms;
+	/* When pmon stops the command: SIGTERM, then SIGKILL this much later;
+	 * 0: 2000 ms. */
+	unsigned stop_ms;
+};
+
+/**
+ * pmon_run__new() - begin a run: from now until pmon_run__free(), SIGINT,
+ * SIGTERM and SIGHUP are recorded (pmon_run__signal()) and passed on to the
+ * command. @argv (NULL: no command) is forked and held: open its counters
+ * on pmon_run__pid() with enable_on_exec, then pmon_run__start(). @watch
+ * (NULL: none): the run also ends once all of its processes (pids) and
+ * threads (tids) have ended (pass NULL where the command alone decides,
+ * perf's -p PID -- sleep N); its arrays are copied. CPUs and cgroups never
+ * end: such a run ends by a signal or pmon_run__stop().
+ * @opts: NULL for the defaults.
+ * Return: the run (free it with pmon_run__free()), or NULL with errno:
+ * EINVAL (an empty command, bad @opts), ENOMEM, or the fork's error (the
+ * detail says "cannot run 'CMD': ...").
+ */
+PMON_API struct pmon_run *pmon_run__new(char *const argv[], const struct pmon_target *watch,
+					const struct pmon_run_opts *opts);
+/**
+ * pmon_run__free() - end the run: a command not yet reaped is killed
+ * (SIGKILL) and reaped, and signals are no longer passed on (the last one
+ * stays recorded). @r may be NULL.
+ */
+PMON_API void pmon_run__free(struct pmon_run *r);
+/** The command's pid while it was not reaped, else -1 (also without one). */
+PMON_API pid_t pmon_run__pid(const struct pmon_run *r);
+
+/**
+ * pmon_run__start() - start counting and release the command: the
+ * counters of @m (NULL: none) that an exec cannot start are enabled
+ * (pmon_monitor__start()), then the command may exec.
+ * Return: 0; the -errno of the exec (the command is reaped, the detail is
+ * "cannot run 'CMD': REASON" and pmon_run__exit_code() is 127); or the
+ * -errno of the enable (the command is killed; detail "cannot start the
+ * counters: REASON").
+ */
+PMON_API int pmon_run__start(struct pmon_run *r, struct pmon_monitor *m);
+
+/**
+ * pmon_run__done() - has the run ended? Does not block. Ended: the command
+ * exited (reaped, its status kept), or every watched process and thread
+ * is gone (pmon_process_alive()), or a signal came.
+ */
+PMON_API bool pmon_run__done(struct pmon_run *r);
+/** The last of SIGINT/SIGTERM/SIGHUP received by this process since the first run began, or 0. */
+PMON_API int pmon_run__signal(const struct pmon_run *r);
+/**
+ * pmon_run__stop() - pmon ends the command (-n reached, an output that
+ * failed, a key): SIGTERM, then SIGKILL after stop_ms; reaped either way.
+ * Its status is then pmon's doing, not the command's. Nothing without one.
+ */
+PMON_API void pmon_run__stop(struct pmon_run *r);
+/**
+ * pmon_run__wait() - wait until the run ends: the command exits (after a
+ * signal passed on, it has grace_ms to do so, then it is stopped with
+ * pmon_run__stop()); without a command, until pmon_run__done(). Sleeps without
+ * polling the command (a pidfd, where the kernel has them); a signal to
+ * pmon interrupts it.
+ * Return: 0, or -errno.
+ */
+PMON_API int pmon_run__wait(struct pmon_run *r);
+
+/**
+ * pmon_run__loop() - the interval loop: call @tick every @interval_s seconds
+ * of CLOCK_MONOTONIC (pmon_ticker) until the run is done, then once more
+ * with @last true (the partial last interval), then pmon_run__wait().
+ * @at_s: seconds since the loop began. @tick returns 0 to go on, anything
+ * else to end the run now: the command is stopped (pmon_run__stop()) and
+ * that value is returned. @interval_s <= 0: no ticks, pmon_run__wait() alone.
+ * Return: 0, @tick's value, or -errno of the wait.
+ */
+PMON_API int pmon_run__loop(struct pmon_run *r, double interval_s,
+			    int (*tick)(void *ctx, double at_s, bool last), void *ctx);
+
+/**
+ * pmon_run__status() - how the command ended by itself.
+ * Return: true with its wait status in *@status and resources in *@ru
+ * (each may be NULL) when it exited or was killed by a signal not sent by
+ * pmon_run__stop(); false when it has not ended, never ran or pmon stopped it.
+ */
+PMON_API bool pmon_run__status(const struct pmon_run *r, int *status, struct rusage *ru);
+/**
+ * pmon_run__exit_code() - the shell's code for the run (docs/exit-codes.md):
+ * 127 when the command could not be executed, the command's own status
+ * (128+N when signal N killed it) when it ended by itself, 128+N when pmon
+ * got signal N (with no command, or one it had to stop), else 0.
+ */
+PMON_API int pmon_run__exit_code(const struct pmon_run *r);
 
 /* ---- deltas and scaling ----------------------------------------------- */
 
