@@ -300,6 +300,50 @@ static void test_serve__rdt_cgroup(void **state)
 	nftw(t, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/* The collector's set-up (include/pmon/collect.h): errors come back as
+ * values with a detail, never printed; a scrape before any reading renders
+ * the metrics of nothing. Opens no counter (no cgroup, no system-wide). */
+static void test_serve__collector_setup(void **state)
+{
+	struct pmon_collector_opts o = { .sz = sizeof(o),
+					 .events = "no-such-event-xyz",
+					 .interval_ms = 100 };
+	struct pmon_collector *c;
+	struct pmon_scrape *sc;
+	const char *body;
+	size_t len;
+
+	errno = 0;
+	assert_null(pmon_collector__new(&o));
+	assert_int_not_equal(errno, 0);
+	assert_true(pmon_errdetail()[0] != '\0');
+
+	o.events = "task-clock,page-faults";
+	o.rdt = true;
+	o.resctrl_root = "/nonexistent-resctrl";
+	c = pmon_collector__new(&o);
+	assert_non_null(c);
+	assert_int_equal(pmon_collector__nevents(c), 2);
+	assert_non_null(pmon_collector__rdt_unavailable(c));
+	assert_int_equal(pmon_collector__add_cgroup(c, "/nonexistent-cgroup"), -ENOENT);
+	assert_true(pmon_errdetail()[0] != '\0');
+	assert_int_not_equal(pmon_collector__watch_root(c, "/nonexistent-cgroup"), 0);
+	assert_int_equal(pmon_collector__ncgroups(c), 0);
+	assert_int_equal(pmon_collector__render(c, false, &sc), 0);
+	body = pmon_scrape__body(sc, &len);
+	assert_non_null(body);
+	assert_non_null(strstr(body, "pmon_"));
+	pmon_scrape__free(sc);
+	pmon_collector__free(c);
+	pmon_collector__free(NULL);
+
+	o.rdt = false;
+	o.sz = 1; /* smaller than the first release's struct */
+	errno = 0;
+	assert_null(pmon_collector__new(&o));
+	assert_int_equal(errno, EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -308,6 +352,7 @@ int main(void)
 		cmocka_unit_test(test_serve__metric_name),
 		cmocka_unit_test(test_serve__query_uint),
 		cmocka_unit_test(test_serve__rdt_cgroup),
+		cmocka_unit_test(test_serve__collector_setup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
