@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * pmon serve (issue #19): an agent for every host of a fleet. /metrics
- * exports what the collector (cli/serve-collect.c) counts in the background
- * as Prometheus text or OpenMetrics, /debug/pprof/profile samples the whole
+ * exports what the collector (libpmon's pmon_collector, include/pmon/
+ * collect.h) counts in the background as Prometheus text or OpenMetrics, /debug/pprof/profile samples the whole
  * system (or a cgroup) for N seconds and answers with pprof's gzipped
  * profile.proto, the exporter of `pmon report --format pprof`. HTTP,
  * TLS and basic authentication are libmicrohttpd's; this file only routes.
@@ -11,7 +11,7 @@
  *
  * Threads: libmicrohttpd's one polling thread (epoll), which answers every
  * connection (a scrape only copies pointers to the body the last reading
- * rendered: cli/serve-collect.c); a profile's own thread while it samples
+ * rendered: lib/monitor/collect.c); a profile's own thread while it samples
  * (its connection is suspended meanwhile, so scrapes go on); the
  * collector's; and the main thread, which waits for SIGTERM/SIGINT/SIGHUP
  * with sigwait(): those signals are blocked in every thread before any is
