@@ -11,7 +11,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -23,8 +22,6 @@
 #include "cli.h"
 #include "sim.h"
 #include <pmon/pmon.h>
-
-extern char **environ;
 
 #define MAX_TEXT (64u << 20) /* llvm-mca's or objdump's output larger than this is refused */
 
@@ -83,23 +80,11 @@ bool sim_mca_cpu(const char *cpuid_file, char *mcpu, size_t mcpulen, char *cpu, 
  * Return: its exit status, or -1 when it could not run or died. */
 static int run_to_file(char *argv[], const char *path)
 {
-	posix_spawn_file_actions_t fa;
-	pid_t pid;
+	struct pmon_spawn_opts o = { .sz = sizeof(o), .stdout_path = path };
 	int status = 0;
 
-	if (!(argv[0] = (char *)tool(argv[0])))
+	if (!(argv[0] = (char *)tool(argv[0])) || pmon_spawn(argv, &o, &status))
 		return -1;
-	if (posix_spawn_file_actions_init(&fa))
-		return -1;
-	posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, path, O_WRONLY | O_CREAT | O_TRUNC,
-					 0600);
-	int err = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	if (err)
-		return -1;
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return -1;
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 

@@ -26,7 +26,7 @@ struct pmon_scrape;
 struct pmon_collector_opts {
 	size_t sz;
 	const char *events; /* an event list (pmon_evlist__add()), or NULL for the defaults */
-	unsigned interval_ms; /* how often the background thread reads */
+	unsigned interval_ms; /* how often the background thread reads (0: 1000) */
 	bool rdt; /* resctrl occupancy and bandwidth too, where monitoring exists */
 	const char *resctrl_root; /* NULL: the mounted resctrl */
 };

@@ -28,6 +28,7 @@
 #include <pmon/trace.h>
 #include <pmon/sim.h>
 #include <pmon/output.h>
+#include <pmon/spawn.h>
 
 #ifdef __cplusplus
 extern "C" {

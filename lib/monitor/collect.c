@@ -784,7 +784,7 @@ static void find_rdt(struct pmon_collector *c)
 
 struct pmon_collector *pmon_collector__new(const struct pmon_collector_opts *opts)
 {
-	struct pmon_collector_opts o;
+	struct pmon_collector_opts o = { 0 };
 	struct pmon_collector *c;
 	char spec[512];
 	int err = PMON_OPTS_COPY(&o, opts, struct pmon_collector_opts, resctrl_root);
@@ -802,7 +802,7 @@ struct pmon_collector *pmon_collector__new(const struct pmon_collector_opts *opt
 	c->watch_fd = -1;
 	c->stop_fd = -1;
 	pthread_mutex_init(&c->lock, NULL);
-	c->o.interval_ms = o.interval_ms;
+	c->o.interval_ms = o.interval_ms ? o.interval_ms : 1000;
 	c->o.rdt = o.rdt;
 	if (o.resctrl_root && !(c->o.resctrl_root = strdup(o.resctrl_root))) {
 		err = pmon__err(-ENOMEM, "out of memory");
