@@ -10,12 +10,10 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -24,27 +22,6 @@
 #include "cli.h"
 #include "sim.h"
 #include <pmon/pmon.h>
-
-#define MAX_FILE (1ULL << 30) /* a callgrind file larger than this is refused */
-#define SIM_CALLERS "50" /* -g: callers kept apart per function (deeper chains merge) */
-
-static volatile sig_atomic_t got_sig;
-static volatile pid_t child_pid;
-
-/*
- * A signal typed at the terminal reaches the whole process group, so valgrind
- * has it too: it stops the program, writes what it gathered and dies with
- * the same signal. One sent to pmon alone (kill PID: SI_USER) is passed on,
- * once. Not pmon_child__forward_signals(): it passes on every signal, so
- * valgrind would get a Ctrl-C twice, the second while it writes its output.
- */
-static void on_signal(int sig, siginfo_t *si, void *uc)
-{
-	(void)uc;
-	if (!got_sig && child_pid > 0 && si && si->si_code != SI_KERNEL)
-		kill(child_pid, sig);
-	got_sig = sig;
-}
 
 static void geom_text(char *buf, size_t len, const char *name, const struct pmon_cache_geom *g)
 {
@@ -63,87 +40,6 @@ struct runs {
 	struct pmon_callgrind **cg;
 	size_t n;
 };
-
-static int cmp_pid(const void *a, const void *b)
-{
-	uint32_t x = pmon_callgrind__pid(*(struct pmon_callgrind *const *)a);
-	uint32_t y = pmon_callgrind__pid(*(struct pmon_callgrind *const *)b);
-
-	return (x > y) - (x < y);
-}
-
-/* Parse every callgrind.out.* in @dir. Return: CLI_OK or an exit code. */
-static int read_runs(const char *dir, struct runs *r)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	char path[4400];
-	int rc = CLI_OK;
-
-	if (!d) {
-		cli_error("cannot read '%s': %s", dir, strerror(errno));
-		return CLI_FAIL;
-	}
-	while (rc == CLI_OK && (e = readdir(d))) {
-		if (strncmp(e->d_name, "callgrind.out.", 14))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		size_t len = 0;
-		char *buf = cli_slurp(path, MAX_FILE, &len);
-		if (!buf) {
-			cli_error("cannot read '%s': %s", path, strerror(errno));
-			rc = CLI_FAIL;
-			break;
-		}
-		struct pmon_callgrind *cg;
-		int err = pmon_callgrind__parse(buf, len, path, &cg);
-		free(buf);
-		if (err) {
-			cli_error("callgrind's output: %s", pmon_errdetail());
-			rc = CLI_FAIL;
-			break;
-		}
-		struct pmon_callgrind **n = realloc(r->cg, (r->n + 1) * sizeof(*n));
-		if (!n) {
-			pmon_callgrind__free(cg);
-			rc = CLI_FAIL;
-			break;
-		}
-		r->cg = n;
-		r->cg[r->n++] = cg;
-	}
-	closedir(d);
-	if (r->n > 1)
-		qsort(r->cg, r->n, sizeof(*r->cg), cmp_pid);
-	return rc;
-}
-
-/*
- * valgrind's own messages (its log, one file per process) on standard
- * error, less the notes of its auto-detected LL cache, which the --LL that
- * pmon passes replaces (they would name a cache that is not simulated).
- */
-static void show_log(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	char path[4400], line[1024];
-
-	while (d && (e = readdir(d))) {
-		if (strncmp(e->d_name, "valgrind.log.", 13))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		FILE *f = fopen(path, "re");
-		while (f && fgets(line, sizeof(line), f))
-			if (!strstr(line, "using its data for the LL simulation") &&
-			    !strstr(line, " LL cache: line_size"))
-				fputs(line, stderr);
-		if (f)
-			fclose(f);
-	}
-	if (d)
-		closedir(d);
-}
 
 static void remove_dir(const char *dir)
 {
@@ -672,71 +568,16 @@ static bool parse_events(const char *list, unsigned *ev, size_t *nev, bool *bran
 	return true;
 }
 
-/* The engine's CPU seconds and resident memory so far (/proc/PID/stat,
- * proc(5): utime and stime, fields 14-15, in clock ticks; rss, field 24,
- * in pages). False when it has gone. */
-static bool engine_usage(pid_t pid, double *cpu_s, double *rss_mb)
+/* A progress line on standard error while the engine runs (@ctx: whether
+ * it is a terminal, where each line overwrites the last). */
+static void progress_line(void *ctx, double elapsed_s, double cpu_s, double rss_mb)
 {
-	char path[64], buf[1024];
-	FILE *f;
-	size_t n;
+	bool tty = *(const bool *)ctx;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (!(f = fopen(path, "re")))
-		return false;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	char *p = strrchr(buf, ')'); /* the command name may hold blanks */
-	unsigned long long v[24] = { 0 };
-	for (int i = 3; p && i <= 24; i++) {
-		p = strchr(p + 1, ' ');
-		if (p && i >= 14)
-			v[i - 1] = strtoull(p + 1, NULL, 10);
-	}
-	if (!p)
-		return false;
-	long tck = sysconf(_SC_CLK_TCK), page = sysconf(_SC_PAGESIZE);
-	*cpu_s = (double)(v[13] + v[14]) / (double)(tck > 0 ? tck : 100);
-	*rss_mb = (double)v[23] * (double)(page > 0 ? page : 4096) / (1 << 20);
-	return true;
-}
-
-/*
- * Wait for valgrind; every @every seconds (0: never) a progress line on
- * standard error: the time so far, the engine's CPU time and memory.
- * callgrind reports no progress of its own (its instruction count so far
- * needs callgrind_control, a vgdb round trip that stops the engine), so
- * the line says how long it has run, not how much is left.
- */
-static void wait_engine(struct pmon_child *ch, int *status, long every, bool tty)
-{
-	int pfd = every > 0 ? (int)syscall(SYS_pidfd_open, ch->pid, 0) : -1;
-	double t0 = pmon_monotonic_s(), next = t0 + (double)every;
-
-	if (pfd < 0) {
-		pmon_child__wait(ch, status, NULL);
-		return;
-	}
-	for (;;) {
-		struct pollfd p = { .fd = pfd, .events = POLLIN };
-		if (pmon_child__poll(ch, status, NULL) != 0)
-			break;
-		double now = pmon_monotonic_s();
-		if (now >= next) {
-			double cpu = 0, rss = 0;
-			if (engine_usage(ch->pid, &cpu, &rss))
-				fprintf(stderr,
-					"pmon simulate: %.0f s under the engine (%.1f s of CPU, "
-					"%.0f MiB); Ctrl-C stops and keeps what was simulated%s",
-					now - t0, cpu, rss, tty ? "\r" : "\n");
-			next = now + (double)every;
-		}
-		poll(&p, 1, (int)((next - now) * 1000) + 1);
-	}
-	if (tty && pmon_monotonic_s() >= t0 + (double)every)
-		fputc('\n', stderr); /* past the last progress line */
-	close(pfd);
+	fprintf(stderr,
+		"pmon simulate: %.0f s under the engine (%.1f s of CPU, "
+		"%.0f MiB); Ctrl-C stops and keeps what was simulated%s",
+		elapsed_s, cpu_s, rss_mb, tty ? "\r" : "\n");
 }
 
 int sim_run(const struct sim_req *q)
@@ -904,16 +745,7 @@ int sim_run(const struct sim_req *q)
 				ev[nev++] = (unsigned)i;
 		}
 	}
-	char a_log[4200], a_out[4200], a_i1[64], a_d1[64], a_ll[64], geom[200], t1[48], t2[48],
-		t3[48];
-	snprintf(a_out, sizeof(a_out), "--callgrind-out-file=%s/callgrind.out.%%p", dir);
-	snprintf(a_log, sizeof(a_log), "--log-file=%s/valgrind.log.%%p", dir);
-	snprintf(a_i1, sizeof(a_i1), "--I1=%llu,%u,%u", (unsigned long long)caches.i1.size,
-		 caches.i1.assoc, caches.i1.line);
-	snprintf(a_d1, sizeof(a_d1), "--D1=%llu,%u,%u", (unsigned long long)caches.d1.size,
-		 caches.d1.assoc, caches.d1.line);
-	snprintf(a_ll, sizeof(a_ll), "--LL=%llu,%u,%u", (unsigned long long)caches.ll.size,
-		 caches.ll.assoc, caches.ll.line);
+	char geom[200], t1[48], t2[48], t3[48];
 	geom_text(t1, sizeof(t1), "L1i", &caches.i1);
 	geom_text(t2, sizeof(t2), "L1d", &caches.d1);
 	geom_text(t3, sizeof(t3), "LL", &caches.ll);
@@ -927,45 +759,10 @@ int sim_run(const struct sim_req *q)
 			"power of two: simulated with %u ways, same size\n",
 			caches.ll_level, caches.ll_assoc_enumerated, caches.ll.assoc);
 
-	size_t ncmd = 0, na = 0;
-	while (q->argv[ncmd])
-		ncmd++;
-	char **va = calloc(ncmd + 16, sizeof(char *));
-	if (!va) {
-		rc = CLI_FAIL;
-		goto out_dir;
-	}
-	va[na++] = valgrind;
-	va[na++] = "--tool=callgrind";
-	va[na++] = "-q";
-	va[na++] = "--dump-instr=yes";
-	va[na++] = "--cache-sim=yes";
-	va[na++] = branch ? "--branch-sim=yes" : "--branch-sim=no";
-	va[na++] = a_i1;
-	va[na++] = a_d1;
-	va[na++] = a_ll;
-	va[na++] = a_out;
-	va[na++] = a_log;
-	if (q->callgraph) /* each function's cost per chain of callers (docs/simulate.md) */
-		va[na++] = "--separate-callers=" SIM_CALLERS;
-	char a_report[4200];
-	if (q->regions) {
-		/* Collection off until a region switches it on (lib/region: the
-		 * client requests), each dump a part of the same file. */
-		va[na++] = "--collect-atstart=no";
-		va[na++] = "--combine-dumps=yes";
-		snprintf(a_report, sizeof(a_report), "%s/regions.json", dir);
-		setenv("PMON_SIMULATE_REGIONS", "1", 1);
-		setenv("PMON_OUTPUT", a_report, 1);
-		setenv("PMON_FORMAT", "json", 1);
-	}
-	va[na++] = "--";
-	for (size_t i = 0; i < ncmd; i++)
-		va[na++] = q->argv[i];
 	char cmdline[256];
 	size_t off = 0;
 	cmdline[0] = '\0';
-	for (size_t i = 0; i < ncmd && off < sizeof(cmdline); i++) {
+	for (size_t i = 0; q->argv[i] && off < sizeof(cmdline); i++) {
 		int w = snprintf(cmdline + off, sizeof(cmdline) - off, "%s%s", off ? " " : "",
 				 q->argv[i]);
 		if (w < 0)
@@ -973,40 +770,38 @@ int sim_run(const struct sim_req *q)
 		off += (size_t)w;
 	}
 
-	struct sigaction sa = { .sa_sigaction = on_signal, .sa_flags = SA_SIGINFO }, old[3];
-	const int sigs[3] = { SIGINT, SIGTERM, SIGHUP };
-	sigemptyset(&sa.sa_mask);
-	for (int i = 0; i < 3; i++)
-		sigaction(sigs[i], &sa, &old[i]);
-	struct pmon_child ch = { .pid = -1, .go_fd = -1, .err_fd = -1 };
-	int status = 0, err;
-	double t0 = pmon_monotonic_s();
-	if (pmon_child__fork(va, &ch)) {
-		cli_error("cannot run valgrind: %s", pmon_errdetail());
-		rc = CLI_FAIL;
-		goto out_sig;
-	}
-	child_pid = ch.pid;
-	if ((err = pmon_child__start(&ch))) {
-		pmon_child__wait(&ch, NULL, NULL);
-		cli_error("cannot run '%s': %s", valgrind, strerror(-err));
-		rc = CLI_UNSUPPORTED;
-		goto out_sig;
-	}
+	char a_report[4200];
+	snprintf(a_report, sizeof(a_report), "%s/regions.json", dir);
 	bool tty = isatty(STDERR_FILENO);
-	wait_engine(&ch, &status, q->progress_s < 0 ? (tty ? 5 : 0) : q->progress_s, tty);
-	double elapsed = pmon_monotonic_s() - t0;
-	child_pid = 0;
-	show_log(dir);
-
-	struct runs runs = { 0 };
-	rc = read_runs(dir, &runs);
-	if (rc == CLI_OK && !runs.n) {
+	long every = q->progress_s < 0 ? (tty ? 5 : 0) : q->progress_s;
+	struct pmon_sim_run_opts ro = { .sz = sizeof(ro),
+					.valgrind = valgrind,
+					.caches = &caches,
+					.dir = dir,
+					.branch = branch,
+					.callgraph = q->callgraph,
+					.regions_report = q->regions ? a_report : NULL,
+					.progress_s = (double)every,
+					.progress = progress_line,
+					.ctx = &tty };
+	struct pmon_sim_run run;
+	int err = pmon_sim__run(q->argv, &ro, &run);
+	if (tty && every > 0 && run.elapsed_s >= (double)every)
+		fputc('\n', stderr); /* past the last progress line */
+	if (run.log)
+		fputs(run.log, stderr);
+	int status = run.status;
+	if (err) {
+		cli_error("%s", pmon_errdetail());
+		rc = run.started || err == -ENOMEM || err == -EAGAIN ? CLI_FAIL : CLI_UNSUPPORTED;
+	} else if (!run.nruns) {
 		cli_error("callgrind wrote no output (valgrind %s %d)",
 			  WIFSIGNALED(status) ? "was killed by signal" : "exited with status",
 			  WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
 		rc = CLI_FAIL;
 	}
+	double elapsed = run.elapsed_s;
+	struct runs runs = { .cg = run.runs, .n = run.nruns };
 	if (rc == CLI_OK && q->stat)
 		rc = print_stat(sf, &runs, ev, nev, cmdline, geom, &so, elapsed);
 	if (rc == CLI_OK && q->regions)
@@ -1046,13 +841,10 @@ int sim_run(const struct sim_req *q)
 		char cwd[4096];
 		rc = mca_print(stdout, q, mcpu, mcpu_from, &runs, dir, getcwd(cwd, sizeof(cwd)));
 	}
-	for (size_t i = 0; i < runs.n; i++)
-		pmon_callgrind__free(runs.cg[i]);
-	free(runs.cg);
 	if (rc == CLI_OK) {
 		if (WIFSIGNALED(status)) {
 			int sig = WTERMSIG(status);
-			if (got_sig && sig == got_sig)
+			if (run.signal && sig == run.signal)
 				cli_error("interrupted by signal %d: kept what was simulated up to "
 					  "then",
 					  sig);
@@ -1064,10 +856,7 @@ int sim_run(const struct sim_req *q)
 			rc = WEXITSTATUS(status);
 		}
 	}
-out_sig:
-	for (int i = 0; i < 3; i++)
-		sigaction(sigs[i], &old[i], NULL);
-	free(va);
+	pmon_sim_run_release(&run);
 out_dir:
 	json_decref(cmp.measured);
 	if (!q->keep)
