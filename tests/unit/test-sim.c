@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -1152,6 +1153,46 @@ static void test_sim__event_role(void **state)
 	}
 }
 
+/* pmon_sim__run(): options refused, valgrind that cannot start, and (where
+ * valgrind is installed) one process simulated and parsed. */
+static void test_sim__run(void **state)
+{
+	struct pmon_sim_caches caches = { .i1 = { 32768, 8, 64 },
+					  .d1 = { 32768, 8, 64 },
+					  .ll = { 8 << 20, 16, 64 },
+					  .source = "test" };
+	char dir[] = "/tmp/pmon-test-simrun-XXXXXX";
+	char *cmd[] = { "/bin/true", NULL };
+	struct pmon_sim_run r;
+
+	assert_non_null(mkdtemp(dir));
+	struct pmon_sim_run_opts o = { .sz = sizeof(o), .caches = &caches, .dir = dir };
+	assert_int_equal(pmon_sim__run(cmd, &o, &r), -EINVAL); /* no valgrind named */
+	assert_false(r.started);
+
+	o.valgrind = "/nonexistent/valgrind";
+	assert_int_equal(pmon_sim__run(cmd, &o, &r), -ENOENT);
+	assert_false(r.started);
+	assert_non_null(strstr(pmon_errdetail(), "/nonexistent/valgrind"));
+	pmon_sim_run_release(&r);
+
+	o.valgrind = "/usr/bin/valgrind";
+	if (access(o.valgrind, X_OK) == 0) {
+		assert_int_equal(pmon_sim__run(cmd, &o, &r), 0);
+		assert_true(r.started);
+		assert_true(WIFEXITED(r.status));
+		assert_int_equal(WEXITSTATUS(r.status), 0);
+		assert_int_equal(r.nruns, 1);
+		assert_int_equal(r.signal, 0);
+		pmon_sim_run_release(&r);
+		assert_int_equal(r.nruns, 0);
+	}
+	pmon_sim_run_release(NULL);
+	char rm[200];
+	snprintf(rm, sizeof(rm), "rm -rf '%s'", dir);
+	assert_int_equal(system(rm), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1176,6 +1217,7 @@ int main(void)
 		cmocka_unit_test(test_sim__recording_roundtrip),
 		cmocka_unit_test(test_sim__block_cost),
 		cmocka_unit_test(test_sim__event_role),
+		cmocka_unit_test(test_sim__run),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
