@@ -568,28 +568,10 @@ static bool parse_events(const char *list, unsigned *ev, size_t *nev, bool *bran
 	return true;
 }
 
-/* A progress line on standard error while the engine runs (@ctx: whether
- * it is a terminal, where each line overwrites the last). */
-static void progress_line(void *ctx, double elapsed_s, double cpu_s, double rss_mb)
+/* The options that go together and those that do not. Return: CLI_OK or
+ * CLI_USAGE, said. */
+static int check_request(const struct sim_req *q, const char *who)
 {
-	bool tty = *(const bool *)ctx;
-
-	fprintf(stderr,
-		"pmon simulate: %.0f s under the engine (%.1f s of CPU, "
-		"%.0f MiB); Ctrl-C stops and keeps what was simulated%s",
-		elapsed_s, cpu_s, rss_mb, tty ? "\r" : "\n");
-}
-
-int sim_run(const struct sim_req *q)
-{
-	const char *who = q->who ? q->who : "simulate";
-	struct stat_opts so = { .sep = q->sep, .json = q->json };
-	bool branch = q->branch;
-	struct compare cmp = { .rec = q->compare };
-	char mcpu[96] = "", mcpu_from[160] = "";
-	int rc = CLI_OK;
-	FILE *sf = stderr;
-
 	if (!q->argv || !q->argv[0]) {
 		cli_error("%s what? give the command after --", who);
 		return CLI_USAGE;
@@ -622,19 +604,24 @@ int sim_run(const struct sim_req *q)
 		cli_error("-x: the separator is empty");
 		return CLI_USAGE;
 	}
-	/* The cache geometry, checked before anything runs. */
-	struct pmon_sim_caches caches = { 0 };
+	return CLI_OK;
+}
+
+/* --l1/--ll, else this CPU's or the dump's caches, checked. Return:
+ * CLI_OK or the exit code, said. */
+static int resolve_caches(const struct sim_req *q, struct pmon_sim_caches *caches)
+{
 	if (q->l1) {
-		if (pmon_cache_geom__parse(q->l1, &caches.d1)) {
+		if (pmon_cache_geom__parse(q->l1, &caches->d1)) {
 			cli_error("--l1 '%s': %s", q->l1, pmon_errdetail());
 			return CLI_USAGE;
 		}
-		if (pmon_cache_geom__parse(q->ll, &caches.ll)) {
+		if (pmon_cache_geom__parse(q->ll, &caches->ll)) {
 			cli_error("--ll '%s': %s", q->ll, pmon_errdetail());
 			return CLI_USAGE;
 		}
-		caches.i1 = caches.d1;
-		caches.source = "--l1/--ll";
+		caches->i1 = caches->d1;
+		caches->source = "--l1/--ll";
 	} else {
 		struct pmon_cpuid *id = q->cpuid_file ? pmon_cpuid__new_file(q->cpuid_file)
 						      : pmon_cpuid__new_live();
@@ -642,20 +629,111 @@ int sim_run(const struct sim_req *q)
 			cli_error("%s", pmon_errdetail());
 			return CLI_USAGE;
 		}
-		int err = pmon_sim_caches_from_cpuid(id, &caches);
+		int err = pmon_sim_caches_from_cpuid(id, caches);
 		pmon_cpuid__free(id);
 		if (err) {
 			cli_error("%s", pmon_errdetail());
 			return q->cpuid_file ? CLI_USAGE : CLI_UNSUPPORTED;
 		}
-		const struct pmon_cache_geom *g[3] = { &caches.i1, &caches.d1, &caches.ll };
+		const struct pmon_cache_geom *g[3] = { &caches->i1, &caches->d1, &caches->ll };
 		const char *gn[3] = { "L1i", "L1d", "LL" };
 		for (int i = 0; i < 3; i++)
 			if (pmon_cache_geom__check(g[i])) {
-				cli_error("%s of %s: %s", gn[i], caches.source, pmon_errdetail());
+				cli_error("%s of %s: %s", gn[i], caches->source, pmon_errdetail());
 				return CLI_USAGE;
 			}
 	}
+	return CLI_OK;
+}
+
+/* The simulated caches in words into @geom, and the line that says what
+ * runs. */
+static void say_geometry(const char *valgrind, const struct pmon_sim_caches *caches, char *geom,
+			 size_t glen)
+{
+	char t1[48], t2[48], t3[48];
+	geom_text(t1, sizeof(t1), "L1i", &caches->i1);
+	geom_text(t2, sizeof(t2), "L1d", &caches->d1);
+	geom_text(t3, sizeof(t3), "LL", &caches->ll);
+	snprintf(geom, glen, "%s, %s, %s from %s", t1, t2, t3, caches->source);
+	fprintf(stderr,
+		"pmon simulate: simulating with callgrind (%s): expect 20-100x slower (%s)\n",
+		valgrind, geom);
+	if (caches->ll_assoc_enumerated)
+		fprintf(stderr,
+			"pmon simulate: the L%u cache's %u ways give a set count that is not a "
+			"power of two: simulated with %u ways, same size\n",
+			caches->ll_level, caches->ll_assoc_enumerated, caches->ll.assoc);
+}
+
+/* The command as one line (cut to @len) for the headers. */
+static void command_line(char **argv, char *cmdline, size_t len)
+{
+	size_t off = 0;
+	cmdline[0] = '\0';
+	for (size_t i = 0; argv[i] && off < len; i++) {
+		int w = snprintf(cmdline + off, len - off, "%s%s", off ? " " : "", argv[i]);
+		if (w < 0)
+			break;
+		off += (size_t)w;
+	}
+}
+
+/* The simulated runs as a recording at @path. Return: CLI_OK or the exit
+ * code, said. */
+static int write_recording(const struct sim_req *q, const struct runs *runs, const unsigned *ev,
+			   size_t nev, const char *cmdline, const char *simrec)
+{
+	int rc = CLI_OK;
+	char cwd[4096];
+	struct pmon_sim_write_opts wo = { .sz = sizeof(wo),
+					  .events = ev,
+					  .nevents = nev,
+					  .command = cmdline,
+					  .cwd = getcwd(cwd, sizeof(cwd)),
+					  .callchains = q->callgraph };
+	const char *path = simrec;
+	int werr = pmon_sim__write_recording(runs->cg, runs->n, path, &wo);
+	if (werr) {
+		cli_error("%s", pmon_errdetail());
+		/* an output refused only when opened (a FIFO nobody
+		 * reads): bad input, as docs/exit-codes.md says */
+		rc = werr == -ENXIO || werr == -EPERM || werr == -EISDIR || werr == -EEXIST
+			? CLI_USAGE
+			: CLI_FAIL;
+	} else {
+		fprintf(stderr, "pmon simulate: %zu process%s simulated, written to %s\n", runs->n,
+			runs->n == 1 ? "" : "es", path);
+	}
+	return rc;
+}
+
+/* The command's exit status as pmon's: its own, or 128 + the signal that
+ * killed it, said. */
+static int exit_status(const struct sim_req *q, int status, int caught)
+{
+	int rc;
+
+	if (WIFSIGNALED(status)) {
+		int sig = WTERMSIG(status);
+		if (caught && sig == caught)
+			cli_error("interrupted by signal %d: kept what was simulated up to "
+				  "then",
+				  sig);
+		else
+			cli_error("'%s' was killed by signal %d (%s)", q->argv[0], sig,
+				  strsignal(sig));
+		rc = 128 + sig;
+	} else {
+		rc = WEXITSTATUS(status);
+	}
+	return rc;
+}
+
+/* --mca's tools and -mcpu (--mcpu, else this CPU's or the dump's). Return:
+ * CLI_OK or the exit code, said. */
+static int mca_cpu(const struct sim_req *q, char *mcpu, size_t mlen, char *from, size_t flen)
+{
 	if (q->mcpu && !q->mca) {
 		cli_error("--mcpu goes with --mca");
 		return CLI_USAGE;
@@ -664,18 +742,25 @@ int sim_run(const struct sim_req *q)
 		if (!sim_mca_available("--mca", true))
 			return CLI_UNSUPPORTED;
 		if (q->mcpu) {
-			snprintf(mcpu, sizeof(mcpu), "%s", q->mcpu);
-			snprintf(mcpu_from, sizeof(mcpu_from), "--mcpu");
-		} else if (!sim_mca_cpu(q->cpuid_file, mcpu, sizeof(mcpu), mcpu_from,
-					sizeof(mcpu_from))) {
+			snprintf(mcpu, mlen, "%s", q->mcpu);
+			snprintf(from, flen, "--mcpu");
+		} else if (!sim_mca_cpu(q->cpuid_file, mcpu, mlen, from, flen)) {
 			return CLI_USAGE;
 		}
 	}
-	unsigned ev[16];
+	return CLI_OK;
+}
+
+/* -e's events, else the default list (with branches where asked). False
+ * after an error line. */
+static bool pick_events(const struct sim_req *q, unsigned *ev, size_t *nevp, bool *branchp)
+{
 	size_t nev = 0;
+	bool branch = *branchp;
+
 	for (size_t i = 0; i < q->nevents; i++)
 		if (!parse_events(q->events[i], ev, &nev, &branch))
-			return CLI_USAGE;
+			return false;
 	if (!q->nevents) {
 		const struct pmon_sim_event *tab;
 		size_t n = pmon_sim_events(&tab);
@@ -683,6 +768,68 @@ int sim_run(const struct sim_req *q)
 			if (!tab[i].branch || branch)
 				ev[nev++] = (unsigned)i;
 	}
+	*nevp = nev;
+	*branchp = branch;
+	return true;
+}
+
+/* --compare: the simulated counterpart of the measured event joins the
+ * events (all of the default list, with branches, when it is a branch
+ * event and -e named none). */
+static void add_counterpart(const struct sim_req *q, const struct compare *c, unsigned *ev,
+			    size_t *nev, bool *branch)
+{
+	/* the counterpart is simulated and written whatever -e said */
+	bool have = false;
+	const struct pmon_sim_event *tab;
+	pmon_sim_events(&tab);
+	for (size_t i = 0; i < *nev; i++)
+		have |= ev[i] == (unsigned)c->sim;
+	if (!have && *nev < 16)
+		ev[(*nev)++] = (unsigned)c->sim;
+	*branch |= tab[c->sim].branch;
+	if (!q->nevents && tab[c->sim].branch) { /* the default list, with branches */
+		*nev = 0;
+		size_t nt = pmon_sim_events(&tab);
+		for (size_t i = 0; i < nt; i++)
+			ev[(*nev)++] = (unsigned)i;
+	}
+}
+
+/* A progress line on standard error while the engine runs (@ctx: whether
+ * it is a terminal, where each line overwrites the last). */
+static void progress_line(void *ctx, double elapsed_s, double cpu_s, double rss_mb)
+{
+	bool tty = *(const bool *)ctx;
+
+	fprintf(stderr,
+		"pmon simulate: %.0f s under the engine (%.1f s of CPU, "
+		"%.0f MiB); Ctrl-C stops and keeps what was simulated%s",
+		elapsed_s, cpu_s, rss_mb, tty ? "\r" : "\n");
+}
+
+int sim_run(const struct sim_req *q)
+{
+	const char *who = q->who ? q->who : "simulate";
+	struct stat_opts so = { .sep = q->sep, .json = q->json };
+	bool branch = q->branch;
+	struct compare cmp = { .rec = q->compare };
+	char mcpu[96] = "", mcpu_from[160] = "";
+	int rc = CLI_OK;
+	FILE *sf = stderr;
+
+	if ((rc = check_request(q, who)) != CLI_OK)
+		return rc;
+	/* The cache geometry, checked before anything runs. */
+	struct pmon_sim_caches caches = { 0 };
+	if ((rc = resolve_caches(q, &caches)) != CLI_OK)
+		return rc;
+	if ((rc = mca_cpu(q, mcpu, sizeof(mcpu), mcpu_from, sizeof(mcpu_from))) != CLI_OK)
+		return rc;
+	unsigned ev[16];
+	size_t nev = 0;
+	if (!pick_events(q, ev, &nev, &branch))
+		return CLI_USAGE;
 	char valgrind[4096], prog[4096];
 	if (!cli_on_path("valgrind", valgrind, sizeof(valgrind))) {
 		cli_error("valgrind is not installed: simulate runs valgrind's callgrind "
@@ -729,46 +876,13 @@ int sim_run(const struct sim_req *q)
 	if (cmp.rec) {
 		if ((rc = compare_prepare(&cmp, dir)))
 			goto out_dir;
-		/* the counterpart is simulated and written whatever -e said */
-		bool have = false;
-		const struct pmon_sim_event *tab;
-		pmon_sim_events(&tab);
-		for (size_t i = 0; i < nev; i++)
-			have |= ev[i] == (unsigned)cmp.sim;
-		if (!have && nev < 16)
-			ev[nev++] = (unsigned)cmp.sim;
-		branch |= tab[cmp.sim].branch;
-		if (!q->nevents && tab[cmp.sim].branch) { /* the default list, with branches */
-			nev = 0;
-			size_t nt = pmon_sim_events(&tab);
-			for (size_t i = 0; i < nt; i++)
-				ev[nev++] = (unsigned)i;
-		}
+		add_counterpart(q, &cmp, ev, &nev, &branch);
 	}
-	char geom[200], t1[48], t2[48], t3[48];
-	geom_text(t1, sizeof(t1), "L1i", &caches.i1);
-	geom_text(t2, sizeof(t2), "L1d", &caches.d1);
-	geom_text(t3, sizeof(t3), "LL", &caches.ll);
-	snprintf(geom, sizeof(geom), "%s, %s, %s from %s", t1, t2, t3, caches.source);
-	fprintf(stderr,
-		"pmon simulate: simulating with callgrind (%s): expect 20-100x slower (%s)\n",
-		valgrind, geom);
-	if (caches.ll_assoc_enumerated)
-		fprintf(stderr,
-			"pmon simulate: the L%u cache's %u ways give a set count that is not a "
-			"power of two: simulated with %u ways, same size\n",
-			caches.ll_level, caches.ll_assoc_enumerated, caches.ll.assoc);
+	char geom[200];
+	say_geometry(valgrind, &caches, geom, sizeof(geom));
 
 	char cmdline[256];
-	size_t off = 0;
-	cmdline[0] = '\0';
-	for (size_t i = 0; q->argv[i] && off < sizeof(cmdline); i++) {
-		int w = snprintf(cmdline + off, sizeof(cmdline) - off, "%s%s", off ? " " : "",
-				 q->argv[i]);
-		if (w < 0)
-			break;
-		off += (size_t)w;
-	}
+	command_line(q->argv, cmdline, sizeof(cmdline));
 
 	char a_report[4200];
 	snprintf(a_report, sizeof(a_report), "%s/regions.json", dir);
@@ -813,49 +927,16 @@ int sim_run(const struct sim_req *q)
 					      : "pmon.data");
 	if (!simrec[0]) /* --stat --compare without -o: a recording only to compare */
 		snprintf(simrec, sizeof(simrec), "%s/simulated.data", dir);
-	if (rc == CLI_OK && (!q->stat || q->out || cmp.rec)) {
-		char cwd[4096];
-		struct pmon_sim_write_opts wo = { .sz = sizeof(wo),
-						  .events = ev,
-						  .nevents = nev,
-						  .command = cmdline,
-						  .cwd = getcwd(cwd, sizeof(cwd)),
-						  .callchains = q->callgraph };
-		const char *path = simrec;
-		int werr = pmon_sim__write_recording(runs.cg, runs.n, path, &wo);
-		if (werr) {
-			cli_error("%s", pmon_errdetail());
-			/* an output refused only when opened (a FIFO nobody
-			 * reads): bad input, as docs/exit-codes.md says */
-			rc = werr == -ENXIO || werr == -EPERM || werr == -EISDIR || werr == -EEXIST
-				? CLI_USAGE
-				: CLI_FAIL;
-		} else {
-			fprintf(stderr, "pmon simulate: %zu process%s simulated, written to %s\n",
-				runs.n, runs.n == 1 ? "" : "es", path);
-		}
-	}
+	if (rc == CLI_OK && (!q->stat || q->out || cmp.rec))
+		rc = write_recording(q, &runs, ev, nev, cmdline, simrec);
 	if (rc == CLI_OK && cmp.rec)
 		rc = compare_print(stdout, &cmp, simrec, dir, &so);
 	if (rc == CLI_OK && q->mca) {
 		char cwd[4096];
 		rc = mca_print(stdout, q, mcpu, mcpu_from, &runs, dir, getcwd(cwd, sizeof(cwd)));
 	}
-	if (rc == CLI_OK) {
-		if (WIFSIGNALED(status)) {
-			int sig = WTERMSIG(status);
-			if (run.signal && sig == run.signal)
-				cli_error("interrupted by signal %d: kept what was simulated up to "
-					  "then",
-					  sig);
-			else
-				cli_error("'%s' was killed by signal %d (%s)", q->argv[0], sig,
-					  strsignal(sig));
-			rc = 128 + sig;
-		} else {
-			rc = WEXITSTATUS(status);
-		}
-	}
+	if (rc == CLI_OK)
+		rc = exit_status(q, status, run.signal);
 	pmon_sim_run_release(&run);
 out_dir:
 	json_decref(cmp.measured);
