@@ -91,29 +91,15 @@ static int run_to_file(char *argv[], const char *path)
 int sim_mca_run(const char *asmtext, const char *mcpu, unsigned iterations, const char *dir,
 		const char *what, char **text, size_t *len, struct pmon_mca_summary *sum)
 {
-	char asmf[4200], out[4200], a_mcpu[96], a_it[48];
+	const char *mca = tool("llvm-mca");
 
 	*text = NULL;
-	snprintf(asmf, sizeof(asmf), "%s/block.s", dir);
-	FILE *af = fopen(asmf, "we");
-	if (!af || fputs(asmtext, af) < 0 || fclose(af)) {
-		cli_error("%s: cannot write '%s'", what, asmf);
-		return CLI_FAIL;
-	}
-	snprintf(a_mcpu, sizeof(a_mcpu), "-mcpu=%s", mcpu);
-	snprintf(a_it, sizeof(a_it), "-iterations=%u", iterations);
-	snprintf(out, sizeof(out), "%s/mca.txt", dir);
-	char *mc[] = { "llvm-mca", a_mcpu, a_it, "-bottleneck-analysis", asmf, NULL };
-	if (run_to_file(mc, out)) {
+	if (!mca) {
 		cli_error("%s: llvm-mca failed on the block (its message is above)", what);
 		return CLI_FAIL;
 	}
-	*text = cli_slurp(out, MAX_TEXT, len);
-	if (!*text || pmon_sim__mca_summary(*text, *len, sum)) {
-		cli_error("%s: %s", what,
-			  *text ? pmon_errdetail() : "cannot read llvm-mca's output");
-		free(*text);
-		*text = NULL;
+	if (pmon_sim__mca_run(mca, asmtext, mcpu, iterations, dir, text, len, sum)) {
+		cli_error("%s: %s", what, pmon_errdetail());
 		return CLI_FAIL;
 	}
 	return CLI_OK;

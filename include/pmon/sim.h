@@ -337,6 +337,19 @@ struct pmon_mca_summary {
  */
 PMON_API int pmon_sim__mca_summary(const char *text, size_t len, struct pmon_mca_summary *out);
 
+/**
+ * pmon_sim__mca_run() - @asmtext (Intel-syntax assembly, llvm-mca's input)
+ * written to @dir/block.s and run through @llvm_mca (an absolute path) with
+ * -mcpu=@mcpu, @iterations times, with its bottleneck analysis; its
+ * output kept in @dir/mca.txt and returned in *@text (malloc()ed, the
+ * caller frees; @len bytes) with its summary in @sum.
+ * Return: 0, or -errno / -PMON_ERRNO__PARSE with pmon_errdetail() set
+ * (llvm-mca's own message went to standard error); *@text NULL then.
+ */
+PMON_API int pmon_sim__mca_run(const char *llvm_mca, const char *asmtext, const char *mcpu,
+			       unsigned iterations, const char *dir, char **text, size_t *len,
+			       struct pmon_mca_summary *sum);
+
 /* ---- the runner (lib/sim/run.c) ----------------------------------- */
 
 struct pmon_sim_run_opts {

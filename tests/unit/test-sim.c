@@ -1193,6 +1193,34 @@ static void test_sim__run(void **state)
 	assert_int_equal(system(rm), 0);
 }
 
+/* pmon_sim__mca_run(): a tool that is not there, and (where llvm-mca is
+ * installed) one block's summary. */
+static void test_sim__mca_run(void **state)
+{
+	char dir[] = "/tmp/pmon-test-mca-XXXXXX", rm[200], *text = (char *)"x";
+	struct pmon_mca_summary sum;
+	size_t len = 1;
+
+	assert_non_null(mkdtemp(dir));
+	assert_true(pmon_sim__mca_run("/nonexistent/llvm-mca",
+				      ".intel_syntax noprefix\nadd rax, 1\n", "skylake", 10, dir,
+				      &text, &len, &sum) < 0);
+	assert_null(text);
+	assert_true(pmon_errdetail()[0] != '\0');
+	if (access("/usr/bin/llvm-mca", X_OK) == 0) {
+		assert_int_equal(pmon_sim__mca_run("/usr/bin/llvm-mca",
+						   ".intel_syntax noprefix\nadd rax, 1\n",
+						   "skylake", 10, dir, &text, &len, &sum),
+				 0);
+		assert_non_null(text);
+		assert_int_equal(len, strlen(text));
+		assert_true(sum.iterations == 10);
+		free(text);
+	}
+	snprintf(rm, sizeof(rm), "rm -rf '%s'", dir);
+	assert_int_equal(system(rm), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1218,6 +1246,7 @@ int main(void)
 		cmocka_unit_test(test_sim__block_cost),
 		cmocka_unit_test(test_sim__event_role),
 		cmocka_unit_test(test_sim__run),
+		cmocka_unit_test(test_sim__mca_run),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
