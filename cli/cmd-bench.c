@@ -36,6 +36,113 @@ static void print_row(const char *name, const struct pmon_summary *s)
 	       s->min, s->max, s->mean, s->stddev, s->culled);
 }
 
+/* The body to measure, from --asm or --so. Return: CLI_OK or the exit
+ * code, said. */
+static int make_code(const char *asm_body, const char *so, unsigned long unroll,
+		     struct pmon_bench_code **code)
+{
+	int err;
+
+	if (asm_body) {
+		err = pmon_bench_code__asm(asm_body, (unsigned)unroll, code);
+	} else {
+		char *colon = strrchr(so, ':');
+		char path[4096];
+		if (!colon || colon == so || !colon[1]) {
+			cli_error("--so '%s': expected LIB.so:FUNCTION", so);
+			return CLI_USAGE;
+		}
+		snprintf(path, sizeof(path), "%.*s", (int)(colon - so), so);
+		err = pmon_bench_code__so(path, colon + 1, (unsigned)unroll, code);
+	}
+	if (err) {
+		cli_error("%s", pmon_errdetail());
+		return err == -ENOMEM ? CLI_FAIL : CLI_USAGE;
+	}
+	return CLI_OK;
+}
+
+/* --predict: llvm-mca's cycles for @asm_body, and the measured ones of
+ * @res beside them (@clock: the calibrated core clock where no PMU counts
+ * cycles). Return: CLI_OK or the exit code, said. */
+static int predict_cycles(const char *asm_body, const struct pmon_bench_result *res,
+			  const struct pmon_bench_clock *clock, struct sim_prediction *pr,
+			  struct sim_measured *ms)
+{
+	int rc = sim_mca_predict(asm_body, NULL, pr);
+
+	if (rc)
+		return rc;
+	sim_measured_set(ms, res->tsc.median, res->tsc.mode,
+			 core_pmu() && res->nevents ? res->events[0].median : -1, clock);
+	/* llvm-mca's own latency of the clock chain, for the same -mcpu,
+	 * beside the table's (cli/sim-mca.c prints both) */
+	struct sim_prediction chain;
+	if (clock && clock->latency && !sim_mca_predict(PMON_BENCH_CLOCK_CHAIN, pr->mcpu, &chain))
+		ms->mca_chain = chain.cycles;
+	return CLI_OK;
+}
+
+/* What a measurement shows, in either form. */
+struct bench_shown {
+	const char *body, *kind; /* --asm's or --so's text; "asm" or "so" */
+	unsigned long unroll, iters, samples;
+	bool pinned;
+	const char *tools; /* the toolchain that built it, or NULL */
+	const struct pmon_evlist *ev;
+	const struct pmon_bench_result *res;
+	const struct sim_prediction *pr; /* --predict, or NULL */
+	const struct sim_measured *ms;
+};
+
+/* --json: one object. */
+static void print_json(const struct bench_shown *b)
+{
+	json_t *j =
+		json_pack("{s:s, s:s, s:i, s:I, s:i, s:o}", "body", b->body, "kind", b->kind,
+			  "unroll", (int)b->unroll, "iterations", (json_int_t)b->iters, "samples",
+			  (int)b->samples, "tsc_per_iteration", summary_json(&b->res->tsc));
+	json_t *evs = json_object();
+	for (size_t e = 0; e < b->res->nevents; e++)
+		json_object_set_new(evs, pmon_evlist__event(b->ev, e)->name,
+				    summary_json(&b->res->events[e]));
+	json_object_set_new(j, "events", evs);
+	if (b->tools)
+		json_object_set_new(j, "toolchain", json_string(b->tools));
+	json_object_set_new(j, "cycles",
+			    json_string(core_pmu() ? "core cycles in events.cycles"
+						   : "no PMU: TSC reference cycles only"));
+	if (b->pr)
+		json_object_set_new(j, "predicted", sim_mca_predict_json(b->pr, b->ms));
+	json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	putchar('\n');
+	json_decref(j);
+}
+
+/* The table. */
+static void print_text(const struct bench_shown *b)
+{
+	printf("pmon bench: %s, unrolled %lu and %lu times, %lu iterations, %lu "
+	       "samples%s\n",
+	       b->body, b->unroll, 2 * b->unroll, b->iters, b->samples,
+	       b->pinned ? " (pinned)" : "");
+	if (b->tools)
+		printf("  built with %s\n", b->tools);
+	printf("  per execution of the body; (2U - U) / (U x N) per sample; culled beyond "
+	       "5 x MAD\n");
+	if (!core_pmu())
+		printf("  cycles: TSC reference cycles (this machine exposes no PMU for "
+		       "core "
+		       "cycles)\n");
+	printf("\n  %-24s %10s %10s %10s %10s %10s %9s %7s\n", "metric", "median", "mode", "min",
+	       "max", "mean", "stddev", "culled");
+	print_row("TSC ticks", &b->res->tsc);
+	for (size_t e = 0; e < b->res->nevents; e++)
+		print_row(pmon_evlist__event(b->ev, e)->name, &b->res->events[e]);
+	if (b->pr)
+		sim_mca_predict_print(stdout, b->pr, b->ms);
+}
+
 int cmd_bench(int argc, char **argv)
 {
 	const char *asm_body = NULL, *so = NULL, *events = NULL;
@@ -132,24 +239,8 @@ int cmd_bench(int argc, char **argv)
 		rc = CLI_USAGE;
 		goto out;
 	}
-	if (asm_body) {
-		err = pmon_bench_code__asm(asm_body, (unsigned)unroll, &code);
-	} else {
-		char *colon = strrchr(so, ':');
-		char path[4096];
-		if (!colon || colon == so || !colon[1]) {
-			cli_error("--so '%s': expected LIB.so:FUNCTION", so);
-			rc = CLI_USAGE;
-			goto out;
-		}
-		snprintf(path, sizeof(path), "%.*s", (int)(colon - so), so);
-		err = pmon_bench_code__so(path, colon + 1, (unsigned)unroll, &code);
-	}
-	if (err) {
-		cli_error("%s", pmon_errdetail());
-		rc = err == -ENOMEM ? CLI_FAIL : CLI_USAGE;
+	if ((rc = make_code(asm_body, so, unroll, &code)) != CLI_OK)
 		goto out;
-	}
 	struct pmon_bench_opts o = { .sz = sizeof(o),
 				     .iterations = iters,
 				     .samples = (unsigned)samples,
@@ -172,61 +263,23 @@ int cmd_bench(int argc, char **argv)
 	const char *tools = pmon_bench_code__tools(code);
 	struct sim_prediction pr;
 	struct sim_measured ms;
-	if (predict) {
-		if ((rc = sim_mca_predict(asm_body, NULL, &pr)))
-			goto out;
-		sim_measured_set(&ms, res.tsc.median, res.tsc.mode,
-				 core_pmu() && res.nevents ? res.events[0].median : -1,
-				 o.clock ? &clock : NULL);
-		/* llvm-mca's own latency of the clock chain, for the same
-		 * -mcpu, beside the table's (cli/sim-mca.c prints both) */
-		struct sim_prediction chain;
-		if (o.clock && clock.latency &&
-		    !sim_mca_predict(PMON_BENCH_CLOCK_CHAIN, pr.mcpu, &chain))
-			ms.mca_chain = chain.cycles;
-	}
-	if (json) {
-		json_t *j =
-			json_pack("{s:s, s:s, s:i, s:I, s:i, s:o}", "body",
-				  asm_body ? asm_body : so, "kind", asm_body ? "asm" : "so",
-				  "unroll", (int)unroll, "iterations", (json_int_t)iters, "samples",
-				  (int)samples, "tsc_per_iteration", summary_json(&res.tsc));
-		json_t *evs = json_object();
-		for (size_t e = 0; e < res.nevents; e++)
-			json_object_set_new(evs, pmon_evlist__event(ev, e)->name,
-					    summary_json(&res.events[e]));
-		json_object_set_new(j, "events", evs);
-		if (tools)
-			json_object_set_new(j, "toolchain", json_string(tools));
-		json_object_set_new(j, "cycles",
-				    json_string(core_pmu() ? "core cycles in events.cycles"
-							   : "no PMU: TSC reference cycles only"));
-		if (predict)
-			json_object_set_new(j, "predicted", sim_mca_predict_json(&pr, &ms));
-		json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-		putchar('\n');
-		json_decref(j);
-	} else {
-		printf("pmon bench: %s, unrolled %lu and %lu times, %lu iterations, %lu "
-		       "samples%s\n",
-		       asm_body ? asm_body : so, unroll, 2 * unroll, iters, samples,
-		       cpu >= 0 ? " (pinned)" : "");
-		if (tools)
-			printf("  built with %s\n", tools);
-		printf("  per execution of the body; (2U - U) / (U x N) per sample; culled beyond "
-		       "5 x MAD\n");
-		if (!core_pmu())
-			printf("  cycles: TSC reference cycles (this machine exposes no PMU for "
-			       "core "
-			       "cycles)\n");
-		printf("\n  %-24s %10s %10s %10s %10s %10s %9s %7s\n", "metric", "median", "mode",
-		       "min", "max", "mean", "stddev", "culled");
-		print_row("TSC ticks", &res.tsc);
-		for (size_t e = 0; e < res.nevents; e++)
-			print_row(pmon_evlist__event(ev, e)->name, &res.events[e]);
-		if (predict)
-			sim_mca_predict_print(stdout, &pr, &ms);
-	}
+	if (predict && (rc = predict_cycles(asm_body, &res, o.clock, &pr, &ms)))
+		goto out;
+	struct bench_shown shown = { .body = asm_body ? asm_body : so,
+				     .kind = asm_body ? "asm" : "so",
+				     .unroll = unroll,
+				     .iters = iters,
+				     .samples = samples,
+				     .pinned = cpu >= 0,
+				     .tools = tools,
+				     .ev = ev,
+				     .res = &res,
+				     .pr = predict ? &pr : NULL,
+				     .ms = &ms };
+	if (json)
+		print_json(&shown);
+	else
+		print_text(&shown);
 out:
 	pmon_bench_result_release(&res);
 	pmon_bench_code__free(code);

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * pmon serve (issue #19): an agent for every host of a fleet. /metrics
- * exports what the collector (cli/serve-collect.c) counts in the background
- * as Prometheus text or OpenMetrics, /debug/pprof/profile samples the whole
+ * exports what the collector (libpmon's pmon_collector, include/pmon/
+ * collect.h) counts in the background as Prometheus text or OpenMetrics, /debug/pprof/profile samples the whole
  * system (or a cgroup) for N seconds and answers with pprof's gzipped
  * profile.proto, the exporter of `pmon report --format pprof`. HTTP,
  * TLS and basic authentication are libmicrohttpd's; this file only routes.
@@ -11,7 +11,7 @@
  *
  * Threads: libmicrohttpd's one polling thread (epoll), which answers every
  * connection (a scrape only copies pointers to the body the last reading
- * rendered: cli/serve-collect.c); a profile's own thread while it samples
+ * rendered: lib/monitor/collect.c); a profile's own thread while it samples
  * (its connection is suspended meanwhile, so scrapes go on); the
  * collector's; and the main thread, which waits for SIGTERM/SIGINT/SIGHUP
  * with sigwait(): those signals are blocked in every thread before any is
@@ -51,7 +51,7 @@ struct user {
 };
 
 struct server {
-	struct serve_collector *col;
+	struct pmon_collector *col;
 	struct user *users;
 	size_t nusers;
 	unsigned max_profile_s;
@@ -284,7 +284,7 @@ static enum MHD_Result page_index(struct server *s, struct MHD_Connection *conn)
 	char *items = NULL, *body = NULL;
 	size_t ilen = 0;
 
-	if (serve_collector__describe(s->col, &items, &ilen))
+	if (pmon_collector__describe(s->col, &items, &ilen))
 		return MHD_NO;
 	int n = asprintf(
 		&body,
@@ -306,21 +306,21 @@ static enum MHD_Result page_metrics(struct server *s, struct MHD_Connection *con
 {
 	const char *accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept");
 	bool om = serve_accept_openmetrics(accept);
-	struct serve_scrape *sc;
+	struct pmon_scrape *sc;
 	struct MHD_IoVec iov[2];
 	size_t len;
 
-	if (serve_collector__render(s->col, om, &sc))
+	if (pmon_collector__render(s->col, om, &sc))
 		return text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
 	/* Sent from the shared body itself (sendmsg() of both parts): the
 	 * response drops its reference when done. */
-	iov[0].iov_base = serve_scrape__body(sc, &len);
+	iov[0].iov_base = pmon_scrape__body(sc, &len);
 	iov[0].iov_len = len;
-	iov[1].iov_base = serve_scrape__tail(sc, &len);
+	iov[1].iov_base = pmon_scrape__tail(sc, &len);
 	iov[1].iov_len = len;
-	struct MHD_Response *r = MHD_create_response_from_iovec(iov, 2, serve_scrape__free, sc);
+	struct MHD_Response *r = MHD_create_response_from_iovec(iov, 2, pmon_scrape__free, sc);
 	if (!r) {
-		serve_scrape__free(sc);
+		pmon_scrape__free(sc);
 		return MHD_NO;
 	}
 	return queue(conn, MHD_HTTP_OK,
@@ -473,7 +473,7 @@ static void *profile_main(void *arg)
 
 	j->err = profile(s, j->secs, j->hz, j->cgroup ? j->cgpath : NULL, &j->buf, &j->len, j->why,
 			 sizeof(j->why));
-	serve_collector__set_profiling(s->col, false);
+	pmon_collector__set_profiling(s->col, false);
 	atomic_store(&s->profiling, false);
 	MHD_resume_connection(j->conn); /* j belongs to the connection from here */
 	pthread_mutex_lock(&s->lock);
@@ -512,7 +512,7 @@ static enum MHD_Result page_profile(struct server *s, struct MHD_Connection *con
 			     MAX_HZ);
 	/* A cgroup by its label in the metrics, among those counted: a client
 	 * names no directory of this host. */
-	if (cg && !serve_collector__cgroup_path(s->col, cg, cgpath, sizeof(cgpath)))
+	if (cg && !pmon_collector__cgroup_path(s->col, cg, cgpath, sizeof(cgpath)))
 		return text(conn, MHD_HTTP_NOT_FOUND,
 			    "cgroup: no counted cgroup has that label (see /metrics)\n");
 	struct profile_job *j = calloc(1, sizeof(*j));
@@ -536,7 +536,7 @@ static enum MHD_Result page_profile(struct server *s, struct MHD_Connection *con
 		return text(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
 			    "cannot profile: pmon serve is stopping\n");
 	}
-	serve_collector__set_profiling(s->col, true);
+	pmon_collector__set_profiling(s->col, true);
 	/* The polling thread must not sample for N seconds: the connection
 	 * waits, suspended, while a thread of its own does. */
 	pthread_attr_t attr;
@@ -554,7 +554,7 @@ static enum MHD_Result page_profile(struct server *s, struct MHD_Connection *con
 	pthread_attr_destroy(&attr);
 	if (err) {
 		MHD_resume_connection(conn);
-		serve_collector__set_profiling(s->col, false);
+		pmon_collector__set_profiling(s->col, false);
 		atomic_store(&s->profiling, false);
 		j->err = -err;
 		snprintf(j->why, sizeof(j->why), "cannot start its thread: %s", strerror(err));
@@ -697,6 +697,18 @@ static unsigned perf_fds_left(void)
 
 /* ---- the command --------------------------------------------------------- */
 
+/* What the options say to count. */
+struct serve_opts {
+	const char *events; /* -e, or NULL for the defaults */
+	bool system_wide; /* -a: every task, per CPU */
+	char **cgroups; /* --cgroup, as given */
+	size_t ncgroups;
+	const char *cgroup_root; /* --cgroup-root: every cgroup below, rescanned */
+	bool rdt;
+	const char *resctrl_root; /* --resctrl-root, or NULL: the mounted one */
+	unsigned interval_ms;
+};
+
 /* --cgroup PATH, repeatable: appended to the serve_opts at opt->value. */
 static int opt_cgroup(const struct cli_option *opt, const char *arg)
 {
@@ -709,6 +721,135 @@ static int opt_cgroup(const struct cli_option *opt, const char *arg)
 	}
 	o->cgroups = nc;
 	o->cgroups[o->ncgroups++] = (char *)arg;
+	return CLI_OK;
+}
+
+/* libmicrohttpd serving @s on @ss (HTTPS with @cert_pem), or NULL. */
+static struct MHD_Daemon *daemon_start(struct server *s, struct sockaddr_storage *ss, bool v6,
+				       const char *cert_pem, const char *key_pem)
+{
+	const char *cert = cert_pem;
+	struct MHD_Daemon *d;
+
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_ALLOW_SUSPEND_RESUME |
+		(MHD_is_feature_supported(MHD_FEATURE_EPOLL) == MHD_YES ? MHD_USE_EPOLL
+									: MHD_USE_POLL) |
+		MHD_USE_ERROR_LOG | (v6 ? MHD_USE_IPv6 : 0) | (cert ? MHD_USE_TLS : 0);
+	/* Limits against clients that misbehave: headers beyond 32 KiB get 431,
+	 * an idle or trickling connection is closed after 10 s, and at most 128
+	 * connections at once. */
+	if (cert)
+		d = MHD_start_daemon(
+			flags, 0, NULL, NULL, handle, s, MHD_OPTION_SOCK_ADDR, ss,
+			MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10, MHD_OPTION_CONNECTION_LIMIT,
+			(unsigned)128, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32768,
+			MHD_OPTION_EXTERNAL_LOGGER, quiet_log, NULL, MHD_OPTION_NOTIFY_COMPLETED,
+			request_done, s, MHD_OPTION_HTTPS_MEM_CERT, cert_pem,
+			MHD_OPTION_HTTPS_MEM_KEY, key_pem, MHD_OPTION_END);
+	else
+		d = MHD_start_daemon(flags, 0, NULL, NULL, handle, s, MHD_OPTION_SOCK_ADDR, ss,
+				     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10,
+				     MHD_OPTION_CONNECTION_LIMIT, (unsigned)128,
+				     MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32768,
+				     MHD_OPTION_EXTERNAL_LOGGER, quiet_log, NULL,
+				     MHD_OPTION_NOTIFY_COMPLETED, request_done, s, MHD_OPTION_END);
+	return d;
+}
+
+/* Say where it listens, then serve until SIGTERM, SIGINT or SIGHUP (blocked
+ * in every thread: taken here with sigwait()) and answer the profiles in
+ * progress. */
+static void serve_until_signal(struct server *s, struct MHD_Daemon *d,
+			       const struct sockaddr_storage *ss, bool v6, bool tls,
+			       unsigned interval_ms)
+{
+	const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+	char host[INET6_ADDRSTRLEN] = "?";
+	if (v6)
+		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)ss)->sin6_addr, host, sizeof(host));
+	else
+		inet_ntop(AF_INET, &((struct sockaddr_in *)ss)->sin_addr, host, sizeof(host));
+	fprintf(stderr,
+		"pmon serve: listening on %s://%s%s%s:%u/ (%zu events, %zu cgroups, every %u ms)\n",
+		tls ? "https" : "http", v6 ? "[" : "", host, v6 ? "]" : "",
+		info ? (unsigned)info->port : 0u, pmon_collector__nevents(s->col),
+		pmon_collector__ncgroups(s->col), interval_ms);
+
+	int sig = 0;
+	sigset_t stop;
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGHUP);
+	while (sigwait(&stop, &sig))
+		;
+	atomic_store(&s->stopping, true); /* a profile in progress ends */
+	fprintf(stderr, "pmon serve: stopping (%s)\n", strsignal(sig));
+	wait_profiles_answered(s);
+}
+
+/* --tls-cert and --tls-key, read. Return: CLI_OK (*@cert_pem and *@key_pem
+ * set, or NULL without TLS) or the exit code, said. */
+static int load_tls(const char *cert, const char *key, char **cert_pem, char **key_pem)
+{
+	if (!cert != !key) {
+		cli_error("--tls-cert and --tls-key go together");
+		return CLI_USAGE;
+	}
+	if (!cert)
+		return CLI_OK;
+	if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+		cli_error("this libmicrohttpd was built without TLS");
+		return CLI_UNSUPPORTED;
+	}
+	if (!(*cert_pem = slurp(cert, "certificate", false)) ||
+	    !(*key_pem = slurp(key, "key", true)))
+		return CLI_USAGE;
+	return CLI_OK;
+}
+
+/* The library's collector for what the options say, each failure said in
+ * one line. Return: CLI_OK with *@out set, or the exit code. */
+static int collector_new(const struct serve_opts *o, struct pmon_collector **out)
+{
+	struct pmon_collector_opts co = { .sz = sizeof(co),
+					  .events = o->events,
+					  .interval_ms = o->interval_ms,
+					  .rdt = o->rdt,
+					  .resctrl_root = o->resctrl_root };
+	struct pmon_collector *c = pmon_collector__new(&co);
+	const char *why;
+	int err;
+
+	*out = NULL;
+	if (!c) {
+		cli_error("%s", pmon_errdetail());
+		/* out of memory, out of descriptors; else the events named */
+		return errno == ENOMEM || errno == EMFILE || errno == ENFILE || errno == ENODEV
+			? CLI_FAIL
+			: CLI_USAGE;
+	}
+	if ((why = pmon_collector__rdt_unavailable(c)))
+		cli_warn("--rdt: no resctrl monitoring here (%s); pmon_rdt_available is 0", why);
+	if (o->system_wide && pmon_collector__add_system_wide(c)) {
+		cli_error("cannot count system-wide: %s", pmon_errdetail());
+		pmon_collector__free(c);
+		return CLI_UNSUPPORTED;
+	}
+	for (size_t i = 0; i < o->ncgroups; i++) {
+		err = pmon_collector__add_cgroup(c, o->cgroups[i]);
+		if (err) {
+			cli_error("cannot count cgroup '%s': %s", o->cgroups[i], pmon_errdetail());
+			pmon_collector__free(c);
+			return err == -ENOENT || err == -ENOTDIR ? CLI_USAGE : CLI_UNSUPPORTED;
+		}
+	}
+	if (o->cgroup_root && pmon_collector__watch_root(c, o->cgroup_root)) {
+		cli_error("--cgroup-root: %s", pmon_errdetail());
+		pmon_collector__free(c);
+		return CLI_USAGE;
+	}
+	*out = c;
 	return CLI_OK;
 }
 
@@ -792,22 +933,8 @@ int cmd_serve(int argc, char **argv)
 		rc = CLI_USAGE;
 		goto out;
 	}
-	if (!cert != !key) {
-		cli_error("--tls-cert and --tls-key go together");
-		rc = CLI_USAGE;
+	if ((rc = load_tls(cert, key, &cert_pem, &key_pem)) != CLI_OK)
 		goto out;
-	}
-	if (cert && MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
-		cli_error("this libmicrohttpd was built without TLS");
-		rc = CLI_UNSUPPORTED;
-		goto out;
-	}
-	if (cert &&
-	    (!(cert_pem = slurp(cert, "certificate", false)) ||
-	     !(key_pem = slurp(key, "key", true)))) {
-		rc = CLI_USAGE;
-		goto out;
-	}
 	if (auth && (rc = load_users(&s, auth)) != CLI_OK)
 		goto out;
 	if (!loopback && !auth)
@@ -823,70 +950,27 @@ int cmd_serve(int argc, char **argv)
 	sigaddset(&sigs, SIGPIPE);
 	pthread_sigmask(SIG_BLOCK, &sigs, &old);
 
-	rc = serve_collector__new(&o, &s.col);
+	rc = collector_new(&o, &s.col);
 	if (rc != CLI_OK)
 		goto unblock;
-	if (serve_collector__start(s.col)) {
+	if (pmon_collector__start(s.col)) {
 		cli_error("cannot start the collector thread");
 		rc = CLI_FAIL;
 		goto unblock;
 	}
-	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_ALLOW_SUSPEND_RESUME |
-		(MHD_is_feature_supported(MHD_FEATURE_EPOLL) == MHD_YES ? MHD_USE_EPOLL
-									: MHD_USE_POLL) |
-		MHD_USE_ERROR_LOG | (v6 ? MHD_USE_IPv6 : 0) | (cert ? MHD_USE_TLS : 0);
-	/* Limits against clients that misbehave: headers beyond 32 KiB get 431,
-	 * an idle or trickling connection is closed after 10 s, and at most 128
-	 * connections at once. */
-	if (cert)
-		d = MHD_start_daemon(
-			flags, 0, NULL, NULL, handle, &s, MHD_OPTION_SOCK_ADDR, &ss,
-			MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10, MHD_OPTION_CONNECTION_LIMIT,
-			(unsigned)128, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32768,
-			MHD_OPTION_EXTERNAL_LOGGER, quiet_log, NULL, MHD_OPTION_NOTIFY_COMPLETED,
-			request_done, &s, MHD_OPTION_HTTPS_MEM_CERT, cert_pem,
-			MHD_OPTION_HTTPS_MEM_KEY, key_pem, MHD_OPTION_END);
-	else
-		d = MHD_start_daemon(flags, 0, NULL, NULL, handle, &s, MHD_OPTION_SOCK_ADDR, &ss,
-				     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10,
-				     MHD_OPTION_CONNECTION_LIMIT, (unsigned)128,
-				     MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32768,
-				     MHD_OPTION_EXTERNAL_LOGGER, quiet_log, NULL,
-				     MHD_OPTION_NOTIFY_COMPLETED, request_done, &s, MHD_OPTION_END);
+	d = daemon_start(&s, &ss, v6, cert_pem, key_pem);
 	if (!d) {
 		cli_error("cannot listen on '%s': %s", listen,
 			  errno ? strerror(errno) : "libmicrohttpd refused the options");
 		rc = CLI_FAIL;
 		goto unblock;
 	}
-	const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
-	char host[INET6_ADDRSTRLEN] = "?";
-	if (v6)
-		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, host, sizeof(host));
-	else
-		inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, host, sizeof(host));
-	fprintf(stderr,
-		"pmon serve: listening on %s://%s%s%s:%u/ (%zu events, %zu cgroups, every %u ms)\n",
-		cert ? "https" : "http", v6 ? "[" : "", host, v6 ? "]" : "",
-		info ? (unsigned)info->port : 0u, serve_collector__nevents(s.col),
-		serve_collector__ncgroups(s.col), o.interval_ms);
-
-	int sig = 0;
-	sigset_t stop;
-	sigemptyset(&stop);
-	sigaddset(&stop, SIGTERM);
-	sigaddset(&stop, SIGINT);
-	sigaddset(&stop, SIGHUP);
-	while (sigwait(&stop, &sig))
-		;
-	atomic_store(&s.stopping, true); /* a profile in progress ends */
-	fprintf(stderr, "pmon serve: stopping (%s)\n", strsignal(sig));
-	wait_profiles_answered(&s);
+	serve_until_signal(&s, d, &ss, v6, cert != NULL, o.interval_ms);
 
 unblock:
 	if (d)
 		MHD_stop_daemon(d);
-	serve_collector__free(s.col);
+	pmon_collector__free(s.col);
 	s.col = NULL;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc == CLI_OK) {

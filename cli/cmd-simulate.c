@@ -10,12 +10,10 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -24,27 +22,6 @@
 #include "cli.h"
 #include "sim.h"
 #include <pmon/pmon.h>
-
-#define MAX_FILE (1ULL << 30) /* a callgrind file larger than this is refused */
-#define SIM_CALLERS "50" /* -g: callers kept apart per function (deeper chains merge) */
-
-static volatile sig_atomic_t got_sig;
-static volatile pid_t child_pid;
-
-/*
- * A signal typed at the terminal reaches the whole process group, so valgrind
- * has it too: it stops the program, writes what it gathered and dies with
- * the same signal. One sent to pmon alone (kill PID: SI_USER) is passed on,
- * once. Not pmon_child__forward_signals(): it passes on every signal, so
- * valgrind would get a Ctrl-C twice, the second while it writes its output.
- */
-static void on_signal(int sig, siginfo_t *si, void *uc)
-{
-	(void)uc;
-	if (!got_sig && child_pid > 0 && si && si->si_code != SI_KERNEL)
-		kill(child_pid, sig);
-	got_sig = sig;
-}
 
 static void geom_text(char *buf, size_t len, const char *name, const struct pmon_cache_geom *g)
 {
@@ -63,87 +40,6 @@ struct runs {
 	struct pmon_callgrind **cg;
 	size_t n;
 };
-
-static int cmp_pid(const void *a, const void *b)
-{
-	uint32_t x = pmon_callgrind__pid(*(struct pmon_callgrind *const *)a);
-	uint32_t y = pmon_callgrind__pid(*(struct pmon_callgrind *const *)b);
-
-	return (x > y) - (x < y);
-}
-
-/* Parse every callgrind.out.* in @dir. Return: CLI_OK or an exit code. */
-static int read_runs(const char *dir, struct runs *r)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	char path[4400];
-	int rc = CLI_OK;
-
-	if (!d) {
-		cli_error("cannot read '%s': %s", dir, strerror(errno));
-		return CLI_FAIL;
-	}
-	while (rc == CLI_OK && (e = readdir(d))) {
-		if (strncmp(e->d_name, "callgrind.out.", 14))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		size_t len = 0;
-		char *buf = cli_slurp(path, MAX_FILE, &len);
-		if (!buf) {
-			cli_error("cannot read '%s': %s", path, strerror(errno));
-			rc = CLI_FAIL;
-			break;
-		}
-		struct pmon_callgrind *cg;
-		int err = pmon_callgrind__parse(buf, len, path, &cg);
-		free(buf);
-		if (err) {
-			cli_error("callgrind's output: %s", pmon_errdetail());
-			rc = CLI_FAIL;
-			break;
-		}
-		struct pmon_callgrind **n = realloc(r->cg, (r->n + 1) * sizeof(*n));
-		if (!n) {
-			pmon_callgrind__free(cg);
-			rc = CLI_FAIL;
-			break;
-		}
-		r->cg = n;
-		r->cg[r->n++] = cg;
-	}
-	closedir(d);
-	if (r->n > 1)
-		qsort(r->cg, r->n, sizeof(*r->cg), cmp_pid);
-	return rc;
-}
-
-/*
- * valgrind's own messages (its log, one file per process) on standard
- * error, less the notes of its auto-detected LL cache, which the --LL that
- * pmon passes replaces (they would name a cache that is not simulated).
- */
-static void show_log(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	char path[4400], line[1024];
-
-	while (d && (e = readdir(d))) {
-		if (strncmp(e->d_name, "valgrind.log.", 13))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		FILE *f = fopen(path, "re");
-		while (f && fgets(line, sizeof(line), f))
-			if (!strstr(line, "using its data for the LL simulation") &&
-			    !strstr(line, " LL cache: line_size"))
-				fputs(line, stderr);
-		if (f)
-			fclose(f);
-	}
-	if (d)
-		closedir(d);
-}
 
 static void remove_dir(const char *dir)
 {
@@ -672,83 +568,10 @@ static bool parse_events(const char *list, unsigned *ev, size_t *nev, bool *bran
 	return true;
 }
 
-/* The engine's CPU seconds and resident memory so far (/proc/PID/stat,
- * proc(5): utime and stime, fields 14-15, in clock ticks; rss, field 24,
- * in pages). False when it has gone. */
-static bool engine_usage(pid_t pid, double *cpu_s, double *rss_mb)
+/* The options that go together and those that do not. Return: CLI_OK or
+ * CLI_USAGE, said. */
+static int check_request(const struct sim_req *q, const char *who)
 {
-	char path[64], buf[1024];
-	FILE *f;
-	size_t n;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (!(f = fopen(path, "re")))
-		return false;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	char *p = strrchr(buf, ')'); /* the command name may hold blanks */
-	unsigned long long v[24] = { 0 };
-	for (int i = 3; p && i <= 24; i++) {
-		p = strchr(p + 1, ' ');
-		if (p && i >= 14)
-			v[i - 1] = strtoull(p + 1, NULL, 10);
-	}
-	if (!p)
-		return false;
-	long tck = sysconf(_SC_CLK_TCK), page = sysconf(_SC_PAGESIZE);
-	*cpu_s = (double)(v[13] + v[14]) / (double)(tck > 0 ? tck : 100);
-	*rss_mb = (double)v[23] * (double)(page > 0 ? page : 4096) / (1 << 20);
-	return true;
-}
-
-/*
- * Wait for valgrind; every @every seconds (0: never) a progress line on
- * standard error: the time so far, the engine's CPU time and memory.
- * callgrind reports no progress of its own (its instruction count so far
- * needs callgrind_control, a vgdb round trip that stops the engine), so
- * the line says how long it has run, not how much is left.
- */
-static void wait_engine(struct pmon_child *ch, int *status, long every, bool tty)
-{
-	int pfd = every > 0 ? (int)syscall(SYS_pidfd_open, ch->pid, 0) : -1;
-	double t0 = pmon_monotonic_s(), next = t0 + (double)every;
-
-	if (pfd < 0) {
-		pmon_child__wait(ch, status, NULL);
-		return;
-	}
-	for (;;) {
-		struct pollfd p = { .fd = pfd, .events = POLLIN };
-		if (pmon_child__poll(ch, status, NULL) != 0)
-			break;
-		double now = pmon_monotonic_s();
-		if (now >= next) {
-			double cpu = 0, rss = 0;
-			if (engine_usage(ch->pid, &cpu, &rss))
-				fprintf(stderr,
-					"pmon simulate: %.0f s under the engine (%.1f s of CPU, "
-					"%.0f MiB); Ctrl-C stops and keeps what was simulated%s",
-					now - t0, cpu, rss, tty ? "\r" : "\n");
-			next = now + (double)every;
-		}
-		poll(&p, 1, (int)((next - now) * 1000) + 1);
-	}
-	if (tty && pmon_monotonic_s() >= t0 + (double)every)
-		fputc('\n', stderr); /* past the last progress line */
-	close(pfd);
-}
-
-int sim_run(const struct sim_req *q)
-{
-	const char *who = q->who ? q->who : "simulate";
-	struct stat_opts so = { .sep = q->sep, .json = q->json };
-	bool branch = q->branch;
-	struct compare cmp = { .rec = q->compare };
-	char mcpu[96] = "", mcpu_from[160] = "";
-	int rc = CLI_OK;
-	FILE *sf = stderr;
-
 	if (!q->argv || !q->argv[0]) {
 		cli_error("%s what? give the command after --", who);
 		return CLI_USAGE;
@@ -781,19 +604,24 @@ int sim_run(const struct sim_req *q)
 		cli_error("-x: the separator is empty");
 		return CLI_USAGE;
 	}
-	/* The cache geometry, checked before anything runs. */
-	struct pmon_sim_caches caches = { 0 };
+	return CLI_OK;
+}
+
+/* --l1/--ll, else this CPU's or the dump's caches, checked. Return:
+ * CLI_OK or the exit code, said. */
+static int resolve_caches(const struct sim_req *q, struct pmon_sim_caches *caches)
+{
 	if (q->l1) {
-		if (pmon_cache_geom__parse(q->l1, &caches.d1)) {
+		if (pmon_cache_geom__parse(q->l1, &caches->d1)) {
 			cli_error("--l1 '%s': %s", q->l1, pmon_errdetail());
 			return CLI_USAGE;
 		}
-		if (pmon_cache_geom__parse(q->ll, &caches.ll)) {
+		if (pmon_cache_geom__parse(q->ll, &caches->ll)) {
 			cli_error("--ll '%s': %s", q->ll, pmon_errdetail());
 			return CLI_USAGE;
 		}
-		caches.i1 = caches.d1;
-		caches.source = "--l1/--ll";
+		caches->i1 = caches->d1;
+		caches->source = "--l1/--ll";
 	} else {
 		struct pmon_cpuid *id = q->cpuid_file ? pmon_cpuid__new_file(q->cpuid_file)
 						      : pmon_cpuid__new_live();
@@ -801,20 +629,111 @@ int sim_run(const struct sim_req *q)
 			cli_error("%s", pmon_errdetail());
 			return CLI_USAGE;
 		}
-		int err = pmon_sim_caches_from_cpuid(id, &caches);
+		int err = pmon_sim_caches_from_cpuid(id, caches);
 		pmon_cpuid__free(id);
 		if (err) {
 			cli_error("%s", pmon_errdetail());
 			return q->cpuid_file ? CLI_USAGE : CLI_UNSUPPORTED;
 		}
-		const struct pmon_cache_geom *g[3] = { &caches.i1, &caches.d1, &caches.ll };
+		const struct pmon_cache_geom *g[3] = { &caches->i1, &caches->d1, &caches->ll };
 		const char *gn[3] = { "L1i", "L1d", "LL" };
 		for (int i = 0; i < 3; i++)
 			if (pmon_cache_geom__check(g[i])) {
-				cli_error("%s of %s: %s", gn[i], caches.source, pmon_errdetail());
+				cli_error("%s of %s: %s", gn[i], caches->source, pmon_errdetail());
 				return CLI_USAGE;
 			}
 	}
+	return CLI_OK;
+}
+
+/* The simulated caches in words into @geom, and the line that says what
+ * runs. */
+static void say_geometry(const char *valgrind, const struct pmon_sim_caches *caches, char *geom,
+			 size_t glen)
+{
+	char t1[48], t2[48], t3[48];
+	geom_text(t1, sizeof(t1), "L1i", &caches->i1);
+	geom_text(t2, sizeof(t2), "L1d", &caches->d1);
+	geom_text(t3, sizeof(t3), "LL", &caches->ll);
+	snprintf(geom, glen, "%s, %s, %s from %s", t1, t2, t3, caches->source);
+	fprintf(stderr,
+		"pmon simulate: simulating with callgrind (%s): expect 20-100x slower (%s)\n",
+		valgrind, geom);
+	if (caches->ll_assoc_enumerated)
+		fprintf(stderr,
+			"pmon simulate: the L%u cache's %u ways give a set count that is not a "
+			"power of two: simulated with %u ways, same size\n",
+			caches->ll_level, caches->ll_assoc_enumerated, caches->ll.assoc);
+}
+
+/* The command as one line (cut to @len) for the headers. */
+static void command_line(char **argv, char *cmdline, size_t len)
+{
+	size_t off = 0;
+	cmdline[0] = '\0';
+	for (size_t i = 0; argv[i] && off < len; i++) {
+		int w = snprintf(cmdline + off, len - off, "%s%s", off ? " " : "", argv[i]);
+		if (w < 0)
+			break;
+		off += (size_t)w;
+	}
+}
+
+/* The simulated runs as a recording at @path. Return: CLI_OK or the exit
+ * code, said. */
+static int write_recording(const struct sim_req *q, const struct runs *runs, const unsigned *ev,
+			   size_t nev, const char *cmdline, const char *simrec)
+{
+	int rc = CLI_OK;
+	char cwd[4096];
+	struct pmon_sim_write_opts wo = { .sz = sizeof(wo),
+					  .events = ev,
+					  .nevents = nev,
+					  .command = cmdline,
+					  .cwd = getcwd(cwd, sizeof(cwd)),
+					  .callchains = q->callgraph };
+	const char *path = simrec;
+	int werr = pmon_sim__write_recording(runs->cg, runs->n, path, &wo);
+	if (werr) {
+		cli_error("%s", pmon_errdetail());
+		/* an output refused only when opened (a FIFO nobody
+		 * reads): bad input, as docs/exit-codes.md says */
+		rc = werr == -ENXIO || werr == -EPERM || werr == -EISDIR || werr == -EEXIST
+			? CLI_USAGE
+			: CLI_FAIL;
+	} else {
+		fprintf(stderr, "pmon simulate: %zu process%s simulated, written to %s\n", runs->n,
+			runs->n == 1 ? "" : "es", path);
+	}
+	return rc;
+}
+
+/* The command's exit status as pmon's: its own, or 128 + the signal that
+ * killed it, said. */
+static int exit_status(const struct sim_req *q, int status, int caught)
+{
+	int rc;
+
+	if (WIFSIGNALED(status)) {
+		int sig = WTERMSIG(status);
+		if (caught && sig == caught)
+			cli_error("interrupted by signal %d: kept what was simulated up to "
+				  "then",
+				  sig);
+		else
+			cli_error("'%s' was killed by signal %d (%s)", q->argv[0], sig,
+				  strsignal(sig));
+		rc = 128 + sig;
+	} else {
+		rc = WEXITSTATUS(status);
+	}
+	return rc;
+}
+
+/* --mca's tools and -mcpu (--mcpu, else this CPU's or the dump's). Return:
+ * CLI_OK or the exit code, said. */
+static int mca_cpu(const struct sim_req *q, char *mcpu, size_t mlen, char *from, size_t flen)
+{
 	if (q->mcpu && !q->mca) {
 		cli_error("--mcpu goes with --mca");
 		return CLI_USAGE;
@@ -823,18 +742,25 @@ int sim_run(const struct sim_req *q)
 		if (!sim_mca_available("--mca", true))
 			return CLI_UNSUPPORTED;
 		if (q->mcpu) {
-			snprintf(mcpu, sizeof(mcpu), "%s", q->mcpu);
-			snprintf(mcpu_from, sizeof(mcpu_from), "--mcpu");
-		} else if (!sim_mca_cpu(q->cpuid_file, mcpu, sizeof(mcpu), mcpu_from,
-					sizeof(mcpu_from))) {
+			snprintf(mcpu, mlen, "%s", q->mcpu);
+			snprintf(from, flen, "--mcpu");
+		} else if (!sim_mca_cpu(q->cpuid_file, mcpu, mlen, from, flen)) {
 			return CLI_USAGE;
 		}
 	}
-	unsigned ev[16];
+	return CLI_OK;
+}
+
+/* -e's events, else the default list (with branches where asked). False
+ * after an error line. */
+static bool pick_events(const struct sim_req *q, unsigned *ev, size_t *nevp, bool *branchp)
+{
 	size_t nev = 0;
+	bool branch = *branchp;
+
 	for (size_t i = 0; i < q->nevents; i++)
 		if (!parse_events(q->events[i], ev, &nev, &branch))
-			return CLI_USAGE;
+			return false;
 	if (!q->nevents) {
 		const struct pmon_sim_event *tab;
 		size_t n = pmon_sim_events(&tab);
@@ -842,6 +768,68 @@ int sim_run(const struct sim_req *q)
 			if (!tab[i].branch || branch)
 				ev[nev++] = (unsigned)i;
 	}
+	*nevp = nev;
+	*branchp = branch;
+	return true;
+}
+
+/* --compare: the simulated counterpart of the measured event joins the
+ * events (all of the default list, with branches, when it is a branch
+ * event and -e named none). */
+static void add_counterpart(const struct sim_req *q, const struct compare *c, unsigned *ev,
+			    size_t *nev, bool *branch)
+{
+	/* the counterpart is simulated and written whatever -e said */
+	bool have = false;
+	const struct pmon_sim_event *tab;
+	pmon_sim_events(&tab);
+	for (size_t i = 0; i < *nev; i++)
+		have |= ev[i] == (unsigned)c->sim;
+	if (!have && *nev < 16)
+		ev[(*nev)++] = (unsigned)c->sim;
+	*branch |= tab[c->sim].branch;
+	if (!q->nevents && tab[c->sim].branch) { /* the default list, with branches */
+		*nev = 0;
+		size_t nt = pmon_sim_events(&tab);
+		for (size_t i = 0; i < nt; i++)
+			ev[(*nev)++] = (unsigned)i;
+	}
+}
+
+/* A progress line on standard error while the engine runs (@ctx: whether
+ * it is a terminal, where each line overwrites the last). */
+static void progress_line(void *ctx, double elapsed_s, double cpu_s, double rss_mb)
+{
+	bool tty = *(const bool *)ctx;
+
+	fprintf(stderr,
+		"pmon simulate: %.0f s under the engine (%.1f s of CPU, "
+		"%.0f MiB); Ctrl-C stops and keeps what was simulated%s",
+		elapsed_s, cpu_s, rss_mb, tty ? "\r" : "\n");
+}
+
+int sim_run(const struct sim_req *q)
+{
+	const char *who = q->who ? q->who : "simulate";
+	struct stat_opts so = { .sep = q->sep, .json = q->json };
+	bool branch = q->branch;
+	struct compare cmp = { .rec = q->compare };
+	char mcpu[96] = "", mcpu_from[160] = "";
+	int rc = CLI_OK;
+	FILE *sf = stderr;
+
+	if ((rc = check_request(q, who)) != CLI_OK)
+		return rc;
+	/* The cache geometry, checked before anything runs. */
+	struct pmon_sim_caches caches = { 0 };
+	if ((rc = resolve_caches(q, &caches)) != CLI_OK)
+		return rc;
+	if ((rc = mca_cpu(q, mcpu, sizeof(mcpu), mcpu_from, sizeof(mcpu_from))) != CLI_OK)
+		return rc;
+	unsigned ev[16];
+	size_t nev = 0;
+	if (!pick_events(q, ev, &nev, &branch))
+		return CLI_USAGE;
 	char valgrind[4096], prog[4096];
 	if (!cli_on_path("valgrind", valgrind, sizeof(valgrind))) {
 		cli_error("valgrind is not installed: simulate runs valgrind's callgrind "
@@ -888,125 +876,46 @@ int sim_run(const struct sim_req *q)
 	if (cmp.rec) {
 		if ((rc = compare_prepare(&cmp, dir)))
 			goto out_dir;
-		/* the counterpart is simulated and written whatever -e said */
-		bool have = false;
-		const struct pmon_sim_event *tab;
-		pmon_sim_events(&tab);
-		for (size_t i = 0; i < nev; i++)
-			have |= ev[i] == (unsigned)cmp.sim;
-		if (!have && nev < 16)
-			ev[nev++] = (unsigned)cmp.sim;
-		branch |= tab[cmp.sim].branch;
-		if (!q->nevents && tab[cmp.sim].branch) { /* the default list, with branches */
-			nev = 0;
-			size_t nt = pmon_sim_events(&tab);
-			for (size_t i = 0; i < nt; i++)
-				ev[nev++] = (unsigned)i;
-		}
+		add_counterpart(q, &cmp, ev, &nev, &branch);
 	}
-	char a_log[4200], a_out[4200], a_i1[64], a_d1[64], a_ll[64], geom[200], t1[48], t2[48],
-		t3[48];
-	snprintf(a_out, sizeof(a_out), "--callgrind-out-file=%s/callgrind.out.%%p", dir);
-	snprintf(a_log, sizeof(a_log), "--log-file=%s/valgrind.log.%%p", dir);
-	snprintf(a_i1, sizeof(a_i1), "--I1=%llu,%u,%u", (unsigned long long)caches.i1.size,
-		 caches.i1.assoc, caches.i1.line);
-	snprintf(a_d1, sizeof(a_d1), "--D1=%llu,%u,%u", (unsigned long long)caches.d1.size,
-		 caches.d1.assoc, caches.d1.line);
-	snprintf(a_ll, sizeof(a_ll), "--LL=%llu,%u,%u", (unsigned long long)caches.ll.size,
-		 caches.ll.assoc, caches.ll.line);
-	geom_text(t1, sizeof(t1), "L1i", &caches.i1);
-	geom_text(t2, sizeof(t2), "L1d", &caches.d1);
-	geom_text(t3, sizeof(t3), "LL", &caches.ll);
-	snprintf(geom, sizeof(geom), "%s, %s, %s from %s", t1, t2, t3, caches.source);
-	fprintf(stderr,
-		"pmon simulate: simulating with callgrind (%s): expect 20-100x slower (%s)\n",
-		valgrind, geom);
-	if (caches.ll_assoc_enumerated)
-		fprintf(stderr,
-			"pmon simulate: the L%u cache's %u ways give a set count that is not a "
-			"power of two: simulated with %u ways, same size\n",
-			caches.ll_level, caches.ll_assoc_enumerated, caches.ll.assoc);
+	char geom[200];
+	say_geometry(valgrind, &caches, geom, sizeof(geom));
 
-	size_t ncmd = 0, na = 0;
-	while (q->argv[ncmd])
-		ncmd++;
-	char **va = calloc(ncmd + 16, sizeof(char *));
-	if (!va) {
-		rc = CLI_FAIL;
-		goto out_dir;
-	}
-	va[na++] = valgrind;
-	va[na++] = "--tool=callgrind";
-	va[na++] = "-q";
-	va[na++] = "--dump-instr=yes";
-	va[na++] = "--cache-sim=yes";
-	va[na++] = branch ? "--branch-sim=yes" : "--branch-sim=no";
-	va[na++] = a_i1;
-	va[na++] = a_d1;
-	va[na++] = a_ll;
-	va[na++] = a_out;
-	va[na++] = a_log;
-	if (q->callgraph) /* each function's cost per chain of callers (docs/simulate.md) */
-		va[na++] = "--separate-callers=" SIM_CALLERS;
-	char a_report[4200];
-	if (q->regions) {
-		/* Collection off until a region switches it on (lib/region: the
-		 * client requests), each dump a part of the same file. */
-		va[na++] = "--collect-atstart=no";
-		va[na++] = "--combine-dumps=yes";
-		snprintf(a_report, sizeof(a_report), "%s/regions.json", dir);
-		setenv("PMON_SIMULATE_REGIONS", "1", 1);
-		setenv("PMON_OUTPUT", a_report, 1);
-		setenv("PMON_FORMAT", "json", 1);
-	}
-	va[na++] = "--";
-	for (size_t i = 0; i < ncmd; i++)
-		va[na++] = q->argv[i];
 	char cmdline[256];
-	size_t off = 0;
-	cmdline[0] = '\0';
-	for (size_t i = 0; i < ncmd && off < sizeof(cmdline); i++) {
-		int w = snprintf(cmdline + off, sizeof(cmdline) - off, "%s%s", off ? " " : "",
-				 q->argv[i]);
-		if (w < 0)
-			break;
-		off += (size_t)w;
-	}
+	command_line(q->argv, cmdline, sizeof(cmdline));
 
-	struct sigaction sa = { .sa_sigaction = on_signal, .sa_flags = SA_SIGINFO }, old[3];
-	const int sigs[3] = { SIGINT, SIGTERM, SIGHUP };
-	sigemptyset(&sa.sa_mask);
-	for (int i = 0; i < 3; i++)
-		sigaction(sigs[i], &sa, &old[i]);
-	struct pmon_child ch = { .pid = -1, .go_fd = -1, .err_fd = -1 };
-	int status = 0, err;
-	double t0 = pmon_monotonic_s();
-	if (pmon_child__fork(va, &ch)) {
-		cli_error("cannot run valgrind: %s", pmon_errdetail());
-		rc = CLI_FAIL;
-		goto out_sig;
-	}
-	child_pid = ch.pid;
-	if ((err = pmon_child__start(&ch))) {
-		pmon_child__wait(&ch, NULL, NULL);
-		cli_error("cannot run '%s': %s", valgrind, strerror(-err));
-		rc = CLI_UNSUPPORTED;
-		goto out_sig;
-	}
+	char a_report[4200];
+	snprintf(a_report, sizeof(a_report), "%s/regions.json", dir);
 	bool tty = isatty(STDERR_FILENO);
-	wait_engine(&ch, &status, q->progress_s < 0 ? (tty ? 5 : 0) : q->progress_s, tty);
-	double elapsed = pmon_monotonic_s() - t0;
-	child_pid = 0;
-	show_log(dir);
-
-	struct runs runs = { 0 };
-	rc = read_runs(dir, &runs);
-	if (rc == CLI_OK && !runs.n) {
+	long every = q->progress_s < 0 ? (tty ? 5 : 0) : q->progress_s;
+	struct pmon_sim_run_opts ro = { .sz = sizeof(ro),
+					.valgrind = valgrind,
+					.caches = &caches,
+					.dir = dir,
+					.branch = branch,
+					.callgraph = q->callgraph,
+					.regions_report = q->regions ? a_report : NULL,
+					.progress_s = (double)every,
+					.progress = progress_line,
+					.ctx = &tty };
+	struct pmon_sim_run run;
+	int err = pmon_sim__run(q->argv, &ro, &run);
+	if (tty && every > 0 && run.elapsed_s >= (double)every)
+		fputc('\n', stderr); /* past the last progress line */
+	if (run.log)
+		fputs(run.log, stderr);
+	int status = run.status;
+	if (err) {
+		cli_error("%s", pmon_errdetail());
+		rc = run.started || err == -ENOMEM || err == -EAGAIN ? CLI_FAIL : CLI_UNSUPPORTED;
+	} else if (!run.nruns) {
 		cli_error("callgrind wrote no output (valgrind %s %d)",
 			  WIFSIGNALED(status) ? "was killed by signal" : "exited with status",
 			  WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
 		rc = CLI_FAIL;
 	}
+	double elapsed = run.elapsed_s;
+	struct runs runs = { .cg = run.runs, .n = run.nruns };
 	if (rc == CLI_OK && q->stat)
 		rc = print_stat(sf, &runs, ev, nev, cmdline, geom, &so, elapsed);
 	if (rc == CLI_OK && q->regions)
@@ -1018,56 +927,17 @@ int sim_run(const struct sim_req *q)
 					      : "pmon.data");
 	if (!simrec[0]) /* --stat --compare without -o: a recording only to compare */
 		snprintf(simrec, sizeof(simrec), "%s/simulated.data", dir);
-	if (rc == CLI_OK && (!q->stat || q->out || cmp.rec)) {
-		char cwd[4096];
-		struct pmon_sim_write_opts wo = { .sz = sizeof(wo),
-						  .events = ev,
-						  .nevents = nev,
-						  .command = cmdline,
-						  .cwd = getcwd(cwd, sizeof(cwd)),
-						  .callchains = q->callgraph };
-		const char *path = simrec;
-		int werr = pmon_sim__write_recording(runs.cg, runs.n, path, &wo);
-		if (werr) {
-			cli_error("%s", pmon_errdetail());
-			/* an output refused only when opened (a FIFO nobody
-			 * reads): bad input, as docs/exit-codes.md says */
-			rc = werr == -ENXIO || werr == -EPERM || werr == -EISDIR || werr == -EEXIST
-				? CLI_USAGE
-				: CLI_FAIL;
-		} else {
-			fprintf(stderr, "pmon simulate: %zu process%s simulated, written to %s\n",
-				runs.n, runs.n == 1 ? "" : "es", path);
-		}
-	}
+	if (rc == CLI_OK && (!q->stat || q->out || cmp.rec))
+		rc = write_recording(q, &runs, ev, nev, cmdline, simrec);
 	if (rc == CLI_OK && cmp.rec)
 		rc = compare_print(stdout, &cmp, simrec, dir, &so);
 	if (rc == CLI_OK && q->mca) {
 		char cwd[4096];
 		rc = mca_print(stdout, q, mcpu, mcpu_from, &runs, dir, getcwd(cwd, sizeof(cwd)));
 	}
-	for (size_t i = 0; i < runs.n; i++)
-		pmon_callgrind__free(runs.cg[i]);
-	free(runs.cg);
-	if (rc == CLI_OK) {
-		if (WIFSIGNALED(status)) {
-			int sig = WTERMSIG(status);
-			if (got_sig && sig == got_sig)
-				cli_error("interrupted by signal %d: kept what was simulated up to "
-					  "then",
-					  sig);
-			else
-				cli_error("'%s' was killed by signal %d (%s)", q->argv[0], sig,
-					  strsignal(sig));
-			rc = 128 + sig;
-		} else {
-			rc = WEXITSTATUS(status);
-		}
-	}
-out_sig:
-	for (int i = 0; i < 3; i++)
-		sigaction(sigs[i], &old[i], NULL);
-	free(va);
+	if (rc == CLI_OK)
+		rc = exit_status(q, status, run.signal);
+	pmon_sim_run_release(&run);
 out_dir:
 	json_decref(cmp.measured);
 	if (!q->keep)

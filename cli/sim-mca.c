@@ -11,7 +11,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -23,8 +22,6 @@
 #include "cli.h"
 #include "sim.h"
 #include <pmon/pmon.h>
-
-extern char **environ;
 
 #define MAX_TEXT (64u << 20) /* llvm-mca's or objdump's output larger than this is refused */
 
@@ -83,52 +80,26 @@ bool sim_mca_cpu(const char *cpuid_file, char *mcpu, size_t mcpulen, char *cpu, 
  * Return: its exit status, or -1 when it could not run or died. */
 static int run_to_file(char *argv[], const char *path)
 {
-	posix_spawn_file_actions_t fa;
-	pid_t pid;
+	struct pmon_spawn_opts o = { .sz = sizeof(o), .stdout_path = path };
 	int status = 0;
 
-	if (!(argv[0] = (char *)tool(argv[0])))
+	if (!(argv[0] = (char *)tool(argv[0])) || pmon_spawn(argv, &o, &status))
 		return -1;
-	if (posix_spawn_file_actions_init(&fa))
-		return -1;
-	posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, path, O_WRONLY | O_CREAT | O_TRUNC,
-					 0600);
-	int err = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	if (err)
-		return -1;
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return -1;
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 int sim_mca_run(const char *asmtext, const char *mcpu, unsigned iterations, const char *dir,
 		const char *what, char **text, size_t *len, struct pmon_mca_summary *sum)
 {
-	char asmf[4200], out[4200], a_mcpu[96], a_it[48];
+	const char *mca = tool("llvm-mca");
 
 	*text = NULL;
-	snprintf(asmf, sizeof(asmf), "%s/block.s", dir);
-	FILE *af = fopen(asmf, "we");
-	if (!af || fputs(asmtext, af) < 0 || fclose(af)) {
-		cli_error("%s: cannot write '%s'", what, asmf);
-		return CLI_FAIL;
-	}
-	snprintf(a_mcpu, sizeof(a_mcpu), "-mcpu=%s", mcpu);
-	snprintf(a_it, sizeof(a_it), "-iterations=%u", iterations);
-	snprintf(out, sizeof(out), "%s/mca.txt", dir);
-	char *mc[] = { "llvm-mca", a_mcpu, a_it, "-bottleneck-analysis", asmf, NULL };
-	if (run_to_file(mc, out)) {
+	if (!mca) {
 		cli_error("%s: llvm-mca failed on the block (its message is above)", what);
 		return CLI_FAIL;
 	}
-	*text = cli_slurp(out, MAX_TEXT, len);
-	if (!*text || pmon_sim__mca_summary(*text, *len, sum)) {
-		cli_error("%s: %s", what,
-			  *text ? pmon_errdetail() : "cannot read llvm-mca's output");
-		free(*text);
-		*text = NULL;
+	if (pmon_sim__mca_run(mca, asmtext, mcpu, iterations, dir, text, len, sum)) {
+		cli_error("%s: %s", what, pmon_errdetail());
 		return CLI_FAIL;
 	}
 	return CLI_OK;

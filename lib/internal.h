@@ -204,6 +204,16 @@ struct pmon__msr_ops {
 };
 void pmon__msr_set_ops(const struct pmon__msr_ops *ops);
 
+/* ---- tools pmon runs (lib/util/spawn.c, pmon_spawn()) ---- */
+struct pmon_spawn_opts;
+/* Start @argv without waiting: standard output into @o->stdout_path, else
+ * onto @out_fd (>= 0), standard error onto @out_fd (>= 0). Return: 0 with
+ * *@pid, or -errno (detail set). */
+int pmon__spawn_start(char *const argv[], const struct pmon_spawn_opts *o, int out_fd, pid_t *pid);
+/* Wait for @pid (EINTR retried); with @timeout_s > 0 kill it past that.
+ * Return: 0 with *@status (if not NULL), -ETIMEDOUT or -errno. */
+int pmon__spawn_wait(pid_t pid, int *status, double timeout_s);
+
 #pragma GCC visibility pop
 
 #endif

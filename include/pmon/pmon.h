@@ -17,6 +17,7 @@
 #include <pmon/event.h>
 #include <pmon/counter.h>
 #include <pmon/monitor.h>
+#include <pmon/collect.h>
 #include <pmon/stats.h>
 #include <pmon/region.h>
 #include <pmon/bench.h>
@@ -27,6 +28,7 @@
 #include <pmon/trace.h>
 #include <pmon/sim.h>
 #include <pmon/output.h>
+#include <pmon/spawn.h>
 
 #ifdef __cplusplus
 extern "C" {

@@ -337,6 +337,67 @@ struct pmon_mca_summary {
  */
 PMON_API int pmon_sim__mca_summary(const char *text, size_t len, struct pmon_mca_summary *out);
 
+/**
+ * pmon_sim__mca_run() - @asmtext (Intel-syntax assembly, llvm-mca's input)
+ * written to @dir/block.s and run through @llvm_mca (an absolute path) with
+ * -mcpu=@mcpu, @iterations times, with its bottleneck analysis; its
+ * output kept in @dir/mca.txt and returned in *@text (malloc()ed, the
+ * caller frees; @len bytes) with its summary in @sum.
+ * Return: 0, or -errno / -PMON_ERRNO__PARSE with pmon_errdetail() set
+ * (llvm-mca's own message went to standard error); *@text NULL then.
+ */
+PMON_API int pmon_sim__mca_run(const char *llvm_mca, const char *asmtext, const char *mcpu,
+			       unsigned iterations, const char *dir, char **text, size_t *len,
+			       struct pmon_mca_summary *sum);
+
+/* ---- the runner (lib/sim/run.c) ----------------------------------- */
+
+struct pmon_sim_run_opts {
+	size_t sz;
+	const char *valgrind; /* valgrind's absolute path (never looked up on $PATH) */
+	const struct pmon_sim_caches *caches; /* the geometry simulated */
+	const char *dir; /* an existing folder: callgrind's files and valgrind's logs */
+	bool branch; /* simulate branches too (--branch-sim=yes) */
+	bool callgraph; /* each function's cost per chain of callers (--separate-callers) */
+	/* Non-NULL: simulate inside regions only (lib/region switches collection
+	 * on), the region runtime's JSON report of the run into this file
+	 * (PMON_SIMULATE_REGIONS, PMON_OUTPUT and PMON_FORMAT are set in this
+	 * process's environment for it). */
+	const char *regions_report;
+	/* > 0 with @progress: called every @progress_s seconds while it runs,
+	 * with the time so far, the engine's CPU time and resident memory. */
+	double progress_s;
+	void (*progress)(void *ctx, double elapsed_s, double cpu_s, double rss_mb);
+	void *ctx;
+};
+
+struct pmon_sim_run {
+	bool started; /* valgrind ran (false: it could not start) */
+	int status; /* valgrind's wait status (waitpid()) */
+	int signal; /* SIGINT, SIGTERM or SIGHUP that reached pmon meanwhile, or 0 */
+	double elapsed_s;
+	struct pmon_callgrind **runs; /* one per simulated process, by pid */
+	size_t nruns;
+	char *log; /* valgrind's own messages (less its LL cache notes), or NULL */
+};
+
+/**
+ * pmon_sim__run() - run @argv (NULL-terminated; argv[0] as exec finds it)
+ * under callgrind with @opts->caches, wait for it and parse what it wrote
+ * per process. While it runs, SIGINT, SIGTERM and SIGHUP are caught: one
+ * sent to pmon alone is passed on to valgrind once (one typed at the
+ * terminal reaches valgrind by itself), which stops the program and writes
+ * what it gathered; the handlers are restored after. Not reentrant.
+ * Return: 0 with @out filled (release it with pmon_sim_run_release()); or
+ * -errno, pmon_errdetail() set: -EINVAL (options), valgrind not started
+ * (@out->started false), or its output unreadable (@out->log kept).
+ * A run whose processes wrote nothing is 0 with @out->nruns 0.
+ */
+PMON_API int pmon_sim__run(char *const argv[], const struct pmon_sim_run_opts *opts,
+			   struct pmon_sim_run *out);
+/* Free what @r holds; NULL is fine. */
+PMON_API void pmon_sim_run_release(struct pmon_sim_run *r);
+
 /* ---- the recording ------------------------------------------------- */
 
 struct pmon_sim_write_opts {

@@ -22,7 +22,6 @@
 #include <link.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,10 +36,9 @@
 #include "internal.h"
 #include <pmon/arch.h>
 #include <pmon/bench.h>
+#include <pmon/spawn.h>
 #include <pmon/counter.h>
 #include <pmon/cpu.h>
-
-extern char **environ;
 
 struct pmon_bench_code {
 	void *dl;
@@ -95,40 +93,24 @@ static int find_tool(const char *name, char *out, size_t len)
 	return -ENOENT;
 }
 
-/* Run @argv (argv[0] an absolute path), collecting its standard error into
- * @err; the descriptors @keep (close-on-exec here) stay open in it under the
- * same numbers, so it names them /proc/self/fd/N. Return: exit status, or
- * -errno when it could not start. */
+/* Run @argv (argv[0] an absolute path), collecting its standard output and
+ * error into @err; the descriptors @keep (close-on-exec here) stay open in
+ * it under the same numbers, so it names them /proc/self/fd/N. Return:
+ * exit status, or -errno when it could not start. */
 static int run_tool(char *const argv[], const int *keep, size_t nkeep, char *err, size_t errlen)
 {
-	posix_spawn_file_actions_t fa;
-	int p[2], status;
-	pid_t pid;
-	size_t got = 0;
-	ssize_t n;
+	char *text = NULL;
+	struct pmon_spawn_opts o = { .sz = sizeof(o),
+				     .capture = &text,
+				     .capture_max = errlen - 1,
+				     .keep_fds = keep,
+				     .nkeep = nkeep };
+	int status = 0, e = pmon_spawn(argv, &o, &status);
 
-	if (pipe2(p, O_CLOEXEC))
-		return -errno;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, p[1], 2);
-	posix_spawn_file_actions_adddup2(&fa, p[1], 1);
-	/* dup2 onto itself clears FD_CLOEXEC in the child (POSIX.1-2024
-	 * posix_spawn_file_actions_adddup2(), glibc 2.29 and later). */
-	for (size_t i = 0; i < nkeep; i++)
-		posix_spawn_file_actions_adddup2(&fa, keep[i], keep[i]);
-	int e = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	close(p[1]);
-	if (e) {
-		close(p[0]);
-		return -e;
-	}
-	while (got < errlen - 1 && (n = read(p[0], err + got, errlen - 1 - got)) > 0)
-		got += (size_t)n;
-	err[got] = '\0';
-	close(p[0]);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
+	if (e)
+		return e;
+	pmon__strlcpy(err, text, errlen);
+	free(text);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 

@@ -220,7 +220,7 @@ static unsigned cpus_per_node(const char *sys)
 		if (pmon__read_text(path, buf, sizeof(buf)) <= 0)
 			continue;
 		buf[strcspn(buf, "\n")] = '\0';
-		if (pmon_idlist__parse(buf, 1 << 16, &v, &n))
+		if (pmon__idlist_parse(buf, 1 << 16, &v, &n))
 			continue;
 		for (size_t i = 0; i < n; i++)
 			if (v[i] == 0)

@@ -10,6 +10,10 @@
  * buffer, nothing is NUL-terminated for us.
  */
 #include <errno.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +21,7 @@
 #include "internal.h"
 #include <pmon/sample.h>
 #include <pmon/sim.h>
+#include <pmon/spawn.h>
 
 /* ---- the hottest block ------------------------------------------------ */
 
@@ -461,4 +466,55 @@ int pmon_sim__mca_summary(const char *text, size_t len, struct pmon_mca_summary 
 				 "llvm-mca's output has no 'Iterations', 'Instructions' and "
 				 "'Total Cycles'");
 	return 0;
+}
+
+/* llvm-mca's output larger than this is refused */
+#define MCA_MAX_TEXT (64u << 20)
+
+int pmon_sim__mca_run(const char *llvm_mca, const char *asmtext, const char *mcpu,
+		      unsigned iterations, const char *dir, char **text, size_t *len,
+		      struct pmon_mca_summary *sum)
+{
+	char asmf[4200], out[4200], a_mcpu[96], a_it[48];
+	struct pmon_spawn_opts so = { .sz = sizeof(so), .stdout_path = out };
+	int status = 0, err;
+	FILE *af;
+
+	*text = NULL;
+	*len = 0;
+	pmon__fmt(asmf, sizeof(asmf), "%s/block.s", dir);
+	af = fopen(asmf, "we");
+	if (!af)
+		return pmon__err(-EIO, "cannot write '%s'", asmf);
+	err = fputs(asmtext, af) < 0;
+	if (fclose(af) || err)
+		return pmon__err(-EIO, "cannot write '%s'", asmf);
+	pmon__fmt(a_mcpu, sizeof(a_mcpu), "-mcpu=%s", mcpu);
+	pmon__fmt(a_it, sizeof(a_it), "-iterations=%u", iterations);
+	pmon__fmt(out, sizeof(out), "%s/mca.txt", dir);
+	char *mc[] = { (char *)llvm_mca, a_mcpu, a_it, "-bottleneck-analysis", asmf, NULL };
+	err = pmon_spawn(mc, &so, &status);
+	if (err || !WIFEXITED(status) || WEXITSTATUS(status))
+		return pmon__err(err ? err : -ECHILD,
+				 "llvm-mca failed on the block (its message is above)");
+	int fd = pmon__open_regular(out, true);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) || (uint64_t)st.st_size > MCA_MAX_TEXT ||
+	    !(*text = malloc((size_t)st.st_size + 1))) {
+		if (fd >= 0)
+			close(fd);
+		return pmon__err(-EIO, "cannot read llvm-mca's output");
+	}
+	ssize_t n, got = 0;
+	while (got < st.st_size && (n = read(fd, *text + got, (size_t)(st.st_size - got))) > 0)
+		got += n;
+	close(fd);
+	(*text)[got] = '\0';
+	*len = (size_t)got;
+	err = pmon_sim__mca_summary(*text, *len, sum);
+	if (err) {
+		free(*text);
+		*text = NULL;
+	}
+	return err;
 }

@@ -21,6 +21,7 @@
 #include <strings.h>
 
 #include "../../cli/serve.h"
+#include "monitor/collect.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -168,7 +169,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	CHECK(serve_query_uint(NULL, 7, max, &n) && n == 7);
 
 	/* A metric name of an event name: pmon_ + [a-zA-Z0-9_]. */
-	serve_metric_name(s, name, sizeof(name));
+	pmon__prom_metric_name(s, name, sizeof(name));
 	char full[600];
 	snprintf(full, sizeof(full), "pmon_%s_total", name);
 	for (const char *p = full; *p; p++)
@@ -178,13 +179,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	 * parses, and a clean value that was not cut comes back as it was. */
 	size_t blen = data[0] == 0xff ? sizeof(esc) : (size_t)data[0] % 64;
 	memset(esc, 'X', sizeof(esc));
-	serve_label_escape(s, esc, blen);
+	pmon__prom_label_escape(s, esc, blen);
 	if (blen) {
 		CHECK(memchr(esc, '\0', blen));
 		CHECK(utf8_ok((const unsigned char *)esc, strlen(esc)));
 	} else {
 		CHECK(esc[0] == 'X'); /* nothing written */
-		serve_label_escape(s, esc, sizeof(esc));
+		pmon__prom_label_escape(s, esc, sizeof(esc));
 	}
 	snprintf(line, sizeof(line), "%s{cpu=\"0\",cgroup=\"%s\",event=\"%s\"} 1.5\n", full, esc,
 		 esc);

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "../../cli/serve.h"
+#include "monitor/collect.h"
 #include <pmon/pmon.h>
 
 static void test_serve__accept(void **state)
@@ -90,15 +91,15 @@ static void test_serve__label_escape(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-		serve_label_escape(rows[i].in, out, sizeof(out));
+		pmon__prom_label_escape(rows[i].in, out, sizeof(out));
 		if (strcmp(out, rows[i].out))
 			fail_msg("line %d: got '%s'", rows[i].line, out);
 	}
 	/* Cut to the buffer, never in the middle of an escape. */
 	char small[4];
-	serve_label_escape("ab\"c", small, sizeof(small));
+	pmon__prom_label_escape("ab\"c", small, sizeof(small));
 	assert_string_equal(small, "ab");
-	serve_label_escape("x", small, 1);
+	pmon__prom_label_escape("x", small, 1);
 	assert_string_equal(small, "");
 }
 
@@ -117,7 +118,7 @@ static void test_serve__metric_name(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-		serve_metric_name(rows[i].in, out, sizeof(out));
+		pmon__prom_metric_name(rows[i].in, out, sizeof(out));
 		if (strcmp(out, rows[i].out))
 			fail_msg("line %d: got '%s'", rows[i].line, out);
 	}
@@ -221,56 +222,56 @@ static void test_serve__rdt_cgroup(void **state)
 	put(a, "cgroup.threads", "30\n10\n20\n10\n");
 	put(b, "tasks", "40\n");
 
-	struct serve_rdt_cgroup *ra = serve_rdt_cgroup__new(root, a);
-	struct serve_rdt_cgroup *rb = serve_rdt_cgroup__new(root, b);
+	struct pmon__rdt_cgroup *ra = pmon__rdt_cgroup__new(root, a);
+	struct pmon__rdt_cgroup *rb = pmon__rdt_cgroup__new(root, b);
 	struct pmon_rdt_group *rg = pmon_rdt_group__root(root);
 	assert_non_null(ra);
 	assert_non_null(rb);
 	assert_non_null(rg);
-	assert_non_null(strstr(serve_rdt_cgroup__group(ra), "mon_groups/pmon-"));
-	assert_string_not_equal(serve_rdt_cgroup__group(ra), serve_rdt_cgroup__group(rb));
+	assert_non_null(strstr(pmon__rdt_cgroup__group(ra), "mon_groups/pmon-"));
+	assert_string_not_equal(pmon__rdt_cgroup__group(ra), pmon__rdt_cgroup__group(rb));
 
 	/* First interval: every thread moved in once (duplicates too). */
-	assert_int_equal(serve_rdt_cgroup__scan(ra), 0);
-	assert_int_equal(serve_rdt_cgroup__scan(rb), 0);
-	assert_int_equal(serve_rdt_cgroup__release(ra, rg), 0);
-	assert_int_equal(serve_rdt_cgroup__release(rb, rg), 0);
-	assert_int_equal(serve_rdt_cgroup__claim(ra), 3);
-	assert_int_equal(serve_rdt_cgroup__claim(rb), 1);
-	snprintf(p, sizeof(p), "%s/tasks", serve_rdt_cgroup__group(ra));
+	assert_int_equal(pmon__rdt_cgroup__scan(ra), 0);
+	assert_int_equal(pmon__rdt_cgroup__scan(rb), 0);
+	assert_int_equal(pmon__rdt_cgroup__release(ra, rg), 0);
+	assert_int_equal(pmon__rdt_cgroup__release(rb, rg), 0);
+	assert_int_equal(pmon__rdt_cgroup__claim(ra), 3);
+	assert_int_equal(pmon__rdt_cgroup__claim(rb), 1);
+	snprintf(p, sizeof(p), "%s/tasks", pmon__rdt_cgroup__group(ra));
 	assert_string_equal(slurp(root, p), "10\n20\n30\n");
-	snprintf(p, sizeof(p), "%s/tasks", serve_rdt_cgroup__group(rb));
+	snprintf(p, sizeof(p), "%s/tasks", pmon__rdt_cgroup__group(rb));
 	assert_string_equal(slurp(root, p), "40\n");
 
 	/* Nothing changed: nothing written. */
-	assert_int_equal(serve_rdt_cgroup__scan(ra), 0);
-	assert_int_equal(serve_rdt_cgroup__release(ra, rg), 0);
-	assert_int_equal(serve_rdt_cgroup__claim(ra), 0);
-	assert_int_equal(serve_rdt_cgroup__ntasks(ra), 3);
+	assert_int_equal(pmon__rdt_cgroup__scan(ra), 0);
+	assert_int_equal(pmon__rdt_cgroup__release(ra, rg), 0);
+	assert_int_equal(pmon__rdt_cgroup__claim(ra), 0);
+	assert_int_equal(pmon__rdt_cgroup__ntasks(ra), 3);
 
 	/* 20 moves from a to b, 10 ends, 50 starts in a: 20 and 10 go back to
 	 * the root group (all releases first), then b claims 20, a claims 50. */
 	put(a, "cgroup.threads", "30\n50\n");
 	put(b, "tasks", "40\n20\n");
-	assert_int_equal(serve_rdt_cgroup__scan(ra), 0);
-	assert_int_equal(serve_rdt_cgroup__scan(rb), 0);
-	assert_int_equal(serve_rdt_cgroup__release(ra, rg), 2);
-	assert_int_equal(serve_rdt_cgroup__release(rb, rg), 0);
+	assert_int_equal(pmon__rdt_cgroup__scan(ra), 0);
+	assert_int_equal(pmon__rdt_cgroup__scan(rb), 0);
+	assert_int_equal(pmon__rdt_cgroup__release(ra, rg), 2);
+	assert_int_equal(pmon__rdt_cgroup__release(rb, rg), 0);
 	assert_string_equal(slurp(root, "tasks"), "10\n20\n");
-	assert_int_equal(serve_rdt_cgroup__claim(ra), 1);
-	assert_int_equal(serve_rdt_cgroup__claim(rb), 1);
-	snprintf(p, sizeof(p), "%s/tasks", serve_rdt_cgroup__group(ra));
+	assert_int_equal(pmon__rdt_cgroup__claim(ra), 1);
+	assert_int_equal(pmon__rdt_cgroup__claim(rb), 1);
+	snprintf(p, sizeof(p), "%s/tasks", pmon__rdt_cgroup__group(ra));
 	assert_string_equal(slurp(root, p), "10\n20\n30\n50\n");
-	snprintf(p, sizeof(p), "%s/tasks", serve_rdt_cgroup__group(rb));
+	snprintf(p, sizeof(p), "%s/tasks", pmon__rdt_cgroup__group(rb));
 	assert_string_equal(slurp(root, p), "40\n20\n");
-	assert_int_equal(serve_rdt_cgroup__ntasks(ra), 2);
-	assert_int_equal(serve_rdt_cgroup__refused(ra), 0);
+	assert_int_equal(pmon__rdt_cgroup__ntasks(ra), 2);
+	assert_int_equal(pmon__rdt_cgroup__refused(ra), 0);
 
 	/* The group's own reading: what "the kernel" put in its mon_data. */
-	snprintf(p, sizeof(p), "%s/mon_data/mon_L3_00/llc_occupancy", serve_rdt_cgroup__group(ra));
+	snprintf(p, sizeof(p), "%s/mon_data/mon_L3_00/llc_occupancy", pmon__rdt_cgroup__group(ra));
 	put(root, p, "1048576\n");
 	struct pmon_rdt_reading r;
-	assert_int_equal(serve_rdt_cgroup__read(ra, &r), 0);
+	assert_int_equal(pmon__rdt_cgroup__read(ra, &r), 0);
 	assert_int_equal(r.n, 1);
 	assert_string_equal(r.d[0].name, "mon_L3_00");
 	assert_int_equal(r.d[0].occupancy.state, PMON_RDT_OK);
@@ -280,23 +281,67 @@ static void test_serve__rdt_cgroup(void **state)
 	put(a, "cgroup.threads", "");
 	snprintf(p, sizeof(p), "%s/cgroup.threads", a);
 	assert_int_equal(unlink(p), 0);
-	assert_int_equal(serve_rdt_cgroup__scan(ra), -ENOENT);
+	assert_int_equal(pmon__rdt_cgroup__scan(ra), -ENOENT);
 
 	/* RMIDs run out: 4 in all, the root's and two groups hold 3. */
-	struct serve_rdt_cgroup *rc = serve_rdt_cgroup__new(root, b);
+	struct pmon__rdt_cgroup *rc = pmon__rdt_cgroup__new(root, b);
 	assert_non_null(rc);
-	assert_null(serve_rdt_cgroup__new(root, b));
+	assert_null(pmon__rdt_cgroup__new(root, b));
 	assert_int_equal(errno, ENOSPC);
 
 	/* Freed: the groups are removed. */
-	serve_rdt_cgroup__free(ra);
-	serve_rdt_cgroup__free(rb);
-	serve_rdt_cgroup__free(rc);
-	serve_rdt_cgroup__free(NULL);
+	pmon__rdt_cgroup__free(ra);
+	pmon__rdt_cgroup__free(rb);
+	pmon__rdt_cgroup__free(rc);
+	pmon__rdt_cgroup__free(NULL);
 	pmon_rdt_group__remove(rg);
 	snprintf(p, sizeof(p), "%s/mon_groups", root);
 	assert_int_equal(rmdir(p), 0); /* empty */
 	nftw(t, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* The collector's set-up (include/pmon/collect.h): errors come back as
+ * values with a detail, never printed; a scrape before any reading renders
+ * the metrics of nothing. Opens no counter (no cgroup, no system-wide). */
+static void test_serve__collector_setup(void **state)
+{
+	struct pmon_collector_opts o = { .sz = sizeof(o),
+					 .events = "no-such-event-xyz",
+					 .interval_ms = 100 };
+	struct pmon_collector *c;
+	struct pmon_scrape *sc;
+	const char *body;
+	size_t len;
+
+	errno = 0;
+	assert_null(pmon_collector__new(&o));
+	assert_int_not_equal(errno, 0);
+	assert_true(pmon_errdetail()[0] != '\0');
+
+	o.events = "task-clock,page-faults";
+	o.rdt = true;
+	o.resctrl_root = "/nonexistent-resctrl";
+	c = pmon_collector__new(&o);
+	assert_non_null(c);
+	assert_int_equal(pmon_collector__nevents(c), 2);
+	assert_non_null(pmon_collector__rdt_unavailable(c));
+	assert_int_equal(pmon_collector__add_cgroup(c, "/nonexistent-cgroup"), -ENOENT);
+	assert_true(pmon_errdetail()[0] != '\0');
+	assert_int_not_equal(pmon_collector__watch_root(c, "/nonexistent-cgroup"), 0);
+	assert_int_equal(pmon_collector__ncgroups(c), 0);
+	assert_int_equal(pmon_collector__render(c, false, &sc), 0);
+	body = pmon_scrape__body(sc, &len);
+	assert_non_null(body);
+	assert_non_null(strstr(body, "pmon_"));
+	pmon_scrape__free(sc);
+	pmon_collector__free(c);
+	pmon_collector__free(NULL);
+
+	o.rdt = false;
+	o.sz = 1; /* smaller than the first release's struct */
+	errno = 0;
+	assert_null(pmon_collector__new(&o));
+	assert_int_equal(errno, EINVAL);
 }
 
 int main(void)
@@ -307,6 +352,7 @@ int main(void)
 		cmocka_unit_test(test_serve__metric_name),
 		cmocka_unit_test(test_serve__query_uint),
 		cmocka_unit_test(test_serve__rdt_cgroup),
+		cmocka_unit_test(test_serve__collector_setup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -1152,6 +1153,74 @@ static void test_sim__event_role(void **state)
 	}
 }
 
+/* pmon_sim__run(): options refused, valgrind that cannot start, and (where
+ * valgrind is installed) one process simulated and parsed. */
+static void test_sim__run(void **state)
+{
+	struct pmon_sim_caches caches = { .i1 = { 32768, 8, 64 },
+					  .d1 = { 32768, 8, 64 },
+					  .ll = { 8 << 20, 16, 64 },
+					  .source = "test" };
+	char dir[] = "/tmp/pmon-test-simrun-XXXXXX";
+	char *cmd[] = { "/bin/true", NULL };
+	struct pmon_sim_run r;
+
+	assert_non_null(mkdtemp(dir));
+	struct pmon_sim_run_opts o = { .sz = sizeof(o), .caches = &caches, .dir = dir };
+	assert_int_equal(pmon_sim__run(cmd, &o, &r), -EINVAL); /* no valgrind named */
+	assert_false(r.started);
+
+	o.valgrind = "/nonexistent/valgrind";
+	assert_int_equal(pmon_sim__run(cmd, &o, &r), -ENOENT);
+	assert_false(r.started);
+	assert_non_null(strstr(pmon_errdetail(), "/nonexistent/valgrind"));
+	pmon_sim_run_release(&r);
+
+	o.valgrind = "/usr/bin/valgrind";
+	if (access(o.valgrind, X_OK) == 0) {
+		assert_int_equal(pmon_sim__run(cmd, &o, &r), 0);
+		assert_true(r.started);
+		assert_true(WIFEXITED(r.status));
+		assert_int_equal(WEXITSTATUS(r.status), 0);
+		assert_int_equal(r.nruns, 1);
+		assert_int_equal(r.signal, 0);
+		pmon_sim_run_release(&r);
+		assert_int_equal(r.nruns, 0);
+	}
+	pmon_sim_run_release(NULL);
+	char rm[200];
+	snprintf(rm, sizeof(rm), "rm -rf '%s'", dir);
+	assert_int_equal(system(rm), 0);
+}
+
+/* pmon_sim__mca_run(): a tool that is not there, and (where llvm-mca is
+ * installed) one block's summary. */
+static void test_sim__mca_run(void **state)
+{
+	char dir[] = "/tmp/pmon-test-mca-XXXXXX", rm[200], *text = (char *)"x";
+	struct pmon_mca_summary sum;
+	size_t len = 1;
+
+	assert_non_null(mkdtemp(dir));
+	assert_true(pmon_sim__mca_run("/nonexistent/llvm-mca",
+				      ".intel_syntax noprefix\nadd rax, 1\n", "skylake", 10, dir,
+				      &text, &len, &sum) < 0);
+	assert_null(text);
+	assert_true(pmon_errdetail()[0] != '\0');
+	if (access("/usr/bin/llvm-mca", X_OK) == 0) {
+		assert_int_equal(pmon_sim__mca_run("/usr/bin/llvm-mca",
+						   ".intel_syntax noprefix\nadd rax, 1\n",
+						   "skylake", 10, dir, &text, &len, &sum),
+				 0);
+		assert_non_null(text);
+		assert_int_equal(len, strlen(text));
+		assert_true(sum.iterations == 10);
+		free(text);
+	}
+	snprintf(rm, sizeof(rm), "rm -rf '%s'", dir);
+	assert_int_equal(system(rm), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1176,6 +1245,8 @@ int main(void)
 		cmocka_unit_test(test_sim__recording_roundtrip),
 		cmocka_unit_test(test_sim__block_cost),
 		cmocka_unit_test(test_sim__event_role),
+		cmocka_unit_test(test_sim__run),
+		cmocka_unit_test(test_sim__mca_run),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

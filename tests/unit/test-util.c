@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -191,6 +192,56 @@ static void test_util__opts_public_zero_tail(void **state)
 	assert_null(pmon_evlist__new(o));
 }
 
+/* pmon_spawn(): output captured or written to a file, the exit status as
+ * waitpid() gives it, a tool that cannot start or does not end. */
+static void test_util__spawn(void **state)
+{
+	char *text = NULL, path[] = "/tmp/pmon-test-spawn-XXXXXX", buf[64];
+	size_t len = 0;
+	int status = -1, fd;
+	struct pmon_spawn_opts o = { .sz = sizeof(o), .capture = &text, .capture_len = &len };
+	char *sh[] = { "/bin/sh", "-c", "echo out; echo err >&2; exit 3", NULL };
+
+	assert_int_equal(pmon_spawn(sh, &o, &status), 0);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 3);
+	assert_non_null(text);
+	assert_non_null(strstr(text, "out\n"));
+	assert_non_null(strstr(text, "err\n"));
+	assert_int_equal(len, strlen(text));
+	free(text);
+
+	/* Kept to capture_max bytes, the rest drained (the tool still ends). */
+	char *big[] = { "/bin/sh", "-c", "head -c 100000 /dev/zero | tr '\\0' x", NULL };
+	o.capture_max = 10;
+	assert_int_equal(pmon_spawn(big, &o, &status), 0);
+	assert_int_equal(len, 10);
+	assert_string_equal(text, "xxxxxxxxxx");
+	free(text);
+
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	struct pmon_spawn_opts fo = { .sz = sizeof(fo), .stdout_path = path };
+	char *echo[] = { "/bin/echo", "to the file", NULL };
+	assert_int_equal(pmon_spawn(echo, &fo, &status), 0);
+	assert_int_equal(WEXITSTATUS(status), 0);
+	fd = open(path, O_RDONLY);
+	assert_int_equal(read(fd, buf, sizeof(buf)), 12);
+	close(fd);
+	assert_memory_equal(buf, "to the file\n", 12);
+	unlink(path);
+
+	char *none[] = { "/nonexistent/tool", NULL };
+	assert_int_equal(pmon_spawn(none, NULL, &status), -ENOENT);
+	assert_true(pmon_errdetail()[0] != '\0');
+
+	/* A tool that never ends is killed; the call returns. */
+	struct pmon_spawn_opts to = { .sz = sizeof(to), .timeout_s = 0.05 };
+	char *stuck[] = { "/bin/sleep", "1000", NULL };
+	assert_int_equal(pmon_spawn(stuck, &to, &status), -ETIMEDOUT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -199,6 +250,7 @@ int main(void)
 		cmocka_unit_test(test_util__c_locale_numbers),
 		cmocka_unit_test(test_util__opts_convention),
 		cmocka_unit_test(test_util__opts_public_zero_tail),
+		cmocka_unit_test(test_util__spawn),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

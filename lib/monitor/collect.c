@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * pmon serve's collector (cli/serve.h): one monitor (include/pmon/monitor.h)
+ * The cgroup collector behind pmon serve (include/pmon/collect.h): one monitor
  * for system-wide counting and one per cgroup (perf's cgroup mode: a
  * counter per CPU per cgroup), read every interval by a background thread
  * that adds the scaled deltas (deltas of raw, enabled and running taken
@@ -31,8 +31,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "serve.h"
+#include "internal.h"
+#include "monitor/collect.h"
 #include <pmon/pmon.h>
 
 #define MAX_CGROUPS 1024
@@ -48,7 +48,7 @@ struct acc {
 /* A rendered body: the metrics of one reading in one format, shared by the
  * responses that send it (refs: the collector's cache holds one, each
  * response one more) and rewritten in place once only the cache holds it. */
-struct serve_body {
+struct pmon__body {
 	atomic_uint refs;
 	uint64_t gen; /* the reading it shows */
 	bool oom;
@@ -57,8 +57,8 @@ struct serve_body {
 	char *p;
 };
 
-struct serve_scrape {
-	struct serve_body *body;
+struct pmon_scrape {
+	struct pmon__body *body;
 	size_t tail_len;
 	char tail[1024]; /* this scrape's own lines (and OpenMetrics' # EOF) */
 };
@@ -84,13 +84,21 @@ struct source {
 	struct row {
 		uint32_t off, len;
 	} * row;
-	struct serve_rdt_cgroup *rdt; /* --rdt: its monitoring group, or NULL */
+	struct pmon__rdt_cgroup *rdt; /* --rdt: its monitoring group, or NULL */
 	struct pmon_rdt_reading *rdt_now; /* with rdt; under the collector's lock */
 	bool rdt_ok;
 };
 
-struct serve_collector {
-	struct serve_opts o;
+struct pmon_collector {
+	struct {
+		bool system_wide, rdt, rdt_cleaned;
+		char **cgroups; /* counted from the start (and followed) */
+		size_t ncgroups;
+		char *cgroup_root; /* every cgroup below, rescanned */
+		char *resctrl_root;
+		unsigned interval_ms;
+	} o;
+	char rdt_why[256]; /* --rdt counts nothing: why */
 	struct pmon_evlist *ev;
 	size_t nev;
 	char (*family)[160]; /* per event: "pmon_task_clock" */
@@ -126,7 +134,7 @@ struct serve_collector {
 	atomic_uint_least64_t rdt_errors; /* cgroups without a group (no free RMID),
 					    threads refused */
 	uint64_t gen; /* readings made: a rendered body older than this is stale */
-	struct serve_body *body[2]; /* the last rendered, text and OpenMetrics */
+	struct pmon__body *body[2]; /* the last rendered, text and OpenMetrics */
 	size_t body_len[2]; /* its length: the next body's first size */
 
 	struct pmon_rdt_group *rdt; /* the root group */
@@ -136,7 +144,7 @@ struct serve_collector {
 
 /* ---- rendered bodies -------------------------------------------------------- */
 
-static void body_put(struct serve_body *b)
+static void body_put(struct pmon__body *b)
 {
 	if (b && atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) == 1) {
 		free(b->p);
@@ -144,9 +152,9 @@ static void body_put(struct serve_body *b)
 	}
 }
 
-static struct serve_body *body_new(size_t cap)
+static struct pmon__body *body_new(size_t cap)
 {
-	struct serve_body *b = calloc(1, sizeof(*b));
+	struct pmon__body *b = calloc(1, sizeof(*b));
 
 	if (!b)
 		return NULL;
@@ -160,16 +168,16 @@ static struct serve_body *body_new(size_t cap)
 	return b;
 }
 
-static bool body_grow(struct serve_body *b, size_t n);
+static bool body_grow(struct pmon__body *b, size_t n);
 
 /* Room for @n more bytes (and a NUL); false, with oom set, when none. (Its
  * test inline: a scrape asks once per row.) */
-static inline bool body_room(struct serve_body *b, size_t n)
+static inline bool body_room(struct pmon__body *b, size_t n)
 {
 	return (!b->oom && n < b->cap - b->len) || body_grow(b, n);
 }
 
-static bool body_grow(struct serve_body *b, size_t n)
+static bool body_grow(struct pmon__body *b, size_t n)
 {
 	if (b->oom || b->fixed) {
 		b->oom = true;
@@ -188,7 +196,7 @@ static bool body_grow(struct serve_body *b, size_t n)
 	return true;
 }
 
-static void put(struct serve_body *b, const char *s, size_t n)
+static void put(struct pmon__body *b, const char *s, size_t n)
 {
 	if (body_room(b, n)) {
 		memcpy(b->p + b->len, s, n);
@@ -196,12 +204,12 @@ static void put(struct serve_body *b, const char *s, size_t n)
 	}
 }
 
-static void puts_(struct serve_body *b, const char *s)
+static void puts_(struct pmon__body *b, const char *s)
 {
 	put(b, s, strlen(s));
 }
 
-__attribute__((format(printf, 2, 3))) static void putf(struct serve_body *b, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static void putf(struct pmon__body *b, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
@@ -226,7 +234,7 @@ __attribute__((format(printf, 2, 3))) static void putf(struct serve_body *b, con
 
 /* Mount points of cgroup (v1) and cgroup2 file systems, from mountinfo:
  * "36 25 0:31 / /sys/fs/cgroup/perf_event rw,... - cgroup cgroup rw,perf_event". */
-static void load_mounts(struct serve_collector *c)
+static void load_mounts(struct pmon_collector *c)
 {
 	FILE *f = fopen("/proc/self/mountinfo", "re");
 	char line[1024];
@@ -255,7 +263,7 @@ static void load_mounts(struct serve_collector *c)
 /* @path's name inside its hierarchy ("/sys/fs/cgroup/perf_event/a/b" -> "/a/b"):
  * the cgroup as /proc/PID/cgroup names it. The path itself when no mount
  * point holds it. */
-static char *cgroup_label(const struct serve_collector *c, const char *path)
+static char *cgroup_label(const struct pmon_collector *c, const char *path)
 {
 	size_t best = 0;
 	char *label;
@@ -271,12 +279,12 @@ static char *cgroup_label(const struct serve_collector *c, const char *path)
 	return strdup(path);
 }
 
-static void source_free(const struct serve_collector *c, struct source *s)
+static void source_free(const struct pmon_collector *c, struct source *s)
 {
 	if (!s)
 		return;
 	pmon_monitor__close(s->m);
-	serve_rdt_cgroup__free(s->rdt);
+	pmon__rdt_cgroup__free(s->rdt);
 	free(s->path);
 	free(s->label);
 	free(s->label_esc);
@@ -297,7 +305,7 @@ static const char *const col_suffix[] = { "_total", "_enabled_seconds_total",
 					  "_running_seconds_total" };
 
 /* @s's rows but their values (struct source's rows). Return: 0, -ENOMEM. */
-static int make_rows(const struct serve_collector *c, struct source *s)
+static int make_rows(const struct pmon_collector *c, struct source *s)
 {
 	size_t n = c->nev * 3 * s->nunits, len = 0;
 	FILE *f;
@@ -307,7 +315,7 @@ static int make_rows(const struct serve_collector *c, struct source *s)
 		return -ENOMEM;
 	for (size_t e = 0; e < c->nev; e++) {
 		char ev[256];
-		serve_label_escape(pmon_evlist__event(c->ev, e)->name, ev, sizeof(ev));
+		pmon__prom_label_escape(pmon_evlist__event(c->ev, e)->name, ev, sizeof(ev));
 		for (size_t col = 0; col < 3; col++)
 			for (size_t u = 0; u < s->nunits; u++) {
 				struct row *r = &s->row[(e * 3 + col) * s->nunits + u];
@@ -329,7 +337,7 @@ static int make_rows(const struct serve_collector *c, struct source *s)
 
 /* Counters for @path (NULL: system-wide). NULL with the detail set when none
  * opened (the kernel refused, or the cgroup went away meanwhile). */
-static struct source *source_open(struct serve_collector *c, const char *path, ino_t ino)
+static struct source *source_open(struct pmon_collector *c, const char *path, ino_t ino)
 {
 	struct pmon_target t = { .sz = sizeof(t), .pid = -1, .system_wide = true, .cgroup = path };
 	struct source *s = calloc(1, sizeof(*s));
@@ -350,10 +358,10 @@ static struct source *source_open(struct serve_collector *c, const char *path, i
 		source_free(c, s);
 		return NULL;
 	}
-	serve_label_escape(s->label, s->label_esc, elen);
+	pmon__prom_label_escape(s->label, s->label_esc, elen);
 	if (path && c->rdt &&
 	    (!(s->rdt_now = calloc(1, sizeof(*s->rdt_now))) ||
-	     !(s->rdt = serve_rdt_cgroup__new(c->o.resctrl_root, path))))
+	     !(s->rdt = pmon__rdt_cgroup__new(c->o.resctrl_root, path))))
 		atomic_fetch_add_explicit(&c->rdt_errors, 1, memory_order_relaxed); /* no free
 			RMID: the cgroup is counted, without RDT */
 	s->nunits = pmon_counters__nunits(pmon_monitor__counters(s->m));
@@ -385,7 +393,7 @@ static struct source *source_open(struct serve_collector *c, const char *path, i
 	return s;
 }
 
-static struct source *find_source(struct serve_collector *c, const char *path)
+static struct source *find_source(struct pmon_collector *c, const char *path)
 {
 	for (struct source *s = c->sources; s; s = s->next)
 		if (s->path && !strcmp(s->path, path))
@@ -394,7 +402,7 @@ static struct source *find_source(struct serve_collector *c, const char *path)
 }
 
 /* Count @path (an existing cgroup directory) from now on, or keep counting it. */
-static void want_cgroup(struct serve_collector *c, const char *path, ino_t ino,
+static void want_cgroup(struct pmon_collector *c, const char *path, ino_t ino,
 			struct source **added)
 {
 	struct source *s = find_source(c, path);
@@ -422,7 +430,7 @@ static void want_cgroup(struct serve_collector *c, const char *path, ino_t ino,
 
 /* Every directory below @dir (not @dir itself), depth-first, at most
  * CGROUP_DEPTH levels down. */
-static void walk(struct serve_collector *c, const char *dir, int depth, struct source **added)
+static void walk(struct pmon_collector *c, const char *dir, int depth, struct source **added)
 {
 	DIR *d = opendir(dir);
 	struct dirent *de;
@@ -466,7 +474,7 @@ static void walk(struct serve_collector *c, const char *dir, int depth, struct s
  * system call at all in an interval without one, instead of an opendir(),
  * two getdents64() and a close() per cgroup). Any event (an overflow too)
  * says walk. */
-static bool tree_changed(struct serve_collector *c)
+static bool tree_changed(struct pmon_collector *c)
 {
 	bool changed = c->tree_dirty;
 
@@ -479,7 +487,7 @@ static bool tree_changed(struct serve_collector *c)
 }
 
 /* The watches reported something: read it all, walk at the next reading. */
-static void drain_watches(struct serve_collector *c)
+static void drain_watches(struct pmon_collector *c)
 {
 	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
 
@@ -488,7 +496,7 @@ static void drain_watches(struct serve_collector *c)
 }
 
 /* Bring the cgroup sources up to date: open the new, drop the vanished. */
-static void rescan(struct serve_collector *c)
+static void rescan(struct pmon_collector *c)
 {
 	struct source *added = NULL, *gone = NULL;
 
@@ -537,22 +545,22 @@ static void rescan(struct serve_collector *c)
 }
 
 /* Each cgroup's monitoring group brought up to its threads (all releases
- * before any claim: cli/serve-rdt.c), then read. Return: failed readings. */
-static uint64_t rdt_cgroups(struct serve_collector *c)
+ * before any claim: lib/monitor/collect-rdt.c), then read. Return: failed readings. */
+static uint64_t rdt_cgroups(struct pmon_collector *c)
 {
 	uint64_t errors = 0, refused = 0;
 
 	for (struct source *s = c->sources; s; s = s->next)
-		if (s->rdt && !serve_rdt_cgroup__scan(s->rdt))
-			serve_rdt_cgroup__release(s->rdt, c->rdt);
+		if (s->rdt && !pmon__rdt_cgroup__scan(s->rdt))
+			pmon__rdt_cgroup__release(s->rdt, c->rdt);
 	for (struct source *s = c->sources; s; s = s->next) {
 		if (!s->rdt)
 			continue;
-		uint64_t before = serve_rdt_cgroup__refused(s->rdt);
-		serve_rdt_cgroup__claim(s->rdt);
-		refused += serve_rdt_cgroup__refused(s->rdt) - before;
+		uint64_t before = pmon__rdt_cgroup__refused(s->rdt);
+		pmon__rdt_cgroup__claim(s->rdt);
+		refused += pmon__rdt_cgroup__refused(s->rdt) - before;
 		struct pmon_rdt_reading r;
-		bool ok = !serve_rdt_cgroup__read(s->rdt, &r);
+		bool ok = !pmon__rdt_cgroup__read(s->rdt, &r);
 		errors += !ok;
 		pthread_mutex_lock(&c->lock);
 		if (ok)
@@ -565,7 +573,7 @@ static uint64_t rdt_cgroups(struct serve_collector *c)
 }
 
 /* One reading of every source, added to the totals. */
-static void collect(struct serve_collector *c)
+static void collect(struct pmon_collector *c)
 {
 	double t0 = pmon_monotonic_s();
 	uint64_t errors = 0;
@@ -619,7 +627,7 @@ static void collect(struct serve_collector *c)
 
 static void *collector_main(void *arg)
 {
-	struct serve_collector *c = arg;
+	struct pmon_collector *c = arg;
 	struct pmon_ticker tk;
 
 	pmon_ticker__init(&tk, c->o.interval_ms / 1000.0);
@@ -663,7 +671,7 @@ static const char *const pmu_events = ",{cycles,instructions,branches,branch-mis
  * counter limit: kernel/events/core.c, perf_swevent_add()). Hardware events
  * stay as given: a group must fit the PMU's counters.
  */
-static void group_software(struct serve_collector *c, const char *events)
+static void group_software(struct pmon_collector *c, const char *events)
 {
 	size_t n = pmon_evlist__count(c->ev);
 	char *spec = NULL;
@@ -691,7 +699,7 @@ static void group_software(struct serve_collector *c, const char *events)
 /* The # HELP and # TYPE lines of every event family, in both formats
  * (OpenMetrics names a counter's family without its _total, the 0.0.4 text
  * format with it). Return: 0, -ENOMEM. */
-static int make_heads(struct serve_collector *c)
+static int make_heads(struct pmon_collector *c)
 {
 	for (size_t e = 0; e < c->nev; e++) {
 		const char *ev = pmon_evlist__event(c->ev, e)->name;
@@ -722,36 +730,9 @@ static int make_heads(struct serve_collector *c)
 	return 0;
 }
 
-int serve_collector__new(const struct serve_opts *o, struct serve_collector **out)
+/* Per event: its metric family, unit and multiplier. Return: 0, -ENOMEM. */
+static int make_families(struct pmon_collector *c)
 {
-	struct serve_collector *c = calloc(1, sizeof(*c));
-	char spec[512];
-
-	*out = NULL;
-	if (!c) {
-		cli_error("out of memory");
-		return CLI_FAIL;
-	}
-	c->o = *o;
-	c->watch_fd = o->cgroup_root && !o->ncgroups ? inotify_init1(IN_NONBLOCK | IN_CLOEXEC) : -1;
-	pthread_mutex_init(&c->lock, NULL);
-	c->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (c->stop_fd < 0) {
-		cli_error("cannot make an eventfd: %s", strerror(errno));
-		serve_collector__free(c);
-		return CLI_FAIL;
-	}
-	c->pmu = pmon_kernel_has_core_pmu(NULL);
-	load_mounts(c);
-	snprintf(spec, sizeof(spec), "%s%s", default_events, c->pmu ? pmu_events : "");
-	c->ev = pmon_evlist__new(NULL);
-	if (!c->ev || pmon_evlist__add(c->ev, o->events ? o->events : spec)) {
-		cli_error("%s", pmon_errdetail());
-		serve_collector__free(c);
-		return CLI_USAGE;
-	}
-	if (o->events)
-		group_software(c, o->events);
 	c->nev = pmon_evlist__count(c->ev);
 	c->family = calloc(c->nev, sizeof(*c->family));
 	c->unit = calloc(c->nev, sizeof(*c->unit));
@@ -759,15 +740,12 @@ int serve_collector__new(const struct serve_opts *o, struct serve_collector **ou
 	c->clock = calloc(c->nev, sizeof(*c->clock));
 	c->first = calloc(c->nev, sizeof(*c->first));
 	c->head = calloc(c->nev * 6, sizeof(*c->head));
-	if (!c->family || !c->unit || !c->mul || !c->clock || !c->first || !c->head) {
-		cli_error("out of memory");
-		serve_collector__free(c);
-		return CLI_FAIL;
-	}
+	if (!c->family || !c->unit || !c->mul || !c->clock || !c->first || !c->head)
+		return -ENOMEM;
 	for (size_t e = 0; e < c->nev; e++) {
 		const struct pmon_event_desc *d = pmon_evlist__event(c->ev, e);
 		char name[128];
-		serve_metric_name(d->name, name, sizeof(name));
+		pmon__prom_metric_name(d->name, name, sizeof(name));
 		snprintf(c->family[e], sizeof(c->family[e]), "pmon_%s", name);
 		c->first[e] = true;
 		for (size_t k = 0; k < e; k++)
@@ -787,64 +765,159 @@ int serve_collector__new(const struct serve_opts *o, struct serve_collector **ou
 			c->mul[e] = 1;
 		}
 	}
-	if (make_heads(c)) {
-		cli_error("out of memory");
-		serve_collector__free(c);
-		return CLI_FAIL;
-	}
-	if (o->rdt) {
-		struct pmon_rdt_caps caps;
-		if (pmon_rdt_caps(o->resctrl_root, &caps) || (!caps.occupancy && !caps.mbm_total) ||
-		    !(c->rdt = pmon_rdt_group__root(o->resctrl_root))) {
-			cli_warn("--rdt: no resctrl monitoring here (%s); "
-				 "pmon_rdt_available is 0",
-				 pmon_errdetail()[0] ? pmon_errdetail() : "no L3 monitoring");
-			c->rdt = NULL;
-		} else if (o->ncgroups || o->cgroup_root) {
-			unsigned removed; /* groups a pmon that crashed left */
-			pmon_rdt_cleanup(o->resctrl_root, &removed);
-		}
-	}
-	if (o->system_wide) {
-		struct source *s = source_open(c, NULL, 0);
-		if (!s) {
-			cli_error("cannot count system-wide: %s", pmon_errdetail());
-			serve_collector__free(c);
-			return CLI_UNSUPPORTED;
-		}
-		c->sources = s;
-	}
-	for (size_t i = 0; i < o->ncgroups; i++) {
-		struct pmon_target t = { .sz = sizeof(t), .pid = -1, .cgroup = o->cgroups[i] };
-		struct stat st;
-		int err = pmon_target__validate(&t, NULL);
-		struct source *s = err || stat(o->cgroups[i], &st)
-			? NULL
-			: source_open(c, o->cgroups[i], st.st_ino);
-		if (!s) {
-			cli_error("cannot count cgroup '%s': %s", o->cgroups[i], pmon_errdetail());
-			serve_collector__free(c);
-			return err == -ENOENT || err == -ENOTDIR ? CLI_USAGE : CLI_UNSUPPORTED;
-		}
-		s->seen = true;
-		s->next = c->sources;
-		c->sources = s;
-		c->ncgroups++;
-	}
-	if (o->cgroup_root) {
-		struct pmon_target t = { .sz = sizeof(t), .pid = -1, .cgroup = o->cgroup_root };
-		if (pmon_target__validate(&t, NULL)) {
-			cli_error("--cgroup-root: %s", pmon_errdetail());
-			serve_collector__free(c);
-			return CLI_USAGE;
-		}
-		rescan(c);
-	}
-	*out = c;
-	return CLI_OK;
+	return make_heads(c);
 }
 
-int serve_collector__start(struct serve_collector *c)
+/* --rdt: the root monitoring group, or the reason there is none. */
+static void find_rdt(struct pmon_collector *c)
+{
+	struct pmon_rdt_caps caps;
+
+	pmon__clear_detail();
+	if (pmon_rdt_caps(c->o.resctrl_root, &caps) || (!caps.occupancy && !caps.mbm_total) ||
+	    !(c->rdt = pmon_rdt_group__root(c->o.resctrl_root))) {
+		snprintf(c->rdt_why, sizeof(c->rdt_why), "%s",
+			 pmon_errdetail()[0] ? pmon_errdetail() : "no L3 monitoring");
+		c->rdt = NULL;
+	}
+}
+
+struct pmon_collector *pmon_collector__new(const struct pmon_collector_opts *opts)
+{
+	struct pmon_collector_opts o = { 0 };
+	struct pmon_collector *c;
+	char spec[512];
+	int err = PMON_OPTS_COPY(&o, opts, struct pmon_collector_opts, resctrl_root);
+
+	if (err) {
+		errno = -err;
+		return NULL;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		pmon__detail("out of memory");
+		errno = ENOMEM;
+		return NULL;
+	}
+	c->watch_fd = -1;
+	c->stop_fd = -1;
+	pthread_mutex_init(&c->lock, NULL);
+	c->o.interval_ms = o.interval_ms ? o.interval_ms : 1000;
+	c->o.rdt = o.rdt;
+	if (o.resctrl_root && !(c->o.resctrl_root = strdup(o.resctrl_root))) {
+		err = pmon__err(-ENOMEM, "out of memory");
+		goto fail;
+	}
+	c->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (c->stop_fd < 0) {
+		err = pmon__err(-errno, "cannot make an eventfd: %s", strerror(errno));
+		goto fail;
+	}
+	c->pmu = pmon_kernel_has_core_pmu(NULL);
+	load_mounts(c);
+	snprintf(spec, sizeof(spec), "%s%s", default_events, c->pmu ? pmu_events : "");
+	c->ev = pmon_evlist__new(NULL);
+	if (!c->ev) {
+		err = -errno;
+		goto fail;
+	}
+	err = pmon_evlist__add(c->ev, o.events ? o.events : spec);
+	if (err)
+		goto fail;
+	if (o.events)
+		group_software(c, o.events);
+	if (make_families(c)) {
+		err = pmon__err(-ENOMEM, "out of memory");
+		goto fail;
+	}
+	if (o.rdt)
+		find_rdt(c);
+	return c;
+fail:
+	pmon_collector__free(c);
+	errno = err < 0 ? -err : EINVAL;
+	return NULL;
+}
+
+const char *pmon_collector__rdt_unavailable(const struct pmon_collector *c)
+{
+	return c->o.rdt && !c->rdt ? c->rdt_why : NULL;
+}
+
+/* Counting cgroups with --rdt: first remove the groups a pmon that crashed
+ * left behind. */
+static void rdt_cleanup_once(struct pmon_collector *c)
+{
+	unsigned removed;
+
+	if (c->rdt && !c->o.rdt_cleaned)
+		pmon_rdt_cleanup(c->o.resctrl_root, &removed);
+	c->o.rdt_cleaned = true;
+}
+
+int pmon_collector__add_system_wide(struct pmon_collector *c)
+{
+	struct source *s = source_open(c, NULL, 0);
+
+	if (!s)
+		return errno ? -errno : -EINVAL;
+	c->o.system_wide = true;
+	s->next = c->sources;
+	c->sources = s;
+	return 0;
+}
+
+int pmon_collector__add_cgroup(struct pmon_collector *c, const char *path)
+{
+	struct pmon_target t = { .sz = sizeof(t), .pid = -1, .cgroup = path };
+	char **cg = realloc(c->o.cgroups, (c->o.ncgroups + 1) * sizeof(*cg));
+	struct source *s;
+	struct stat st;
+	int err;
+
+	if (!cg)
+		return pmon__err(-ENOMEM, "out of memory");
+	c->o.cgroups = cg;
+	rdt_cleanup_once(c);
+	err = pmon_target__validate(&t, NULL);
+	if (err)
+		return err;
+	if (stat(path, &st))
+		return pmon__err(-errno, "%s: %s", path, strerror(errno));
+	if (!(cg[c->o.ncgroups] = strdup(path)))
+		return pmon__err(-ENOMEM, "out of memory");
+	s = source_open(c, path, st.st_ino);
+	if (!s) {
+		free(cg[c->o.ncgroups]);
+		return errno ? -errno : -EINVAL;
+	}
+	c->o.ncgroups++;
+	s->seen = true;
+	s->next = c->sources;
+	c->sources = s;
+	c->ncgroups++;
+	return 0;
+}
+
+int pmon_collector__watch_root(struct pmon_collector *c, const char *root)
+{
+	struct pmon_target t = { .sz = sizeof(t), .pid = -1, .cgroup = root };
+	int err;
+
+	rdt_cleanup_once(c);
+	err = pmon_target__validate(&t, NULL);
+	if (err)
+		return err;
+	free(c->o.cgroup_root);
+	if (!(c->o.cgroup_root = strdup(root)))
+		return pmon__err(-ENOMEM, "out of memory");
+	if (!c->o.ncgroups && c->watch_fd < 0)
+		c->watch_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	rescan(c);
+	return 0;
+}
+
+int pmon_collector__start(struct pmon_collector *c)
 {
 	int err = pthread_create(&c->thread, NULL, collector_main, c);
 
@@ -854,7 +927,7 @@ int serve_collector__start(struct serve_collector *c)
 	return 0;
 }
 
-void serve_collector__free(struct serve_collector *c)
+void pmon_collector__free(struct pmon_collector *c)
 {
 	if (!c)
 		return;
@@ -887,11 +960,16 @@ void serve_collector__free(struct serve_collector *c)
 	for (size_t i = 0; c->head && i < c->nev * 6; i++)
 		free(c->head[i]);
 	free(c->head);
+	for (size_t i = 0; i < c->o.ncgroups; i++)
+		free(c->o.cgroups[i]);
+	free(c->o.cgroups);
+	free(c->o.cgroup_root);
+	free(c->o.resctrl_root);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
 }
 
-size_t serve_collector__ncgroups(struct serve_collector *c)
+size_t pmon_collector__ncgroups(struct pmon_collector *c)
 {
 	pthread_mutex_lock(&c->lock);
 	size_t n = c->ncgroups;
@@ -899,8 +977,7 @@ size_t serve_collector__ncgroups(struct serve_collector *c)
 	return n;
 }
 
-bool serve_collector__cgroup_path(struct serve_collector *c, const char *label, char *out,
-				  size_t len)
+bool pmon_collector__cgroup_path(struct pmon_collector *c, const char *label, char *out, size_t len)
 {
 	bool found = false;
 
@@ -913,14 +990,14 @@ bool serve_collector__cgroup_path(struct serve_collector *c, const char *label, 
 	return found;
 }
 
-void serve_collector__set_profiling(struct serve_collector *c, bool on)
+void pmon_collector__set_profiling(struct pmon_collector *c, bool on)
 {
 	pthread_mutex_lock(&c->lock);
 	c->profiling = on;
 	pthread_mutex_unlock(&c->lock);
 }
 
-size_t serve_collector__nevents(const struct serve_collector *c)
+size_t pmon_collector__nevents(const struct pmon_collector *c)
 {
 	return c->nev;
 }
@@ -929,7 +1006,7 @@ size_t serve_collector__nevents(const struct serve_collector *c)
 
 /* "# HELP" and "# TYPE" of a family; OpenMetrics names a counter's family
  * without its _total, the 0.0.4 text format with it. */
-static void family(struct serve_body *b, bool om, const char *name, const char *type,
+static void family(struct pmon__body *b, bool om, const char *name, const char *type,
 		   const char *help)
 {
 	bool counter = !strcmp(type, "counter");
@@ -1001,13 +1078,13 @@ static char *seconds_text(double s, char *w)
 	return ns_text(s > 0 ? (uint64_t)(s * 1e9 + 0.5) : 0, w);
 }
 
-static void put_u64(struct serve_body *b, uint64_t v)
+static void put_u64(struct pmon__body *b, uint64_t v)
 {
 	if (body_room(b, 24))
 		b->len = (size_t)(u64_text(v, b->p + b->len) - b->p);
 }
 
-static void put_seconds(struct serve_body *b, double s)
+static void put_seconds(struct pmon__body *b, double s)
 {
 	if (body_room(b, 32))
 		b->len = (size_t)(seconds_text(s, b->p + b->len) - b->p);
@@ -1016,7 +1093,7 @@ static void put_seconds(struct serve_body *b, double s)
 /* The rows of event @e's family (and of the events that share it) for
  * column @col: each row's labels were made with the source; only the value
  * is written here. */
-static void event_family(struct serve_body *b, struct serve_collector *c, bool om, size_t e,
+static void event_family(struct pmon__body *b, struct pmon_collector *c, bool om, size_t e,
 			 enum col col)
 {
 	bool any = false;
@@ -1058,7 +1135,7 @@ static void event_family(struct serve_body *b, struct serve_collector *c, bool o
 
 /* One RDT metric's rows of one group: @k 0 occupancy, 1 total, 2 local
  * bandwidth; @cgroup already escaped ("" for the root group). */
-static void rdt_rows(struct serve_body *b, const char *name, size_t k,
+static void rdt_rows(struct pmon__body *b, const char *name, size_t k,
 		     const struct pmon_rdt_reading *r, const char *group, const char *cgroup)
 {
 	for (size_t i = 0; i < r->n; i++) {
@@ -1069,15 +1146,15 @@ static void rdt_rows(struct serve_body *b, const char *name, size_t k,
 		char dom[64], grp[256];
 		if (v->state != PMON_RDT_OK)
 			continue;
-		serve_label_escape(d->name, dom, sizeof(dom));
-		serve_label_escape(group, grp, sizeof(grp));
+		pmon__prom_label_escape(d->name, dom, sizeof(dom));
+		pmon__prom_label_escape(group, grp, sizeof(grp));
 		putf(b, "%s{domain=\"%s\",group=\"%s\",cgroup=\"%s\"} %llu\n", name, dom, grp,
 		     cgroup, (unsigned long long)v->v);
 	}
 }
 
 /* Everything a reading decides, in format @om, into @b (emptied first). */
-static void render_body(struct serve_collector *c, bool om, struct serve_body *b)
+static void render_body(struct pmon_collector *c, bool om, struct pmon__body *b)
 {
 	b->len = 0;
 	b->oom = false;
@@ -1094,7 +1171,7 @@ static void render_body(struct serve_collector *c, bool om, struct serve_body *b
 		bool ok = false;
 		for (struct source *s = c->sources; s; s = s->next)
 			ok |= s->supported[e];
-		serve_label_escape(pmon_evlist__event(c->ev, e)->name, ev, sizeof(ev));
+		pmon__prom_label_escape(pmon_evlist__event(c->ev, e)->name, ev, sizeof(ev));
 		putf(b, "pmon_event_supported{event=\"%s\"} %d\n", ev, ok);
 	}
 	if (c->o.rdt) {
@@ -1118,7 +1195,7 @@ static void render_body(struct serve_collector *c, bool om, struct serve_body *b
 			for (struct source *s = c->sources; s; s = s->next)
 				if (s->rdt && s->rdt_ok)
 					rdt_rows(b, rdt[k].name, k, s->rdt_now,
-						 serve_rdt_cgroup__group(s->rdt), s->label_esc);
+						 pmon__rdt_cgroup__group(s->rdt), s->label_esc);
 		}
 	}
 	if (c->rdt && (c->o.ncgroups || c->o.cgroup_root)) {
@@ -1159,9 +1236,9 @@ static void render_body(struct serve_collector *c, bool om, struct serve_body *b
 /* The body of the last reading in format @om, rendered now if it is stale
  * (rewritten in place when no response holds it), with a reference for
  * the caller. Under the lock. NULL: out of memory. */
-static struct serve_body *current_body(struct serve_collector *c, bool om)
+static struct pmon__body *current_body(struct pmon_collector *c, bool om)
 {
-	struct serve_body *b = c->body[om];
+	struct pmon__body *b = c->body[om];
 
 	if (b && b->gen == c->gen && !b->oom)
 		goto out;
@@ -1182,10 +1259,10 @@ out:
 	return b;
 }
 
-int serve_collector__render(struct serve_collector *c, bool om, struct serve_scrape **out)
+int pmon_collector__render(struct pmon_collector *c, bool om, struct pmon_scrape **out)
 {
 	double t0 = pmon_monotonic_s();
-	struct serve_scrape *sc = malloc(sizeof(*sc));
+	struct pmon_scrape *sc = malloc(sizeof(*sc));
 
 	*out = NULL;
 	if (!sc)
@@ -1200,7 +1277,7 @@ int serve_collector__render(struct serve_collector *c, bool om, struct serve_scr
 	c->scrapes[om]++;
 	/* The body ends with pmon_profile_in_progress's # HELP and # TYPE;
 	 * the rest is this scrape's (at most ~500 bytes of the 1024). */
-	struct serve_body t = { .p = sc->tail, .cap = sizeof(sc->tail), .fixed = true };
+	struct pmon__body t = { .p = sc->tail, .cap = sizeof(sc->tail), .fixed = true };
 	puts_(&t, c->profiling ? "pmon_profile_in_progress 1\n" : "pmon_profile_in_progress 0\n");
 	puts_(&t,
 	      "# HELP pmon_scrape_duration_seconds Time the previous /metrics scrape took "
@@ -1224,21 +1301,21 @@ int serve_collector__render(struct serve_collector *c, bool om, struct serve_scr
 	return 0;
 }
 
-const char *serve_scrape__body(const struct serve_scrape *sc, size_t *len)
+const char *pmon_scrape__body(const struct pmon_scrape *sc, size_t *len)
 {
 	*len = sc->body->len;
 	return sc->body->p;
 }
 
-const char *serve_scrape__tail(const struct serve_scrape *sc, size_t *len)
+const char *pmon_scrape__tail(const struct pmon_scrape *sc, size_t *len)
 {
 	*len = sc->tail_len;
 	return sc->tail;
 }
 
-void serve_scrape__free(void *sc)
+void pmon_scrape__free(void *sc)
 {
-	struct serve_scrape *s = sc;
+	struct pmon_scrape *s = sc;
 
 	if (!s)
 		return;
@@ -1246,7 +1323,7 @@ void serve_scrape__free(void *sc)
 	free(s);
 }
 
-int serve_collector__describe(struct serve_collector *c, char **buf, size_t *len)
+int pmon_collector__describe(struct pmon_collector *c, char **buf, size_t *len)
 {
 	FILE *f = open_memstream(buf, len);
 
@@ -1255,7 +1332,7 @@ int serve_collector__describe(struct serve_collector *c, char **buf, size_t *len
 	pthread_mutex_lock(&c->lock);
 	for (size_t e = 0; e < c->nev; e++) {
 		char ev[256];
-		serve_label_escape(pmon_evlist__event(c->ev, e)->name, ev, sizeof(ev));
+		pmon__prom_label_escape(pmon_evlist__event(c->ev, e)->name, ev, sizeof(ev));
 		for (char *p = ev; *p; p++)
 			if (*p == '<' || *p == '>' || *p == '&')
 				*p = '?';

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * RDT per cgroup for pmon serve (cli/serve.h): a resctrl monitoring group
+ * RDT per cgroup for the cgroup collector (lib/monitor/collect.h): a resctrl monitoring group
  * (include/pmon/rdt.h) that follows one cgroup's tasks. resctrl knows
  * nothing of cgroups: a monitoring group holds an RMID, and a task is
  * counted under the RMID of the group whose `tasks` file it was written to
@@ -25,10 +25,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "serve.h"
+#include "monitor/collect.h"
 #include <pmon/pmon.h>
 
-struct serve_rdt_cgroup {
+struct pmon__rdt_cgroup {
 	struct pmon_rdt_group *g;
 	char *dir; /* the cgroup directory */
 	char rel[128]; /* the group's path below the resctrl root */
@@ -51,16 +51,16 @@ static bool has(const pid_t *set, size_t n, pid_t tid)
 	return n && bsearch(&tid, set, n, sizeof(*set), cmp_pid);
 }
 
-struct serve_rdt_cgroup *serve_rdt_cgroup__new(const char *resctrl_root, const char *cgroup_dir)
+struct pmon__rdt_cgroup *pmon__rdt_cgroup__new(const char *resctrl_root, const char *cgroup_dir)
 {
-	struct serve_rdt_cgroup *r = calloc(1, sizeof(*r));
+	struct pmon__rdt_cgroup *r = calloc(1, sizeof(*r));
 
 	if (!r)
 		return NULL;
 	r->dir = strdup(cgroup_dir);
 	if (!r->dir || !(r->g = pmon_rdt_group__new(resctrl_root))) {
 		int err = errno;
-		serve_rdt_cgroup__free(r);
+		pmon__rdt_cgroup__free(r);
 		errno = err;
 		return NULL;
 	}
@@ -69,7 +69,7 @@ struct serve_rdt_cgroup *serve_rdt_cgroup__new(const char *resctrl_root, const c
 	return r;
 }
 
-void serve_rdt_cgroup__free(struct serve_rdt_cgroup *r)
+void pmon__rdt_cgroup__free(struct pmon__rdt_cgroup *r)
 {
 	if (!r)
 		return;
@@ -81,7 +81,7 @@ void serve_rdt_cgroup__free(struct serve_rdt_cgroup *r)
 	free(r);
 }
 
-int serve_rdt_cgroup__scan(struct serve_rdt_cgroup *r)
+int pmon__rdt_cgroup__scan(struct pmon__rdt_cgroup *r)
 {
 	static const char *const files[] = { "cgroup.threads", "tasks" };
 	char path[4096], *line = NULL;
@@ -129,7 +129,7 @@ int serve_rdt_cgroup__scan(struct serve_rdt_cgroup *r)
 	return 0;
 }
 
-unsigned serve_rdt_cgroup__release(struct serve_rdt_cgroup *r, struct pmon_rdt_group *root)
+unsigned pmon__rdt_cgroup__release(struct pmon__rdt_cgroup *r, struct pmon_rdt_group *root)
 {
 	unsigned out = 0;
 	size_t k = 0;
@@ -147,7 +147,7 @@ unsigned serve_rdt_cgroup__release(struct serve_rdt_cgroup *r, struct pmon_rdt_g
 	return out;
 }
 
-unsigned serve_rdt_cgroup__claim(struct serve_rdt_cgroup *r)
+unsigned pmon__rdt_cgroup__claim(struct pmon__rdt_cgroup *r)
 {
 	pid_t *moved = malloc((r->nnow ? r->nnow : 1) * sizeof(*moved));
 	unsigned in = 0;
@@ -174,22 +174,22 @@ unsigned serve_rdt_cgroup__claim(struct serve_rdt_cgroup *r)
 	return in;
 }
 
-int serve_rdt_cgroup__read(struct serve_rdt_cgroup *r, struct pmon_rdt_reading *out)
+int pmon__rdt_cgroup__read(struct pmon__rdt_cgroup *r, struct pmon_rdt_reading *out)
 {
 	return pmon_rdt_group__read(r->g, out);
 }
 
-const char *serve_rdt_cgroup__group(const struct serve_rdt_cgroup *r)
+const char *pmon__rdt_cgroup__group(const struct pmon__rdt_cgroup *r)
 {
 	return r->rel;
 }
 
-uint64_t serve_rdt_cgroup__refused(const struct serve_rdt_cgroup *r)
+uint64_t pmon__rdt_cgroup__refused(const struct pmon__rdt_cgroup *r)
 {
 	return r->refused;
 }
 
-size_t serve_rdt_cgroup__ntasks(const struct serve_rdt_cgroup *r)
+size_t pmon__rdt_cgroup__ntasks(const struct pmon__rdt_cgroup *r)
 {
 	return r->nmoved;
 }
