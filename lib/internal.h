@@ -61,6 +61,14 @@ static inline void *pmon__ret_ptr(int err, void *p)
 	return p;
 }
 
+/* Make room for @need elements of @size bytes in the array *@p of *@cap
+ * (lib/util/grow.c): at least double it (16 at first), checking the byte
+ * count for overflow. *@p and *@cap change only on success.
+ * Return: 0 or -ENOMEM (out of memory, or the size would overflow). */
+int pmon__grow(void **p, size_t *cap, size_t need, size_t size);
+/* pmon__grow() for a typed pointer @arr: PMON_GROW(&x->maps, &x->cap, n + 1). */
+#define PMON_GROW(arr, cap, need) pmon__grow((void **)(arr), (cap), (need), sizeof(**(arr)))
+
 /* @s as XML character data (lib/util/xml.c): markup escaped (& < > " '),
  * control characters and bytes that are not UTF-8 written as '?'. */
 void pmon__xml_text(FILE *f, const char *s);

@@ -28,11 +28,11 @@
 #include <elfutils/libdwfl.h>
 #include <pthread.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include "internal.h"
 #include "report/report.h"
 #include "sample/datafile.h"
+#include "sample/reader.h"
 #include <pmon/sample.h>
 #include <pmon/sim.h>
 
@@ -112,7 +112,7 @@ struct ctx {
 	unsigned nstale; /* files whose build id is not the recorded one */
 	char stale_first[300];
 	struct file_ksym *fk; /* the recording's kernel symbols, by start */
-	size_t nfk;
+	size_t nfk, capfk;
 	/* pmon_annotate(): the samples of one symbol, by (file, address) */
 	const char *want;
 	struct counter hits; /* "file\taddress" */
@@ -121,7 +121,7 @@ struct ctx {
 		uint64_t id;
 		unsigned ev;
 	} * evids;
-	size_t nevids;
+	size_t nevids, capevids;
 	const char *stack_event_name; /* opts->event */
 	unsigned stack_ev; /* the event of the stacks and annotations */
 	bool stack_ev_found;
@@ -823,31 +823,40 @@ static bool event_is(const char *have, const char *want)
 	return a >= 0 && a == b;
 }
 
-static int apply_record(struct ctx *x, const uint8_t *p, size_t len)
+/* A PMON_RECORD_EVENT: one sampled event and its sample identifiers. */
+static int add_event(struct ctx *x, const struct pmon__rec_event *re)
 {
-	struct perf_event_header h;
-	const uint8_t *q = p + sizeof(h);
+	if (re->index >= PMON_ARRAY_SIZE(x->r->events))
+		return 0;
+	struct pmon_report_event *ev = &x->r->events[re->index];
+	pmon__strlcpy(ev->name, re->name, sizeof(ev->name));
+	ev->sample_period = re->period;
+	ev->freq = re->freq;
+	if (re->index >= x->r->nevents)
+		x->r->nevents = re->index + 1;
+	if (x->stack_event_name && event_is(ev->name, x->stack_event_name)) {
+		x->stack_ev = re->index;
+		x->stack_ev_found = true;
+	}
+	if (PMON_GROW(&x->evids, &x->capevids, x->nevids + re->nids + 1))
+		return -ENOMEM;
+	for (size_t i = 0; i < re->nids; i++) {
+		x->evids[x->nevids].id = pmon__rec_event_id(re, i);
+		x->evids[x->nevids++].ev = re->index;
+	}
+	return 0;
+}
+
+static int apply_record(struct ctx *x, const struct pmon__record *rec)
+{
 	int err = 0;
 
-	memcpy(&h, p, sizeof(h));
-	if (h.type == PERF_RECORD_MMAP2 && len > 72) {
-		uint32_t pid;
-		uint64_t addr, mlen, pgoff;
-		memcpy(&pid, q, 4);
-		memcpy(&addr, q + 8, 8);
-		memcpy(&mlen, q + 16, 8);
-		memcpy(&pgoff, q + 24, 8);
-		char name[4096];
-		uint8_t bidlen = 0;
-		pmon__fmt(name, sizeof(name), "%.*s", (int)(len - 72), (const char *)p + 72);
-		/* Linux 5.12+: the build id where device and inode were. */
-		if (h.misc & PERF_RECORD_MISC_MMAP_BUILD_ID)
-			bidlen = q[32] <= 20 ? q[32] : 20;
-		err = add_map(x, pid, addr, mlen, pgoff, name, q + 36, bidlen);
-	} else if (h.type == PERF_RECORD_FORK && len >= 8 + 16) {
-		uint32_t pid, ppid;
-		memcpy(&pid, q, 4);
-		memcpy(&ppid, q + 4, 4);
+	if (rec->type == PERF_RECORD_MMAP2) {
+		const struct pmon__rec_mmap *m = &rec->mmap;
+		err = add_map(x, m->pid, m->start, m->len, m->pgoff, m->filename, m->build_id,
+			      m->build_id_size);
+	} else if (rec->type == PERF_RECORD_FORK) {
+		uint32_t pid = rec->task.pid, ppid = rec->task.ppid;
 		if (pid != ppid) /* a new process: it starts with its parent's maps */
 			for (size_t i = 0, n = x->nmaps; i < n && !err; i++)
 				if (x->maps[i].pid == ppid) {
@@ -856,35 +865,10 @@ static int apply_record(struct ctx *x, const uint8_t *p, size_t len)
 					err = add_map(x, pid, m.start, m.end - m.start, m.pgoff,
 						      mf->path, mf->bid, mf->bidlen);
 				}
-	} else if (h.type == PMON_RECORD_EVENT && len >= sizeof(struct pmon_record_event)) {
-		struct pmon_record_event re;
-		memcpy(&re, p, sizeof(re));
-		if (re.index >= PMON_ARRAY_SIZE(x->r->events))
-			return 0;
-		struct pmon_report_event *ev = &x->r->events[re.index];
-		pmon__fmt(ev->name, sizeof(ev->name), "%.*s", (int)sizeof(re.name), re.name);
-		ev->sample_period = re.period;
-		ev->freq = re.freq;
-		if (re.index >= x->r->nevents)
-			x->r->nevents = re.index + 1;
-		if (x->stack_event_name && event_is(ev->name, x->stack_event_name)) {
-			x->stack_ev = re.index;
-			x->stack_ev_found = true;
-		}
-		size_t n = (len - sizeof(re)) / 8;
-		if (re.nids < n)
-			n = re.nids;
-		struct ev_id *ni = realloc(x->evids, (x->nevids + n + 1) * sizeof(*ni));
-		if (!ni)
-			return -ENOMEM;
-		x->evids = ni;
-		for (size_t i = 0; i < n; i++) {
-			memcpy(&x->evids[x->nevids].id, p + sizeof(re) + 8 * i, 8);
-			x->evids[x->nevids++].ev = re.index;
-		}
-		return 0;
-	} else if (h.type != PERF_RECORD_MMAP2 && h.type != PERF_RECORD_FORK) {
-		return 0;
+	} else if (rec->type == PMON_RECORD_EVENT) {
+		return add_event(x, &rec->event);
+	} else if (rec->type != PERF_RECORD_MMAP && rec->type != PMON__RECORD_SHORT) {
+		return 0; /* COMM, EXIT: not needed to name addresses */
 	}
 	if (err)
 		return err;
@@ -1095,258 +1079,24 @@ static void stk_free(struct stk_tab *t)
 	free(t->idx);
 }
 
-/* ---- the chunks: found, checked, read in parallel ------------------------ */
+/* ---- the records: counted by the reader's threads ----------------------- */
 
-struct chunk {
-	uint64_t off; /* of its header */
-	uint32_t len, crc; /* stored payload */
-	char kind; /* 'K' raw, 'Z' deflated, 'S' kernel symbols */
-	bool bad; /* failed its CRC or does not inflate */
-	uint32_t misaligned; /* a record whose size is not a multiple of 8, at byte - 1 */
-	uint16_t misaligned_size;
-	uint8_t *keep; /* its MMAP2/FORK/EVENT records, for the ordered merge */
-	size_t nkeep;
-	uint64_t seq; /* its PMON_RECORD_CHUNK number + 1; 0: none read */
-};
-
-/* A damaged stretch: bytes between two chunks (or before the end) that
- * hold no valid chunk header. */
-struct stretch {
-	size_t next; /* the index of the chunk after it (s->n: none) */
-	uint64_t bytes;
-	bool samples; /* not a torn kernel-symbol chunk */
-};
-
-struct scan {
+struct worker { /* one per reader thread */
 	struct ctx *x;
-	int fd;
-	unsigned version;
-	struct chunk *c;
-	size_t n, cap;
-	bool inline_apply; /* one reader: records applied as met (DWARF unwinding) */
-	bool unwinding;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	size_t next, published; /* chunks claimed; chunks whose first epoch is known */
-	uint32_t epoch_next; /* the first epoch of chunk `published` */
-	/* what the pre-pass skipped */
-	struct stretch *st;
-	size_t nst;
-	bool tail_cut;
-};
-
-struct worker {
-	struct scan *s;
-	pthread_t th;
 	struct leaf_tab leaves;
 	struct stk_tab stacks;
-	uint8_t *buf, *zbuf;
-	z_stream zs; /* raw inflate, reset per chunk */
-	bool zs_ready;
-	uint64_t lost, samples, bad_samples, good_bytes;
 	bool callchains;
-	int err;
 	struct kcache { /* kernel address -> kernel_canonical(), direct-mapped */
 		uint64_t ip, start;
 	} * kc;
 };
 
-static bool read_at(int fd, void *b, size_t n, uint64_t off)
-{
-	for (size_t got = 0; got < n;) {
-		ssize_t r = pread(fd, (uint8_t *)b + got, n - got, (off_t)(off + got));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return false;
-		got += (size_t)r;
-	}
-	return true;
-}
-
-static char chunk_kind(const char m[4], unsigned version)
-{
-	if (!memcmp(m, PMON_CHUNK_MAGIC, 4))
-		return 'K';
-	if (version >= 2 && !memcmp(m, PMON_CHUNKZ_MAGIC, 4))
-		return 'Z';
-	if (version >= 2 && !memcmp(m, PMON_CHUNKS_MAGIC, 4))
-		return 'S';
-	return 0;
-}
-
-/* A chunk header at @off that fits in the file, or 0. */
-static char header_at(const struct scan *s, uint64_t off, uint64_t fsize, struct pmon_data_chunk *h)
-{
-	char k;
-
-	/* The writer never writes an empty chunk: a length of 0 (whose CRC
-	 * over no bytes is 0) is no header, however it begins. */
-	if (fsize - off < sizeof(*h) || !read_at(s->fd, h, sizeof(*h), off) ||
-	    !(k = chunk_kind(h->magic, s->version)) || !h->len || h->len > PMON_CHUNK_RAW_MAX ||
-	    h->len > fsize - off - sizeof(*h))
-		return 0;
-	return k;
-}
-
-static bool crc_ok(const struct scan *s, uint64_t off, const struct pmon_data_chunk *h,
-		   uint8_t *buf)
-{
-	return read_at(s->fd, buf, h->len, off + sizeof(*h)) && crc32(0L, buf, h->len) == h->crc;
-}
-
-/* The next offset after @from holding a whole chunk that passes its CRC, or @fsize. */
-static uint64_t resync(const struct scan *s, uint64_t from, uint64_t fsize, uint8_t *buf)
-{
-	static const size_t block = 64 * 1024;
-	uint8_t win[64 * 1024 + 3];
-
-	for (uint64_t at = from; at < fsize; at += block) {
-		size_t n = fsize - at < sizeof(win) ? (size_t)(fsize - at) : sizeof(win);
-		if (!read_at(s->fd, win, n, at))
-			return fsize;
-		for (size_t i = 0; i + 3 < n && i < block; i++) {
-			struct pmon_data_chunk h;
-			if (win[i] != 'C' || memcmp(win + i, "CHN", 3))
-				continue;
-			if (header_at(s, at + i, fsize, &h) && crc_ok(s, at + i, &h, buf))
-				return at + i;
-		}
-	}
-	return fsize;
-}
-
-/*
- * Walk the chunk headers after the file header. A header that is not one,
- * or whose length does not lead to the next header (and whose payload
- * fails its CRC), starts a damaged stretch: the walk resumes at the next
- * offset holding a whole chunk that passes its CRC, so one torn chunk
- * does not hide the rest. The payloads' CRCs are checked by the readers.
- */
-static int find_chunks(struct scan *s, uint64_t pos, uint64_t fsize, uint8_t *buf)
-{
-	while (pos < fsize) {
-		struct pmon_data_chunk h, h2;
-		char k = header_at(s, pos, fsize, &h);
-		if (k) {
-			uint64_t next = pos + sizeof(h) + h.len;
-			if (next == fsize || header_at(s, next, fsize, &h2) ||
-			    crc_ok(s, pos, &h, buf)) {
-				if (s->n == s->cap) {
-					size_t cap = s->cap ? s->cap * 2 : 256;
-					struct chunk *c = realloc(s->c, cap * sizeof(*c));
-					if (!c)
-						return -ENOMEM;
-					s->c = c;
-					s->cap = cap;
-				}
-				s->c[s->n++] = (struct chunk){
-					.off = pos, .len = h.len, .crc = h.crc, .kind = k
-				};
-				pos = next;
-				continue;
-			}
-		}
-		uint64_t to = resync(s, pos + 1, fsize, buf);
-		if (!(s->nst & (s->nst + 1))) { /* 0, 1, 3, 7...: grow */
-			struct stretch *n = realloc(s->st, (2 * s->nst + 1) * sizeof(*n));
-			if (!n)
-				return -ENOMEM;
-			s->st = n;
-		}
-		/* A torn kernel-symbol chunk (the last of a file) held no samples. */
-		s->st[s->nst++] = (struct stretch){
-			.next = s->n,
-			.bytes = to - pos,
-			.samples =
-				!(fsize - pos >= sizeof(h) && read_at(s->fd, &h, sizeof(h), pos) &&
-				  chunk_kind(h.magic, s->version) == 'S'),
-		};
-		s->tail_cut = to == fsize;
-		pos = to;
-	}
-	return 0;
-}
-
-/* The records of chunk @c, CRC-checked and inflated; NULL if damaged. */
-static const uint8_t *load(struct worker *w, struct chunk *c, size_t *len)
-{
-	uint8_t *stored = c->kind == 'Z' ? w->zbuf : w->buf;
-
-	if (!read_at(w->s->fd, stored, c->len, c->off + sizeof(struct pmon_data_chunk)) ||
-	    crc32(0L, stored, c->len) != c->crc) {
-		c->bad = true;
-		return NULL;
-	}
-	*len = c->len;
-	if (c->kind == 'Z') {
-		/*
-		 * The chunk's CRC already vouches for the stored bytes, so the
-		 * deflate stream is inflated raw (RFC 1950's 2-byte header
-		 * checked and stepped over, its Adler-32 trailer not
-		 * recomputed): uncompress() spent a third of a report's time in
-		 * adler32 for nothing.
-		 */
-		const uint8_t *z = w->zbuf;
-		if (c->len < 6 || (z[0] & 0x0f) != 8 || (z[0] << 8 | z[1]) % 31 || z[1] & 0x20 ||
-		    (!w->zs_ready && inflateInit2(&w->zs, -15) != Z_OK)) {
-			c->bad = true;
-			return NULL;
-		}
-		w->zs_ready = true;
-		inflateReset(&w->zs);
-		w->zs.next_in = (Bytef *)z + 2;
-		w->zs.avail_in = c->len - 2;
-		w->zs.next_out = w->buf;
-		w->zs.avail_out = PMON_CHUNK_RAW_MAX;
-		if (inflate(&w->zs, Z_FINISH) != Z_STREAM_END) {
-			c->bad = true;
-			return NULL;
-		}
-		*len = PMON_CHUNK_RAW_MAX - w->zs.avail_out;
-	}
-	return w->buf;
-}
-
-/*
- * The length of the well-formed records at the start of @p, and how many
- * of them open an epoch. perf's records are 8-byte multiples (the kernel
- * rounds every record up, perf_event_header__init_id and friends): one that
- * is not would put the next header off alignment, so the chunk's rest is
- * refused and named in the warning.
- */
-static size_t walk(struct chunk *c, const uint8_t *p, size_t len, uint32_t *epochs)
-{
-	size_t off = 0;
-
-	*epochs = 0;
-	while (len - off >= sizeof(struct perf_event_header)) {
-		struct perf_event_header h;
-		memcpy(&h, p + off, sizeof(h));
-		if (h.size < sizeof(h) || h.size > len - off)
-			break;
-		if (h.size % 8) {
-			c->misaligned = (uint32_t)off + 1;
-			c->misaligned_size = h.size;
-			break;
-		}
-		*epochs += h.type == PERF_RECORD_MMAP2 || h.type == PERF_RECORD_FORK;
-		off += h.size;
-	}
-	return off;
-}
-
-static int keep_record(struct chunk *c, const uint8_t *p, size_t len)
-{
-	uint8_t *k = realloc(c->keep, c->nkeep + len);
-
-	if (!k)
-		return -ENOMEM;
-	memcpy(k + c->nkeep, p, len);
-	c->keep = k;
-	c->nkeep += len;
-	return 0;
-}
+struct scan {
+	struct ctx *x;
+	struct worker *w;
+	unsigned nw;
+	bool unwinding; /* one thread: the unwinder needs each process's maps of now */
+};
 
 /* kernel_canonical(), remembered: a chain's kernel return addresses repeat
  * from sample to sample, and a symbol lookup is a binary search. */
@@ -1359,188 +1109,64 @@ static uint64_t kernel_start(struct worker *w, uint64_t ip)
 	struct kcache *e = &w->kc[mix64(ip) & (KCACHE - 1)];
 	if (e->ip != ip) {
 		e->ip = ip;
-		e->start = kernel_canonical(w->s->x, ip);
+		e->start = kernel_canonical(w->x, ip);
 	}
 	return e->start;
 }
 
 /*
- * Count the samples of one chunk, whose first epoch is @epoch. The
- * addresses of a call chain are the ones to look up: a return address
- * minus 1, inside its call (the first entry after a context marker is
- * where the code ran, not a return address).
+ * Count one sample of epoch @epoch. The addresses of a call chain are the
+ * ones to look up: a return address minus 1, inside its call (the first
+ * entry after a context marker is where the code ran, not a return
+ * address).
  */
-static int aggregate(struct worker *w, struct chunk *c, const uint8_t *p, size_t len,
-		     uint32_t epoch)
+static int aggregate(struct worker *w, const struct pmon_sample *sm, uint32_t epoch, bool unwinding)
 {
-	struct scan *s = w->s;
-	struct ctx *x = s->x;
+	struct ctx *x = w->x;
 	uint64_t all[256];
-	int err = 0;
+	int err;
 
-	for (size_t off = 0; off < len && !err;) {
-		struct perf_event_header h;
-		const uint8_t *rec = p + off;
-		memcpy(&h, rec, sizeof(h));
-		off += h.size;
-		switch (h.type) {
-		case PERF_RECORD_MMAP2:
-		case PERF_RECORD_FORK:
-			epoch++;
-			/* fall through */
-		case PMON_RECORD_EVENT:
-			err = s->inline_apply ? apply_record(x, rec, h.size)
-					      : keep_record(c, rec, h.size);
-			continue;
-		case PERF_RECORD_LOST:
-			if (h.size >= 8 + 16) {
-				uint64_t lost;
-				memcpy(&lost, rec + 16, 8);
-				w->lost += lost;
-			}
-			continue;
-		case PERF_RECORD_SAMPLE:
-			break;
-		default:
+	if ((err = leaf_add(&w->leaves, sm->id, sm->pid, epoch, sm->ip, 1, sm->period)))
+		return err;
+	uint32_t nall = 0;
+	bool fresh = true;
+	for (uint64_t k = 0; k < sm->nr && nall < 128; k++) {
+		uint64_t v = pmon_sample__chain(sm, k);
+		if (v >= (uint64_t)-4095) { /* PERF_CONTEXT_* */
+			fresh = true;
 			continue;
 		}
-		struct pmon_sample sm;
-		if (pmon_sample__parse(rec, h.size, x->sample_type, x->regs_user, &sm)) {
-			w->bad_samples++;
-			continue;
-		}
-		w->samples++;
-		if ((err = leaf_add(&w->leaves, sm.id, sm.pid, epoch, sm.ip, 1, sm.period)))
-			break;
-		uint32_t nall = 0;
-		bool fresh = true;
-		for (uint64_t k = 0; k < sm.nr && nall < 128; k++) {
-			uint64_t v = pmon_sample__chain(&sm, k);
-			if (v >= (uint64_t)-4095) { /* PERF_CONTEXT_* */
-				fresh = true;
-				continue;
-			}
-			all[nall++] = !fresh && v ? v - 1 : v;
-			fresh = false;
-		}
-		/* DWARF mode: the user frames unwound from the registers and the
-		 * stack copy (one reader: the unwinder needs the maps of now). */
-		if (s->unwinding && sm.nregs == 17 && sm.stack_dyn) {
-			uint64_t regs[17], pcs[128];
-			memcpy(regs, sm.regs, sizeof(regs));
-			int n = unwind(x, sm.pid, regs, sm.stack, sm.stack_dyn, pcs, 128);
-			for (int k = 0; k < n; k++)
-				all[nall++] = k && pcs[k] ? pcs[k] - 1 : pcs[k];
-		}
-		if (nall)
-			w->callchains = true;
-		else
-			all[nall++] = sm.ip; /* no chain: the sampled address alone */
-		if (x->no_stacks)
-			continue;
-		for (uint32_t k = 0; k < nall; k++)
-			if (all[k] >= 0xffff800000000000ULL)
-				all[k] = kernel_start(w, all[k]);
-		err = stk_add(&w->stacks, sm.id, sm.pid, epoch, all, nall, 1, sm.period);
+		all[nall++] = !fresh && v ? v - 1 : v;
+		fresh = false;
 	}
-	return err;
-}
-
-static void *work(void *arg)
-{
-	struct worker *w = arg;
-	struct scan *s = w->s;
-
-	for (;;) {
-		pthread_mutex_lock(&s->mu);
-		size_t k = s->next++;
-		pthread_mutex_unlock(&s->mu);
-		if (k >= s->n)
-			break;
-		struct chunk *c = &s->c[k];
-		const uint8_t *p = NULL;
-		size_t len = 0, used = 0;
-		uint32_t epochs = 0;
-		if (c->kind != 'S' && !w->err && (p = load(w, c, &len))) {
-			struct pmon_record_chunk cn;
-			if (len >= sizeof(cn)) {
-				memcpy(&cn, p, sizeof(cn));
-				if (cn.type == PMON_RECORD_CHUNK && cn.size == sizeof(cn))
-					c->seq = cn.seq + 1;
-			}
-			used = walk(c, p, len, &epochs);
-			w->good_bytes += c->len;
-		}
-		/* The epochs of the chunks before this one are known once they
-		 * are read: chunks are claimed in order, so this waits at most
-		 * for the other readers' current chunks to inflate. */
-		pthread_mutex_lock(&s->mu);
-		while (s->published != k)
-			pthread_cond_wait(&s->cv, &s->mu);
-		uint32_t epoch = s->epoch_next;
-		s->epoch_next += epochs;
-		s->published++;
-		pthread_cond_broadcast(&s->cv);
-		pthread_mutex_unlock(&s->mu);
-		if (p && !w->err)
-			w->err = aggregate(w, c, p, used, epoch);
+	/* DWARF mode: the user frames unwound from the registers and the
+	 * stack copy (one reader: the unwinder needs the maps of now). */
+	if (unwinding && sm->nregs == 17 && sm->stack_dyn) {
+		uint64_t regs[17], pcs[128];
+		memcpy(regs, sm->regs, sizeof(regs));
+		int n = unwind(x, sm->pid, regs, sm->stack, sm->stack_dyn, pcs, 128);
+		for (int k = 0; k < n; k++)
+			all[nall++] = k && pcs[k] ? pcs[k] - 1 : pcs[k];
 	}
-	return NULL;
-}
-
-/* How many readers: PMON_REPORT_THREADS, else one per online CPU (at most 8). */
-static unsigned reader_count(size_t nchunks)
-{
-	const char *env = getenv("PMON_REPORT_THREADS");
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-	char *end;
-
-	if (env && *env) {
-		unsigned long v = strtoul(env, &end, 10);
-		if (!*end && v >= 1 && v <= 64)
-			n = (long)v;
-	} else if (n > 8) {
-		n = 8;
-	}
-	if (n < 1)
-		n = 1;
-	if ((size_t)n > nchunks)
-		n = nchunks ? (long)nchunks : 1;
-	return (unsigned)n;
-}
-
-/* The kernel symbols of a CHNS chunk. */
-static int read_ksyms(struct scan *s, struct chunk *c, uint8_t *buf, size_t *cap)
-{
-	struct ctx *x = s->x;
-
-	if (!read_at(s->fd, buf, c->len, c->off + sizeof(struct pmon_data_chunk)) ||
-	    crc32(0L, buf, c->len) != c->crc) {
-		c->bad = true; /* the readers pass these by */
+	if (nall)
+		w->callchains = true;
+	else
+		all[nall++] = sm->ip; /* no chain: the sampled address alone */
+	if (x->no_stacks)
 		return 0;
-	}
-	for (size_t off = 0; c->len - off > sizeof(struct pmon_record_ksym);) {
-		struct pmon_record_ksym k;
-		memcpy(&k, buf + off, sizeof(k));
-		if (k.size <= sizeof(k) || k.size > c->len - off)
-			break;
-		if (k.type == PMON_RECORD_KSYM && k.start < k.end) {
-			if (x->nfk == *cap) {
-				*cap = *cap ? *cap * 2 : 1024;
-				struct file_ksym *n = realloc(x->fk, *cap * sizeof(*n));
-				if (!n)
-					return -ENOMEM;
-				x->fk = n;
-			}
-			char *name =
-				strndup((const char *)buf + off + sizeof(k), k.size - sizeof(k));
-			if (!name)
-				return -ENOMEM;
-			x->fk[x->nfk++] = (struct file_ksym){ k.start, k.end, name };
-		}
-		off += k.size;
-	}
-	return 0;
+	for (uint32_t k = 0; k < nall; k++)
+		if (all[k] >= 0xffff800000000000ULL)
+			all[k] = kernel_start(w, all[k]);
+	return stk_add(&w->stacks, sm->id, sm->pid, epoch, all, nall, 1, sm->period);
+}
+
+static int on_record(void *arg, unsigned thread, const struct pmon__record *rec, uint32_t epoch)
+{
+	struct scan *s = arg;
+
+	if (rec->type != PERF_RECORD_SAMPLE)
+		return 0;
+	return aggregate(&s->w[thread], &rec->sample, epoch, s->unwinding);
 }
 
 static int leaf_cmp(const void *a, const void *b)
@@ -1887,14 +1513,8 @@ static int name_stacks(struct ctx *x, struct stk_tab *t, bool callchains)
  * whose elfutils modules and DWARF then reuse the memory. */
 static void worker_done(struct worker *w)
 {
-	free(w->buf);
-	free(w->zbuf);
 	free(w->kc);
-	if (w->zs_ready)
-		inflateEnd(&w->zs);
-	w->buf = w->zbuf = NULL;
 	w->kc = NULL;
-	w->zs_ready = false;
 }
 
 static void worker_free(struct worker *w)
@@ -1924,195 +1544,79 @@ static int worker_merge(struct worker *a, const struct worker *b)
 		err = stk_add(&a->stacks, sid, pid, epoch, chain, n, b->stacks.samples[i],
 			      b->stacks.period[i]);
 	}
-	a->lost += b->lost, a->samples += b->samples, a->bad_samples += b->bad_samples;
-	a->good_bytes += b->good_bytes;
 	a->callchains |= b->callchains;
 	return err;
 }
 
-static int cmp_u64(const void *a, const void *b)
+/* A PMON_RECORD_KSYM of the recording: kept, sorted after the last. */
+static int add_ksym(void *arg, const struct pmon__record *rec)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	struct ctx *x = arg;
+	char *name = strdup(rec->ksym.name);
 
-	return x < y ? -1 : x > y;
+	if (!name || PMON_GROW(&x->fk, &x->capfk, x->nfk + 1)) {
+		free(name);
+		return -ENOMEM;
+	}
+	x->fk[x->nfk++] = (struct file_ksym){ rec->ksym.start, rec->ksym.end, name };
+	return 0;
 }
 
-/*
- * How many chunks damaged stretch @k held. Where the good chunks around
- * it carry their numbers (PMON_RECORD_CHUNK), the gap between them, less
- * the damaged chunks whose headers are still there: exact, and 0 for junk
- * inserted between two consecutive chunks. Else (an older recording, a
- * cut tail, several stretches in one gap) its bytes over the median stored
- * size of the good data chunks (a recording's first and last chunks are
- * often short), rounded, at least 1.
- */
-static uint64_t stretch_chunks(const struct scan *s, size_t k, uint64_t median)
+static int on_ordered(void *arg, const struct pmon__record *rec)
 {
-	const struct stretch *t = &s->st[k];
-	size_t hi = t->next, between = 0;
-	size_t lo = hi;
-	uint64_t est = median ? (t->bytes + median / 2) / median : 1;
+	struct scan *s = arg;
 
-	if (!est)
-		est = 1;
-	while (hi < s->n && !s->c[hi].seq)
-		hi++;
-	while (lo > 0 && !s->c[lo - 1].seq)
-		lo--;
-	if (hi == s->n)
-		return est;
-	for (size_t j = 0; j < s->nst; j++)
-		between += s->st[j].next >= lo && s->st[j].next <= hi;
-	/* lo - 1: the numbered chunk before (none: the count starts at 0) */
-	uint64_t before = lo ? s->c[lo - 1].seq : 0, gap = s->c[hi].seq - before - 1;
-	/* A chunk is at least its 16-byte header and a 16-byte number. */
-	if (between != 1 || s->c[hi].seq <= before || gap < hi - lo ||
-	    (gap - (hi - lo)) * 32 > t->bytes)
-		return est;
-	return gap - (hi - lo);
+	return apply_record(s->x, rec);
 }
 
-/* The one-line account of what a damaged file lost. */
-static void note_damage(struct scan *s, const char *path, uint64_t samples, uint64_t good_bytes)
+/* The header into x->r (one event unless PMON_RECORD_EVENT records say more). */
+static void take_header(struct ctx *x, const struct pmon__rec_header *h)
 {
-	struct pmon_report *r = s->x->r;
-	uint64_t bad = 0, bad_bytes = 0, sample_bytes = 0, junk = 0, lost = 0;
-	size_t good = 0;
-	char extra[160] = "", junk_s[96] = "";
+	struct pmon_report *r = x->r;
 
-	for (size_t i = 0; i < s->n; i++) {
-		if (s->c[i].bad) {
-			bad++;
-			bad_bytes += sizeof(struct pmon_data_chunk) + s->c[i].len;
-			if (s->c[i].kind != 'S')
-				sample_bytes += sizeof(struct pmon_data_chunk) + s->c[i].len;
-		} else if (s->c[i].kind != 'S') {
-			good++;
-		}
-		if (s->c[i].misaligned && !extra[0])
-			pmon__fmt(extra, sizeof(extra),
-				  "; chunk %zu: a record of %u bytes (not a multiple of 8) at "
-				  "byte %u ends its records",
-				  i, s->c[i].misaligned_size, s->c[i].misaligned - 1);
-	}
-	uint64_t median = 0, *sz = good ? malloc(good * sizeof(*sz)) : NULL;
-	if (sz) {
-		size_t m = 0;
-		for (size_t i = 0; i < s->n; i++)
-			if (!s->c[i].bad && s->c[i].kind != 'S')
-				sz[m++] = sizeof(struct pmon_data_chunk) + s->c[i].len;
-		qsort(sz, m, sizeof(*sz), cmp_u64);
-		median = sz[m / 2];
-		free(sz);
-	}
-	for (size_t k = 0; k < s->nst; k++) {
-		uint64_t n = stretch_chunks(s, k, median);
-		if (!n) { /* junk between two consecutive chunks: nothing lost */
-			junk += s->st[k].bytes;
-			continue;
-		}
-		lost += n;
-		bad_bytes += s->st[k].bytes;
-		if (s->st[k].samples)
-			sample_bytes += s->st[k].bytes;
-	}
-	r->damaged_chunks = bad + lost;
-	r->damaged_bytes = bad_bytes + junk;
-	/* The samples a byte of the good chunks held, times the bytes lost. */
-	r->damaged_samples = good_bytes
-		? (uint64_t)((double)samples * (double)sample_bytes / (double)good_bytes + 0.5)
-		: 0;
-	if (!r->damaged_chunks && !junk && !extra[0])
-		return;
-	/* Truncated: something is missing. Junk between two chunks numbered in
-	 * sequence is said (->warning) but hides no sample. */
-	r->truncated = r->damaged_chunks || extra[0];
-	if (junk)
-		pmon__fmt(junk_s, sizeof(junk_s), "%s%llu bytes that were no chunk",
-			  r->damaged_chunks ? " and " : "", (unsigned long long)junk);
-	if (r->damaged_chunks)
-		pmon__fmt(r->warning, sizeof(r->warning),
-			  "skipped %llu damaged chunk%s (%llu bytes, about %llu samples%s)%s: "
-			  "reporting the %zu good chunk%s around them%s",
-			  (unsigned long long)r->damaged_chunks, r->damaged_chunks > 1 ? "s" : "",
-			  (unsigned long long)bad_bytes, (unsigned long long)r->damaged_samples,
-			  s->tail_cut ? "; the last is cut short: was the recording killed?" : "",
-			  junk_s, good, good == 1 ? "" : "s", extra);
-	else if (junk)
-		pmon__fmt(r->warning, sizeof(r->warning),
-			  "skipped %s between chunks numbered in sequence: no chunk is missing%s",
-			  junk_s, extra);
-	else
-		pmon__fmt(r->warning, sizeof(r->warning), "%s", extra + 2);
-	(void)path;
+	r->header.regs_user = x->regs_user = h->regs_user;
+	r->header.sample_type = x->sample_type = h->sample_type;
+	r->header.attr_type = h->attr_type;
+	r->header.attr_config = h->attr_config;
+	r->header.period = h->period;
+	r->header.freq = h->freq;
+	pmon__strlcpy(r->header.event, h->event, sizeof(r->header.event));
+	pmon__strlcpy(r->header.command, h->command, sizeof(r->header.command));
+	pmon__strlcpy(r->events[0].name, h->event, sizeof(r->events[0].name));
+	r->events[0].sample_period = h->period;
+	r->events[0].freq = h->freq;
+	r->nevents = 1;
+}
+
+/* The damage account of a finished read into x->r. */
+static void take_stats(struct ctx *x, const struct pmon__rec_stats *st)
+{
+	struct pmon_report *r = x->r;
+
+	r->lost = st->lost;
+	r->damaged_chunks = st->damaged_chunks;
+	r->damaged_bytes = st->damaged_bytes;
+	r->damaged_samples = st->damaged_samples;
+	r->truncated = st->truncated;
+	pmon__strlcpy(r->warning, st->warning, sizeof(r->warning));
 }
 
 /* Read the recording at @path into @x (and x->r's header and totals). */
 static int scan(const char *path, struct ctx *x)
 {
-	struct pmon_report *r = x->r;
-	struct pmon_data_disk_header dh;
-	struct scan s = { .x = x, .fd = -1 };
-	struct worker *w = NULL;
-	unsigned nw = 0;
-	uint8_t *tmp = NULL;
-	struct stat st;
-	int err = 0;
+	struct pmon__rec_header h;
+	struct scan s = { .x = x };
+	struct pmon__rec_reader *rd = pmon__rec_reader_open(path, &h);
+	const struct pmon__rec_ops ops = { .record = on_record, .ordered = on_ordered };
+	int err;
 
-	s.fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (s.fd < 0)
-		return pmon__err(-errno, "%s: %s", path, strerror(errno));
-	/* A directory, perf.data, a trace...: say what it is (#14.11). */
-	if ((err = pmon__file_check(s.fd, path, PMON__FILE_RECORDING)) || fstat(s.fd, &st)) {
-		close(s.fd);
-		return err ? err : pmon__err(-errno, "%s: %s", path, strerror(errno));
-	}
-	uint64_t fsize = (uint64_t)st.st_size;
-	if (!read_at(s.fd, &dh, sizeof(dh), 0) || memcmp(dh.magic, PMON_DATA_MAGIC, 8)) {
-		close(s.fd);
-		return pmon__err(-PMON_ERRNO__PARSE, "%s: the header is cut short", path);
-	}
-	if (dh.version < 1 || dh.version > PMON_DATA_VERSION || dh.header_size < sizeof(dh)) {
-		close(s.fd);
-		return pmon__err(-PMON_ERRNO__PARSE,
-				 "%s: recording format version %u (this pmon reads 1 to %d)", path,
-				 dh.version, PMON_DATA_VERSION);
-	}
-	struct pmon_data_disk_header_ext ext = { 0 };
-	if (dh.header_size >= sizeof(dh) + sizeof(ext) &&
-	    !read_at(s.fd, &ext, sizeof(ext), sizeof(dh))) {
-		close(s.fd);
-		return pmon__err(-PMON_ERRNO__PARSE, "%s: the header is cut short", path);
-	}
-	s.version = dh.version;
-	r->header.regs_user = x->regs_user = ext.regs_user;
-	r->header.sample_type = x->sample_type = dh.sample_type;
-	r->header.attr_type = dh.attr_type;
-	r->header.attr_config = dh.attr_config;
-	r->header.period = dh.period;
-	r->header.freq = dh.freq;
-	pmon__strlcpy(r->header.event, dh.event, sizeof(r->header.event));
-	pmon__strlcpy(r->header.command, dh.command, sizeof(r->header.command));
-	/* One event unless PMON_RECORD_EVENT records say more. */
-	pmon__strlcpy(r->events[0].name, dh.event, sizeof(r->events[0].name));
-	r->events[0].sample_period = dh.period;
-	r->events[0].freq = dh.freq;
-	r->nevents = 1;
-	if (!(tmp = malloc(PMON_CHUNK_RAW_MAX))) {
-		err = -ENOMEM;
-		goto out;
-	}
-	if ((err = vis_push(x)) ||
-	    (fsize > dh.header_size && (err = find_chunks(&s, dh.header_size, fsize, tmp))))
+	if (!rd)
+		return -errno;
+	take_header(x, &h);
+	if ((err = vis_push(x)))
 		goto out;
 	/* The kernel symbols first: the readers name chains' kernel frames by them. */
-	size_t kcap = 0;
-	for (size_t k = 0; k < s.n && !err; k++)
-		if (s.c[k].kind == 'S')
-			err = read_ksyms(&s, &s.c[k], tmp, &kcap);
-	free(tmp); /* the last use: the readers have their own buffers */
-	tmp = NULL;
-	if (err)
+	if ((err = pmon__rec_reader_ksyms(rd, add_ksym, x)))
 		goto out;
 	if (x->nfk > 1)
 		qsort(x->fk, x->nfk, sizeof(*x->fk), file_ksym_cmp);
@@ -2120,79 +1624,33 @@ static int scan(const char *path, struct ctx *x)
 	 * that applies the records as it meets them. */
 	s.unwinding = x->sample_type & PERF_SAMPLE_REGS_USER &&
 		x->sample_type & PERF_SAMPLE_STACK_USER && x->regs_user == PMON_REGS_USER_X86;
-	nw = s.unwinding ? 1 : reader_count(s.n);
-	s.inline_apply = nw == 1;
-	if (!(w = calloc(nw, sizeof(*w)))) {
+	s.nw = s.unwinding ? 1 : pmon__rec_reader_threads(rd);
+	if (!(s.w = calloc(s.nw, sizeof(*s.w)))) {
 		err = -ENOMEM;
 		goto out;
 	}
-	pthread_mutex_init(&s.mu, NULL);
-	pthread_cond_init(&s.cv, NULL);
-	unsigned started = 0;
-	for (unsigned i = 0; i < nw; i++) {
-		w[i].s = &s;
-		w[i].buf = malloc(PMON_CHUNK_RAW_MAX);
-		w[i].zbuf = malloc(PMON_CHUNK_RAW_MAX);
-		if (!w[i].buf || !w[i].zbuf)
-			err = -ENOMEM;
-	}
-	if (!err && nw == 1) {
-		work(&w[0]);
-	} else if (!err) {
-		for (; started < nw; started++)
-			if (pthread_create(&w[started].th, NULL, work, &w[started]))
-				break;
-		if (!started)
-			work(&w[0]); /* no thread to be had: read alone */
-		for (unsigned i = 0; i < started; i++)
-			pthread_join(w[i].th, NULL);
-	}
-	pthread_mutex_destroy(&s.mu);
-	pthread_cond_destroy(&s.cv);
-	for (unsigned i = 0; i < nw; i++) {
-		worker_done(&w[i]);
-		if (!err)
-			err = w[i].err;
-	}
-	/* The records that change what a sample sees, in file order. */
-	for (size_t k = 0; k < s.n && !err; k++) {
-		for (size_t off = 0; !s.inline_apply && off < s.c[k].nkeep && !err;) {
-			struct perf_event_header h;
-			memcpy(&h, s.c[k].keep + off, sizeof(h));
-			err = apply_record(x, s.c[k].keep + off, h.size);
-			off += h.size;
-		}
-	}
-	for (unsigned i = 1; i < nw && !err; i++) {
-		err = worker_merge(&w[0], &w[i]);
-		worker_free(&w[i]);
-		memset(&w[i], 0, sizeof(w[i]));
+	for (unsigned i = 0; i < s.nw; i++)
+		s.w[i].x = x;
+	err = pmon__rec_reader_run(rd, s.nw, &ops, &s);
+	for (unsigned i = 0; i < s.nw; i++)
+		worker_done(&s.w[i]);
+	for (unsigned i = 1; i < s.nw && !err; i++) {
+		err = worker_merge(&s.w[0], &s.w[i]);
+		worker_free(&s.w[i]);
+		memset(&s.w[i], 0, sizeof(s.w[i]));
 	}
 	if (err)
 		goto out;
-	r->lost = w[0].lost;
-	note_damage(&s, path, w[0].samples, w[0].good_bytes);
-	if (!w[0].good_bytes && r->damaged_chunks) {
-		err = pmon__err(-PMON_ERRNO__PARSE,
-				"%s: every chunk is damaged (%llu bytes after the header): nothing "
-				"to report",
-				path, (unsigned long long)r->damaged_bytes);
-		goto out;
-	}
-	err = name_leaves(x, &w[0].leaves);
-	r->callchains = w[0].callchains;
+	take_stats(x, pmon__rec_reader_stats(rd));
+	err = name_leaves(x, &s.w[0].leaves);
+	x->r->callchains = s.w[0].callchains;
 	if (!err && !x->want && !x->no_stacks)
-		err = name_stacks(x, &w[0].stacks, w[0].callchains);
+		err = name_stacks(x, &s.w[0].stacks, s.w[0].callchains);
 out:
-	for (unsigned i = 0; w && i < nw; i++)
-		worker_free(&w[i]);
-	free(w);
-	for (size_t k = 0; k < s.n; k++)
-		free(s.c[k].keep);
-	free(s.c);
-	free(s.st);
-	free(tmp);
-	close(s.fd);
+	for (unsigned i = 0; s.w && i < s.nw; i++)
+		worker_free(&s.w[i]);
+	free(s.w);
+	pmon__rec_reader_free(rd);
 	return err;
 }
 
