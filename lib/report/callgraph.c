@@ -49,18 +49,13 @@ static uint32_t cnode_get(struct stk_tab *t, uint32_t parent, uint64_t addr)
 	if (t->nn + 1 >= t->capn) {
 		if (t->capn >= UINT32_MAX / 2)
 			return 0;
-		uint32_t cap = t->capn ? t->capn * 2 : 4096;
-		struct cnode *n = realloc(t->n, cap * sizeof(*n));
-		if (n)
-			t->n = n;
-		uint64_t *sa = n ? realloc(t->samples, cap * sizeof(*sa)) : NULL;
-		if (sa)
-			t->samples = sa;
-		uint64_t *pe = sa ? realloc(t->period, cap * sizeof(*pe)) : NULL;
-		if (!pe)
+		/* Three arrays of one capacity: each grows to the same size. */
+		size_t cn = t->capn, cs = t->capn, cp = t->capn;
+		if (PMON_GROW(&t->n, &cn, (size_t)t->nn + 2) ||
+		    PMON_GROW(&t->samples, &cs, (size_t)t->nn + 2) ||
+		    PMON_GROW(&t->period, &cp, (size_t)t->nn + 2))
 			return 0;
-		t->period = pe;
-		t->capn = cap;
+		t->capn = (uint32_t)cn;
 	}
 	if (!t->nn)
 		t->nn = 1; /* node 0: "no parent" */
@@ -191,14 +186,8 @@ static int frames_at(struct ctx *x, struct ftab *t, uint32_t pid, uint32_t epoch
 		int n = pmon__frames_of(x, &l, tmp, 33);
 		if (n < 0)
 			return n;
-		if (t->alen + (size_t)n > t->acap) {
-			size_t cap = t->acap ? t->acap * 2 : 4096;
-			uint32_t *a = realloc(t->arena, cap * sizeof(*a));
-			if (!a)
-				return -ENOMEM;
-			t->arena = a;
-			t->acap = cap;
-		}
+		if (PMON_GROW(&t->arena, &t->acap, t->alen + (size_t)n))
+			return -ENOMEM;
 		memcpy(t->arena + t->alen, tmp, (size_t)n * sizeof(*tmp));
 		t->e[j] = (struct fslot){ addr, pid, epoch, (uint32_t)t->alen, (uint32_t)n, true };
 		t->alen += (size_t)n;
@@ -259,16 +248,8 @@ static int fstk_add(struct fstk_tab *t, const uint32_t *f, uint32_t n, uint64_t 
 			return 0;
 		}
 	}
-	if (t->alen + n > t->acap) {
-		size_t cap = t->acap ? t->acap * 2 : 4096;
-		while (cap < t->alen + n)
-			cap *= 2;
-		uint32_t *a = realloc(t->arena, cap * sizeof(*a));
-		if (!a)
-			return -ENOMEM;
-		t->arena = a;
-		t->acap = cap;
-	}
+	if (PMON_GROW(&t->arena, &t->acap, t->alen + n))
+		return -ENOMEM;
 	memcpy(t->arena + t->alen, f, n * sizeof(*f));
 	t->e[j] = (struct fstk){ h, samples, period, n, (uint32_t)t->alen, true };
 	t->order[t->n++] = (uint32_t)j;

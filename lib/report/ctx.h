@@ -79,7 +79,7 @@ struct hit_tab {
 
 struct ctx {
 	struct jit_map *jit;
-	size_t njit;
+	size_t njit, capjit;
 	struct map *maps;
 	size_t nmaps, capmaps;
 	struct file *files;
@@ -118,7 +118,7 @@ struct ctx {
 		struct pmon__unw *u;
 		bool stale;
 	} * unw;
-	size_t nunw;
+	size_t nunw, capunw;
 };
 
 static inline uint64_t pmon__fnv(const void *p, size_t n, uint64_t h)

@@ -22,14 +22,8 @@ static int file_index(struct ctx *x, const char *path, const uint8_t *bid, uint8
 		if (!strcmp(x->files[i].path, path) && x->files[i].bidlen == bidlen &&
 		    !memcmp(x->files[i].bid, bid, bidlen))
 			return (int)i;
-	if (x->nfiles == x->capfiles) {
-		size_t cap = x->capfiles ? x->capfiles * 2 : 64;
-		struct file *f = realloc(x->files, cap * sizeof(*f));
-		if (!f)
-			return -1;
-		x->files = f;
-		x->capfiles = cap;
-	}
+	if (PMON_GROW(&x->files, &x->capfiles, x->nfiles + 1))
+		return -1;
 	memset(&x->files[x->nfiles], 0, sizeof(x->files[0]));
 	memcpy(x->files[x->nfiles].bid, bid, bidlen);
 	x->files[x->nfiles].bidlen = bidlen;
@@ -44,14 +38,8 @@ int pmon__maps_add(struct ctx *x, uint32_t pid, uint64_t start, uint64_t len, ui
 
 	if (fi < 0)
 		return -ENOMEM;
-	if (x->nmaps == x->capmaps) {
-		size_t cap = x->capmaps ? x->capmaps * 2 : 256;
-		struct map *m = realloc(x->maps, cap * sizeof(*m));
-		if (!m)
-			return -ENOMEM;
-		x->maps = m;
-		x->capmaps = cap;
-	}
+	if (PMON_GROW(&x->maps, &x->capmaps, x->nmaps + 1))
+		return -ENOMEM;
 	/* A crafted length must not wrap the end below the start. */
 	uint64_t end = len > UINT64_MAX - start ? UINT64_MAX : start + len;
 	x->maps[x->nmaps++] = (struct map){ pid, start, end, pgoff, fi };
@@ -75,10 +63,8 @@ int pmon__maps_unwind(struct ctx *x, uint32_t pid, const uint64_t *regs, const u
 		if (x->unw[i].pid == pid)
 			p = &x->unw[i];
 	if (!p) {
-		struct unw_proc *n = realloc(x->unw, (x->nunw + 1) * sizeof(*n));
-		if (!n)
+		if (PMON_GROW(&x->unw, &x->capunw, x->nunw + 1))
 			return 0;
-		x->unw = n;
 		p = &x->unw[x->nunw++];
 		*p = (struct unw_proc){ .pid = pid, .stale = true };
 	}
@@ -108,14 +94,8 @@ int pmon__maps_unwind(struct ctx *x, uint32_t pid, const uint64_t *regs, const u
  * records made (vis[0] = 0, pushed before the first). */
 int pmon__maps_epoch(struct ctx *x)
 {
-	if (x->nvis == x->capvis) {
-		size_t cap = x->capvis ? x->capvis * 2 : 256;
-		uint32_t *v = realloc(x->vis, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		x->vis = v;
-		x->capvis = cap;
-	}
+	if (PMON_GROW(&x->vis, &x->capvis, x->nvis + 1))
+		return -ENOMEM;
 	x->vis[x->nvis++] = (uint32_t)x->nmaps;
 	return 0;
 }

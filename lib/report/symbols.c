@@ -272,10 +272,8 @@ static const char *jit_symbol(struct ctx *x, uint32_t pid, uint64_t ip)
 		if (x->jit[i].pid == pid)
 			j = &x->jit[i];
 	if (!j) {
-		struct jit_map *nj = realloc(x->jit, (x->njit + 1) * sizeof(*nj));
-		if (!nj)
+		if (PMON_GROW(&x->jit, &x->capjit, x->njit + 1))
 			return NULL;
-		x->jit = nj;
 		j = &x->jit[x->njit++];
 		*j = (struct jit_map){ .pid = pid };
 		char path[64];
@@ -319,13 +317,8 @@ size_t pmon__perf_map_parse(FILE *f, struct pmon__jit_sym **out)
 		if (!p || !(p = hex_field(p, &size)) || !size || start == UINT64_MAX)
 			continue;
 		size_t pos = (size_t)(p - line);
-		if (n == cap) {
-			cap = cap ? cap * 2 : 64;
-			struct pmon__jit_sym *ns = realloc(s, cap * sizeof(*ns));
-			if (!ns)
-				break;
-			s = ns;
-		}
+		if (PMON_GROW(&s, &cap, n + 1))
+			break;
 		char *name = line + pos;
 		name[strcspn(name, "\n")] = '\0';
 		if (!(s[n].name = strdup(name)))

@@ -398,24 +398,9 @@ static int cmp_order(const void *a, const void *b)
 /* Copy one record to the drain buffer with its time. */
 static int keep(struct pmon_sampler *s, const uint8_t *rec, size_t len)
 {
-	if (s->all_len + len > s->all_cap) {
-		size_t cap = s->all_cap ? s->all_cap * 2 : 1 << 20;
-		while (cap < s->all_len + len)
-			cap *= 2;
-		uint8_t *n = realloc(s->all, cap);
-		if (!n)
-			return -ENOMEM;
-		s->all = n;
-		s->all_cap = cap;
-	}
-	if (s->nord == s->cap_ord) {
-		size_t cap = s->cap_ord ? s->cap_ord * 2 : 4096;
-		struct order *n = realloc(s->ord, cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		s->ord = n;
-		s->cap_ord = cap;
-	}
+	if (PMON_GROW(&s->all, &s->all_cap, s->all_len + len) ||
+	    PMON_GROW(&s->ord, &s->cap_ord, s->nord + 1))
+		return -ENOMEM;
 	memcpy(s->all + s->all_len, rec, len);
 	s->ord[s->nord] = (struct order){ rec_time(s, rec, len), s->all_len, s->nord };
 	s->nord++;
