@@ -215,8 +215,6 @@ int pmon__frames_of(struct ctx *x, const struct loc *l, uint32_t *out, int max);
 int pmon__counter_add(struct counter *c, const char *key, uint64_t samples, uint64_t period,
 		      uint32_t *index);
 void pmon__counter_free(struct counter *c);
-int pmon__leaf_add(struct leaf_tab *t, uint64_t sid, uint32_t pid, uint32_t epoch, uint64_t ip,
-		   uint64_t samples, uint64_t period);
 /* The event of a sample identifier. */
 unsigned pmon__event_of(const struct ctx *x, uint64_t sid);
 /* The events a (samples, period sum) pair of event @ev stands for. */

@@ -80,43 +80,6 @@ void pmon__counter_free(struct counter *c)
  * after the pass. "epoch" counts the MMAP2/FORK records before the sample,
  * so that a key resolves against the maps its process had then. */
 
-int pmon__leaf_add(struct leaf_tab *t, uint64_t sid, uint32_t pid, uint32_t epoch, uint64_t ip,
-		   uint64_t samples, uint64_t period)
-{
-	if (t->n * 2 >= t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 1024;
-		struct leaf *e = calloc(cap, sizeof(*e));
-		if (!e)
-			return -ENOMEM;
-		for (size_t i = 0; i < t->cap; i++) {
-			const struct leaf *o = &t->e[i];
-			if (!o->samples)
-				continue;
-			size_t j = pmon__leaf_hash(o->sid, o->pid, o->epoch, o->ip) & (cap - 1);
-			while (e[j].samples)
-				j = (j + 1) & (cap - 1);
-			e[j] = *o;
-		}
-		free(t->e);
-		t->e = e;
-		t->cap = cap;
-	}
-	size_t j = pmon__leaf_hash(sid, pid, epoch, ip) & (t->cap - 1);
-	for (;; j = (j + 1) & (t->cap - 1)) {
-		struct leaf *l = &t->e[j];
-		if (!l->samples) {
-			*l = (struct leaf){ sid, ip, samples, period, pid, epoch };
-			t->n++;
-			return 0;
-		}
-		if (l->ip == ip && l->sid == sid && l->pid == pid && l->epoch == epoch) {
-			l->samples += samples;
-			l->period += period;
-			return 0;
-		}
-	}
-}
-
 static int leaf_cmp(const void *a, const void *b)
 {
 	const struct leaf *x = a, *y = b;

@@ -108,6 +108,45 @@ struct scan {
 	bool unwinding; /* one thread: the unwinder needs each process's maps of now */
 };
 
+/* Count @samples of @period under (@sid, @pid, @epoch, @ip): here, beside
+ * the readers' loop, so that it inlines there. */
+static int leaf_add(struct leaf_tab *t, uint64_t sid, uint32_t pid, uint32_t epoch, uint64_t ip,
+		    uint64_t samples, uint64_t period)
+{
+	if (t->n * 2 >= t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 1024;
+		struct leaf *e = calloc(cap, sizeof(*e));
+		if (!e)
+			return -ENOMEM;
+		for (size_t i = 0; i < t->cap; i++) {
+			const struct leaf *o = &t->e[i];
+			if (!o->samples)
+				continue;
+			size_t j = pmon__leaf_hash(o->sid, o->pid, o->epoch, o->ip) & (cap - 1);
+			while (e[j].samples)
+				j = (j + 1) & (cap - 1);
+			e[j] = *o;
+		}
+		free(t->e);
+		t->e = e;
+		t->cap = cap;
+	}
+	size_t j = pmon__leaf_hash(sid, pid, epoch, ip) & (t->cap - 1);
+	for (;; j = (j + 1) & (t->cap - 1)) {
+		struct leaf *l = &t->e[j];
+		if (!l->samples) {
+			*l = (struct leaf){ sid, ip, samples, period, pid, epoch };
+			t->n++;
+			return 0;
+		}
+		if (l->ip == ip && l->sid == sid && l->pid == pid && l->epoch == epoch) {
+			l->samples += samples;
+			l->period += period;
+			return 0;
+		}
+	}
+}
+
 /* pmon__kernel_canonical(), remembered: a chain's kernel return addresses repeat
  * from sample to sample, and a symbol lookup is a binary search. */
 static uint64_t kernel_start(struct worker *w, uint64_t ip)
@@ -136,7 +175,7 @@ static int aggregate(struct worker *w, const struct pmon_sample *sm, uint32_t ep
 	uint64_t all[256];
 	int err;
 
-	if ((err = pmon__leaf_add(&w->leaves, sm->id, sm->pid, epoch, sm->ip, 1, sm->period)))
+	if ((err = leaf_add(&w->leaves, sm->id, sm->pid, epoch, sm->ip, 1, sm->period)))
 		return err;
 	uint32_t nall = 0;
 	bool fresh = true;
@@ -202,8 +241,8 @@ static int worker_merge(struct worker *a, const struct worker *b)
 	for (size_t i = 0; i < b->leaves.cap && !err; i++) {
 		const struct leaf *l = &b->leaves.e[i];
 		if (l->samples)
-			err = pmon__leaf_add(&a->leaves, l->sid, l->pid, l->epoch, l->ip,
-					     l->samples, l->period);
+			err = leaf_add(&a->leaves, l->sid, l->pid, l->epoch, l->ip, l->samples,
+				       l->period);
 	}
 	for (uint32_t i = 1; i < b->stacks.nn && !err; i++) {
 		uint64_t chain[STACK_MAX_FRAMES], sid;

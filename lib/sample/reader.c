@@ -164,8 +164,10 @@ static int decode_event(const uint8_t *p, size_t len, struct pmon__rec_event *e)
 	return 0;
 }
 
-int pmon__record_decode(const uint8_t *p, size_t len, uint64_t sample_type, uint64_t regs_user,
-			char *name, struct pmon__record *r)
+/* pmon__record_decode(), inlined into the readers' loop (the exported
+ * name is called through the PLT, and this is once per record). */
+static inline int decode(const uint8_t *p, size_t len, uint64_t sample_type, uint64_t regs_user,
+			 char *name, struct pmon__record *r)
 {
 	struct perf_event_header h;
 
@@ -210,6 +212,12 @@ int pmon__record_decode(const uint8_t *p, size_t len, uint64_t sample_type, uint
 	default:
 		return 0;
 	}
+}
+
+int pmon__record_decode(const uint8_t *p, size_t len, uint64_t sample_type, uint64_t regs_user,
+			char *name, struct pmon__record *r)
+{
+	return decode(p, len, sample_type, regs_user, name, r);
 }
 
 /* ---- the chunks: found and checked --------------------------------------- */
@@ -556,7 +564,7 @@ static int ordered(struct worker *w, struct chunk *c, const uint8_t *rec, size_t
 
 	if (!s->inline_ordered)
 		return keep_record(c, rec, len);
-	if (pmon__record_decode(rec, len, s->h.sample_type, s->h.regs_user, w->name, &r)) {
+	if (decode(rec, len, s->h.sample_type, s->h.regs_user, w->name, &r)) {
 		if (!is_epoch(r.type))
 			return 0;
 		r.type = PMON__RECORD_SHORT;
@@ -576,21 +584,24 @@ static int hand_on(struct worker *w, struct chunk *c, const uint8_t *p, size_t l
 		struct pmon__record r;
 		memcpy(&h, rec, sizeof(h));
 		off += h.size;
-		if (is_ordered(h.type)) {
+		if (h.type == PERF_RECORD_SAMPLE) { /* most records: first */
+			if (pmon_sample__parse(rec, h.size, s->h.sample_type, s->h.regs_user,
+					       &r.sample)) {
+				w->bad_samples++;
+				continue;
+			}
+			r.type = h.type, r.misc = h.misc, r.size = h.size, r.raw = rec;
+			w->samples++;
+		} else if (is_ordered(h.type)) {
 			epoch += is_epoch(h.type);
 			err = ordered(w, c, rec, h.size);
 			continue;
-		}
-		if (h.type == PMON_RECORD_CHUNK)
+		} else if (h.type == PMON_RECORD_CHUNK ||
+			   decode(rec, h.size, s->h.sample_type, s->h.regs_user, w->name, &r)) {
 			continue;
-		if (pmon__record_decode(rec, h.size, s->h.sample_type, s->h.regs_user, w->name,
-					&r)) {
-			w->bad_samples += h.type == PERF_RECORD_SAMPLE;
-			continue;
-		}
-		w->samples += h.type == PERF_RECORD_SAMPLE;
-		if (h.type == PERF_RECORD_LOST)
+		} else if (h.type == PERF_RECORD_LOST) {
 			w->lost += r.lost.lost;
+		}
 		err = s->ops->record(s->arg, w->index, &r, epoch);
 	}
 	return err;
