@@ -87,6 +87,11 @@ int pmon__file_check(int fd, const char *path, enum pmon__file_format want);
  * it is a regular file (a FIFO or device there must not block or act).
  * Return: the descriptor, or -errno (-EINVAL: not a regular file). */
 int pmon__open_regular(const char *path, bool nofollow);
+/* Open @path, an input file in format @want, as pmon__open_regular()
+ * does, and check it with pmon__file_check(), whose detail says what it
+ * is instead. Return: the descriptor, or -errno / -PMON_ERRNO__PARSE with
+ * the detail set. */
+int pmon__open_format(const char *path, enum pmon__file_format want);
 
 /* The MSR state file (lib/msr/state.c): a pmon that programs MSRs keeps
  * the writes that put them back. A restore sequence calls @emit for each

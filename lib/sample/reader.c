@@ -368,15 +368,11 @@ struct pmon__rec_reader *pmon__rec_reader_open(const char *path, struct pmon__re
 		errno = ENOMEM;
 		return NULL;
 	}
-	/* Not pmon__open_regular(): a directory, perf.data, a trace... is
-	 * named by pmon__file_check(), which refuses what is not regular (#14.11). */
-	s->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	s->fd = pmon__open_format(path, PMON__FILE_RECORDING);
 	if (s->fd < 0) {
-		err = pmon__err(-errno, "%s: %s", path, strerror(errno));
+		err = s->fd;
 		goto fail;
 	}
-	if ((err = pmon__file_check(s->fd, path, PMON__FILE_RECORDING)))
-		goto fail;
 	if (fstat(s->fd, &st)) {
 		err = pmon__err(-errno, "%s: %s", path, strerror(errno));
 		goto fail;
