@@ -164,17 +164,22 @@ static uint64_t kernel_start(struct worker *w, uint64_t ip)
 }
 
 /*
- * Count one sample of epoch @epoch. The addresses of a call chain are the
- * ones to look up: a return address minus 1, inside its call (the first
- * entry after a context marker is where the code ran, not a return
- * address).
+ * Count a sample of epoch @epoch (the other records are not needed). The
+ * addresses of a call chain are the ones to look up: a return address
+ * minus 1, inside its call (the first entry after a context marker is
+ * where the code ran, not a return address).
  */
-static int aggregate(struct worker *w, const struct pmon_sample *sm, uint32_t epoch, bool unwinding)
+static int on_record(void *arg, unsigned thread, const struct pmon__record *rec, uint32_t epoch)
 {
+	struct scan *s = arg;
+	struct worker *w = &s->w[thread];
+	const struct pmon_sample *sm = &rec->sample;
 	struct ctx *x = w->x;
 	uint64_t all[256];
 	int err;
 
+	if (rec->type != PERF_RECORD_SAMPLE)
+		return 0;
 	if ((err = leaf_add(&w->leaves, sm->id, sm->pid, epoch, sm->ip, 1, sm->period)))
 		return err;
 	uint32_t nall = 0;
@@ -190,7 +195,7 @@ static int aggregate(struct worker *w, const struct pmon_sample *sm, uint32_t ep
 	}
 	/* DWARF mode: the user frames unwound from the registers and the
 	 * stack copy (one reader: the unwinder needs the maps of now). */
-	if (unwinding && sm->nregs == 17 && sm->stack_dyn) {
+	if (s->unwinding && sm->nregs == 17 && sm->stack_dyn) {
 		uint64_t regs[17], pcs[128];
 		memcpy(regs, sm->regs, sizeof(regs));
 		int n = pmon__maps_unwind(x, sm->pid, regs, sm->stack, sm->stack_dyn, pcs, 128);
@@ -207,15 +212,6 @@ static int aggregate(struct worker *w, const struct pmon_sample *sm, uint32_t ep
 		if (all[k] >= 0xffff800000000000ULL)
 			all[k] = kernel_start(w, all[k]);
 	return pmon__stk_add(&w->stacks, sm->id, sm->pid, epoch, all, nall, 1, sm->period);
-}
-
-static int on_record(void *arg, unsigned thread, const struct pmon__record *rec, uint32_t epoch)
-{
-	struct scan *s = arg;
-
-	if (rec->type != PERF_RECORD_SAMPLE)
-		return 0;
-	return aggregate(&s->w[thread], &rec->sample, epoch, s->unwinding);
 }
 
 /* What a reader needs only while it reads chunks: freed before the naming,

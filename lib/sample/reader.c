@@ -572,6 +572,13 @@ static int ordered(struct worker *w, struct chunk *c, const uint8_t *rec, size_t
 static int hand_on(struct worker *w, struct chunk *c, const uint8_t *p, size_t len, uint32_t epoch)
 {
 	struct pmon__rec_reader *s = w->rd;
+	/* In locals: the callback may write any memory, so these would be
+	 * loaded again after each call. */
+	const uint64_t sample_type = s->h.sample_type, regs_user = s->h.regs_user;
+	int (*const record)(void *, unsigned, const struct pmon__record *, uint32_t) =
+		s->ops->record;
+	void *const arg = s->arg;
+	const unsigned index = w->index;
 	int err = 0;
 
 	for (size_t off = 0; off < len && !err;) {
@@ -581,8 +588,7 @@ static int hand_on(struct worker *w, struct chunk *c, const uint8_t *p, size_t l
 		memcpy(&h, rec, sizeof(h));
 		off += h.size;
 		if (h.type == PERF_RECORD_SAMPLE) { /* most records: first */
-			if (pmon_sample__parse(rec, h.size, s->h.sample_type, s->h.regs_user,
-					       &r.sample)) {
+			if (pmon_sample__parse(rec, h.size, sample_type, regs_user, &r.sample)) {
 				w->bad_samples++;
 				continue;
 			}
@@ -593,12 +599,12 @@ static int hand_on(struct worker *w, struct chunk *c, const uint8_t *p, size_t l
 			err = ordered(w, c, rec, h.size);
 			continue;
 		} else if (h.type == PMON_RECORD_CHUNK ||
-			   decode(rec, h.size, s->h.sample_type, s->h.regs_user, w->name, &r)) {
+			   decode(rec, h.size, sample_type, regs_user, w->name, &r)) {
 			continue;
 		} else if (h.type == PERF_RECORD_LOST) {
 			w->lost += r.lost.lost;
 		}
-		err = s->ops->record(s->arg, w->index, &r, epoch);
+		err = record(arg, index, &r, epoch);
 	}
 	return err;
 }
