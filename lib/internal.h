@@ -61,6 +61,14 @@ static inline void *pmon__ret_ptr(int err, void *p)
 	return p;
 }
 
+/* Make room for @need elements of @size bytes in the array *@p of *@cap
+ * (lib/util/grow.c): at least double it (16 at first), checking the byte
+ * count for overflow. *@p and *@cap change only on success.
+ * Return: 0 or -ENOMEM (out of memory, or the size would overflow). */
+int pmon__grow(void **p, size_t *cap, size_t need, size_t size);
+/* pmon__grow() for a typed pointer @arr: PMON_GROW(&x->maps, &x->cap, n + 1). */
+#define PMON_GROW(arr, cap, need) pmon__grow((void **)(arr), (cap), (need), sizeof(**(arr)))
+
 /* @s as XML character data (lib/util/xml.c): markup escaped (& < > " '),
  * control characters and bytes that are not UTF-8 written as '?'. */
 void pmon__xml_text(FILE *f, const char *s);
@@ -79,6 +87,11 @@ int pmon__file_check(int fd, const char *path, enum pmon__file_format want);
  * it is a regular file (a FIFO or device there must not block or act).
  * Return: the descriptor, or -errno (-EINVAL: not a regular file). */
 int pmon__open_regular(const char *path, bool nofollow);
+/* Open @path, an input file in format @want, as pmon__open_regular()
+ * does, and check it with pmon__file_check(), whose detail says what it
+ * is instead. Return: the descriptor, or -errno / -PMON_ERRNO__PARSE with
+ * the detail set. */
+int pmon__open_format(const char *path, enum pmon__file_format want);
 
 /* The MSR state file (lib/msr/state.c): a pmon that programs MSRs keeps
  * the writes that put them back. A restore sequence calls @emit for each

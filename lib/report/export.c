@@ -68,7 +68,7 @@ struct node {
 	uint64_t value; /* samples through this path */
 	uint64_t self; /* samples that ended here */
 	struct node **child;
-	size_t nchild;
+	size_t nchild, capchild;
 };
 
 static struct node *node_child(struct node *n, uint32_t frame)
@@ -76,10 +76,9 @@ static struct node *node_child(struct node *n, uint32_t frame)
 	for (size_t i = 0; i < n->nchild; i++)
 		if (n->child[i]->frame == frame)
 			return n->child[i];
-	struct node **c = realloc(n->child, (n->nchild + 1) * sizeof(*c));
-	if (!c)
+	if (PMON_GROW(&n->child, &n->capchild, n->nchild + 1))
 		return NULL;
-	n->child = c;
+	struct node **c = n->child;
 	if (!(c[n->nchild] = calloc(1, sizeof(struct node))))
 		return NULL;
 	c[n->nchild]->frame = frame;
@@ -479,7 +478,7 @@ int pmon_report_write_speedscope(const struct pmon_report *r, FILE *out)
 
 struct strtab {
 	char **s;
-	size_t n;
+	size_t n, cap;
 	bool oom;
 };
 
@@ -488,12 +487,10 @@ static int64_t str_index(struct strtab *t, const char *s)
 	for (size_t i = 0; i < t->n; i++)
 		if (!strcmp(t->s[i], s))
 			return (int64_t)i;
-	char **n = realloc(t->s, (t->n + 1) * sizeof(*n));
-	if (!n) {
+	if (PMON_GROW(&t->s, &t->cap, t->n + 1)) {
 		t->oom = true;
 		return 0;
 	}
-	t->s = n;
 	t->s[t->n] = (char *)s; /* borrowed from the report or a literal */
 	return (int64_t)t->n++;
 }

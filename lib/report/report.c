@@ -1,814 +1,27 @@
 // SPDX-License-Identifier: MIT
 /*
- * Reports from a recording (pmon/sample.h): read the chunks (CRC-checked;
- * a torn tail is a warning), follow MMAP2/FORK records into per-process
- * maps, symbolize each unique address once with elfutils (libdwfl, offline
- * modules; the file offset is turned into the ELF address through its
- * PT_LOAD segments), and aggregate by symbol, DSO or source line, most
- * period (then samples) first; call chains become stacks of interned frames (the exports
- * in export.c draw on them); pmon_annotate() counts the samples of one
- * symbol per instruction (disassembled in annotate.c).
+ * Reports from a recording (pmon/report.h): the records come decoded from
+ * the recording reader (sample/reader.h); those that change what later
+ * samples see go to the maps (maps.c), the samples are counted by address
+ * and call chain on the reader's threads, then named once each
+ * (symbols.c) into the histogram (histogram.c) and the stacks
+ * (callgraph.c) that the exports (export.c) draw on. pmon_annotate()
+ * counts the samples of one symbol per instruction (annotate.c).
  */
 #define _GNU_SOURCE
-#include <ctype.h>
 #include <errno.h>
-#include <gelf.h>
-#include <libgen.h>
 #include <linux/perf_event.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <fcntl.h>
-#include <sys/stat.h>
-
-#include <dwarf.h>
-#include <elfutils/libdw.h>
-#include <elfutils/libdwfl.h>
-#include <pthread.h>
-#include <unistd.h>
-#include <zlib.h>
-
 #include "internal.h"
-#include "report/report.h"
+#include "report/ctx.h"
 #include "sample/datafile.h"
+#include "sample/reader.h"
 #include <pmon/sample.h>
 #include <pmon/sim.h>
 
-struct map {
-	uint32_t pid;
-	uint64_t start, end, pgoff;
-	int file; /* index into files */
-};
-
-struct file {
-	char *path;
-	Dwfl *dwfl;
-	Dwfl_Module *mod;
-	struct pmon__symindex syms; /* @mod's symbols by address, built on first use */
-	bool tried;
-	uint8_t bid[20]; /* the build id the kernel recorded, if it did */
-	uint8_t bidlen;
-};
-
-struct sym_cache { /* (file, offset) -> symbol name, address, line; open addressing */
-	int *file;
-	uint64_t *off;
-	char **name;
-	uint64_t *addr; /* in the module's Dwfl address space */
-	char **line; /* "file.c:42", looked up on first use */
-	char **inl; /* functions inlined there, innermost first, tab-separated; on first use */
-	size_t cap, n;
-};
-
-struct counter { /* string -> samples, period, order of first use */
-	char **key;
-	uint64_t *samples, *period;
-	uint32_t *index;
-	size_t cap, n;
-};
-
-uint64_t pmon__module_bias(Dwfl_Module *mod)
-{
-	GElf_Addr bias = 0;
-
-	return mod && dwfl_module_getelf(mod, &bias) ? bias : 0;
-}
-
-/* Where an address resolved to. */
-struct loc {
-	const char *sym, *dso;
-	int file; /* -1: not an ELF file on disk */
-	size_t slot; /* its sym_cache slot where file >= 0 */
-};
-
-struct jit_map { /* /tmp/perf-PID.map of one process, sorted by start */
-	uint32_t pid;
-	struct pmon__jit_sym *s;
-	size_t n;
-};
-
-struct ctx {
-	struct jit_map *jit;
-	size_t njit;
-	struct map *maps;
-	size_t nmaps, capmaps;
-	struct file *files;
-	size_t nfiles, capfiles;
-	struct sym_cache sc;
-	struct counter agg, frames;
-	uint32_t *vis; /* vis[E]: the maps visible after E MMAP2/FORK records */
-	size_t nvis, capvis;
-	enum pmon_report_sort sort;
-	uint64_t sample_type, regs_user;
-	struct pmon_report *r;
-	const char *debug_dir;
-	bool inlines; /* expand inlined functions in the stacks */
-	bool no_stacks; /* opts->no_stacks */
-	char *dipath; /* elfutils' debuginfo path with debug_dir in it */
-	char *dipath_dir; /* debug_dir made absolute */
-	Dwfl_Callbacks cb;
-	unsigned nstale; /* files whose build id is not the recorded one */
-	char stale_first[300];
-	struct file_ksym *fk; /* the recording's kernel symbols, by start */
-	size_t nfk;
-	/* pmon_annotate(): the samples of one symbol, by (file, address) */
-	const char *want;
-	struct counter hits; /* "file\taddress" */
-	const char *want_where; /* "kernel" or "JIT" where the symbol is not in a file */
-	struct ev_id { /* a sample's identifier -> its event (PMON_RECORD_EVENT) */
-		uint64_t id;
-		unsigned ev;
-	} * evids;
-	size_t nevids;
-	const char *stack_event_name; /* opts->event */
-	unsigned stack_ev; /* the event of the stacks and annotations */
-	bool stack_ev_found;
-	struct unw_proc { /* DWARF unwinders, one per process, rebuilt when its maps grow */
-		uint32_t pid;
-		struct pmon__unw *u;
-		bool stale;
-	} * unw;
-	size_t nunw;
-};
-
-static uint64_t fnv(const void *p, size_t n, uint64_t h)
-{
-	const uint8_t *b = p;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 1099511628211ULL;
-	return h;
-}
-
-/* Count @samples samples of @period in all under @key; *@index (if given) is the key's
- * order of first use, which stays put as the table grows. */
-static int counter_add(struct counter *c, const char *key, uint64_t samples, uint64_t period,
-		       uint32_t *index)
-{
-	if (c->n * 2 >= c->cap) {
-		struct counter nc = { 0 };
-		nc.cap = c->cap ? c->cap * 2 : 1024;
-		nc.key = calloc(nc.cap, sizeof(char *));
-		nc.samples = calloc(nc.cap, sizeof(uint64_t));
-		nc.period = calloc(nc.cap, sizeof(uint64_t));
-		nc.index = calloc(nc.cap, sizeof(uint32_t));
-		if (!nc.key || !nc.samples || !nc.period || !nc.index) {
-			free(nc.key), free(nc.samples), free(nc.period), free(nc.index);
-			return -ENOMEM;
-		}
-		for (size_t i = 0; i < c->cap; i++) {
-			if (!c->key[i])
-				continue;
-			size_t j = fnv(c->key[i], strlen(c->key[i]), 14695981039346656037ULL) &
-				(nc.cap - 1);
-			while (nc.key[j])
-				j = (j + 1) & (nc.cap - 1);
-			nc.key[j] = c->key[i], nc.samples[j] = c->samples[i],
-			nc.period[j] = c->period[i], nc.index[j] = c->index[i];
-		}
-		nc.n = c->n;
-		free(c->key), free(c->samples), free(c->period), free(c->index);
-		*c = nc;
-	}
-	size_t j = fnv(key, strlen(key), 14695981039346656037ULL) & (c->cap - 1);
-	while (c->key[j] && strcmp(c->key[j], key))
-		j = (j + 1) & (c->cap - 1);
-	if (!c->key[j]) {
-		c->key[j] = strdup(key);
-		if (!c->key[j])
-			return -ENOMEM;
-		c->index[j] = (uint32_t)c->n++;
-	}
-	c->samples[j] += samples;
-	c->period[j] += period;
-	if (index)
-		*index = c->index[j];
-	return 0;
-}
-
-static void counter_free(struct counter *c)
-{
-	for (size_t i = 0; i < c->cap; i++)
-		free(c->key[i]);
-	free(c->key), free(c->samples), free(c->period), free(c->index);
-}
-
-static int file_index(struct ctx *x, const char *path, const uint8_t *bid, uint8_t bidlen)
-{
-	for (size_t i = 0; i < x->nfiles; i++)
-		if (!strcmp(x->files[i].path, path) && x->files[i].bidlen == bidlen &&
-		    !memcmp(x->files[i].bid, bid, bidlen))
-			return (int)i;
-	if (x->nfiles == x->capfiles) {
-		size_t cap = x->capfiles ? x->capfiles * 2 : 64;
-		struct file *f = realloc(x->files, cap * sizeof(*f));
-		if (!f)
-			return -1;
-		x->files = f;
-		x->capfiles = cap;
-	}
-	memset(&x->files[x->nfiles], 0, sizeof(x->files[0]));
-	memcpy(x->files[x->nfiles].bid, bid, bidlen);
-	x->files[x->nfiles].bidlen = bidlen;
-	x->files[x->nfiles].path = strdup(path);
-	return x->files[x->nfiles].path ? (int)x->nfiles++ : -1;
-}
-
-/* Open @path as @f's module (offline); false if elfutils cannot. The path
- * comes from the recording: only a regular file is handed to elfutils (a
- * FIFO there would block the read of its ELF header forever). */
-static bool open_module(struct ctx *x, struct file *f, const char *path)
-{
-	int fd = pmon__open_regular(path, false);
-
-	if (fd < 0)
-		return false;
-	f->dwfl = dwfl_begin(&x->cb);
-	if (f->dwfl) {
-		/* On success elfutils owns @fd (libdwfl.h); on failure it leaves a
-		 * descriptor it did not open alone. */
-		f->mod = dwfl_report_offline(f->dwfl, path, path, fd);
-		dwfl_report_end(f->dwfl, NULL, NULL);
-	}
-	if (!f->mod)
-		close(fd);
-	if (!f->mod && f->dwfl) {
-		dwfl_end(f->dwfl);
-		f->dwfl = NULL;
-	}
-	return f->mod != NULL;
-}
-
-/* Is @f's module the file the kernel recorded (same build id)? */
-static bool module_matches(const struct file *f)
-{
-	const unsigned char *bits;
-	GElf_Addr vaddr;
-	int n = dwfl_module_build_id(f->mod, &bits, &vaddr);
-
-	return n == f->bidlen && !memcmp(bits, f->bid, (size_t)n);
-}
-
-static void close_module(struct file *f)
-{
-	pmon__symindex_free(&f->syms);
-	f->syms = (struct pmon__symindex){ 0 };
-	if (f->dwfl)
-		dwfl_end(f->dwfl);
-	f->dwfl = NULL;
-	f->mod = NULL;
-}
-
-/*
- * Open @f for symbols: the file itself when it is the one recorded (or no
- * build id was recorded), else debuginfo with the recorded build id
- * (--debug-dir, then /usr/lib/debug), else nothing: a rebuilt binary's
- * symbols would name the samples wrongly.
- */
-static void open_file(struct ctx *x, struct file *f)
-{
-	char hex[41], path[4200];
-
-	if (open_module(x, f, f->path) && (!f->bidlen || module_matches(f)))
-		return;
-	close_module(f);
-	if (!f->bidlen)
-		return;
-	for (unsigned i = 0; i < f->bidlen; i++)
-		snprintf(hex + 2 * i, 3, "%02x", f->bid[i]);
-	const char *dirs[] = { x->debug_dir, "/usr/lib/debug" };
-	for (size_t d = 0; d < 2; d++) {
-		if (!dirs[d])
-			continue;
-		pmon__fmt(path, sizeof(path), "%s/.build-id/%.2s/%s.debug", dirs[d], hex, hex + 2);
-		if (open_module(x, f, path) && module_matches(f))
-			return;
-		close_module(f);
-	}
-	if (!x->nstale++)
-		pmon__fmt(x->stale_first, sizeof(x->stale_first), "%s, build id %s", f->path, hex);
-}
-
-/* The symbol at file offset @off of @f, or NULL; *@addr: the Dwfl address. */
-static const char *resolve(struct ctx *x, struct file *f, uint64_t off, uint64_t pgoff,
-			   uint64_t *addr)
-{
-	GElf_Addr bias;
-	Elf *elf;
-	size_t nph;
-
-	if (!f->tried) {
-		f->tried = true;
-		if (f->path[0] == '[')
-			return NULL;
-		open_file(x, f);
-	}
-	if (!f->mod || !(elf = dwfl_module_getelf(f->mod, &bias)) || elf_getphdrnum(elf, &nph))
-		return NULL;
-	/* File offset -> ELF address through the PT_LOAD segment holding it. */
-	GElf_Phdr exec = { 0 };
-	for (size_t i = 0; i < nph; i++) {
-		GElf_Phdr ph;
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		if (ph.p_flags & PF_X && !exec.p_memsz)
-			exec = ph;
-		if (off >= ph.p_offset && off - ph.p_offset < ph.p_filesz) { /* no wrap */
-			GElf_Addr a = off - ph.p_offset + ph.p_vaddr + bias;
-			*addr = a;
-			return pmon__symindex_find(&f->syms, f->mod, a);
-		}
-	}
-	/*
-	 * A debuginfo file standing in for its binary keeps the segments'
-	 * addresses but not their file offsets. The sample is code, so its
-	 * mapping (file offset @pgoff) is the executable segment's, which
-	 * starts at that segment's page-aligned address.
-	 */
-	if (exec.p_memsz && !exec.p_filesz && off >= pgoff) {
-		uint64_t align = exec.p_align > 1 ? exec.p_align : 4096;
-		GElf_Addr a = (exec.p_vaddr & ~(align - 1)) + (off - pgoff) + bias;
-		*addr = a;
-		return pmon__symindex_find(&f->syms, f->mod, a);
-	}
-	return NULL;
-}
-
-/*
- * Kernel text symbols: those the recording carries (CHNS chunks, written
- * by the recorder from its machine's kallsyms), else this machine's
- * /proc/kallsyms, loaded once per process (a fuzzer calls the reader many
- * times). Empty where kptr_restrict shows every address as 0.
- */
-static struct pmon__ksyms proc_ksyms;
-static pthread_once_t ksyms_once = PTHREAD_ONCE_INIT;
-
-static void ksyms_load(void)
-{
-	pmon__ksyms_load("/proc/kallsyms", &proc_ksyms);
-}
-
-struct file_ksym {
-	uint64_t start, end;
-	char *name;
-};
-
-static int file_ksym_cmp(const void *a, const void *b)
-{
-	const struct file_ksym *x = a, *y = b;
-
-	return x->start < y->start ? -1 : x->start > y->start;
-}
-
-/* The name of the kernel symbol holding @ip, and its start in *@start; NULL if none. */
-static const char *kernel_symbol_at(const struct ctx *x, uint64_t ip, uint64_t *start)
-{
-	if (x->nfk) { /* the recording names its own kernel addresses */
-		size_t lo = 0, hi = x->nfk;
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-			if (x->fk[mid].start <= ip)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		if (!lo || ip >= x->fk[lo - 1].end)
-			return NULL;
-		*start = x->fk[lo - 1].start;
-		return x->fk[lo - 1].name;
-	}
-	pthread_once(&ksyms_once, ksyms_load);
-	const struct pmon__ksym *k = pmon__ksyms_find(&proc_ksyms, ip, NULL);
-	if (!k)
-		return NULL;
-	*start = k->addr;
-	return k->name;
-}
-
-static const char *kernel_symbol(const struct ctx *x, uint64_t ip)
-{
-	uint64_t start;
-
-	return kernel_symbol_at(x, ip, &start);
-}
-
-/*
- * A kernel address of a call chain as the start of its symbol: a kernel
- * frame is named by its symbol alone (locate()), and the start names the
- * same one (the last symbol starting at or below an address holds it), so
- * chains that differ only in where inside a kernel function they were are
- * one chain. Profiles taken at high rates are full of interrupt chains
- * whose leaves land on every instruction of a few functions: keeping each
- * raw chain cost the folded export 50-80 MB on 4.8 M samples (issue #16).
- * An address in no symbol is kept as it is.
- */
-static uint64_t kernel_canonical(const struct ctx *x, uint64_t ip)
-{
-	uint64_t start = ip;
-
-	return ip >= 0xffff800000000000ULL && kernel_symbol_at(x, ip, &start) ? start : ip;
-}
-
-static int jit_cmp(const void *a, const void *b)
-{
-	const struct pmon__jit_sym *x = a, *y = b;
-
-	return x->start < y->start ? -1 : x->start > y->start;
-}
-
-/* At most this many lines of a perf map are read: a file another program
- * keeps writing (or /dev/zero behind a link) cannot hold the report. */
-#define JIT_MAX_LINES (4u << 20)
-
-/*
- * Open a /tmp/perf-PID.map as perf does (tools/perf/util/symbol.c,
- * dso__load_perf_map() through filename__read_...: a map file not owned by
- * the user or root is ignored): in a world-writable /tmp anyone can create
- * that name, and a report run as root must not print symbols a stranger
- * wrote. No link is followed, and only a regular file is read (a FIFO
- * would block).
- */
-static FILE *jit_open(const char *path)
-{
-	struct stat st;
-	int fd = pmon__open_regular(path, true);
-	FILE *f;
-
-	if (fd < 0)
-		return NULL;
-	if (fstat(fd, &st) || (st.st_uid != 0 && st.st_uid != geteuid()) ||
-	    !(f = fdopen(fd, "r"))) {
-		close(fd);
-		return NULL;
-	}
-	return f;
-}
-
-/*
- * The symbol a JIT wrote for @ip in /tmp/perf-PID.map (perf's convention:
- * "START SIZE name" per line, hex), loaded once per process; NULL if none.
- */
-static const char *jit_symbol(struct ctx *x, uint32_t pid, uint64_t ip)
-{
-	struct jit_map *j = NULL;
-
-	for (size_t i = 0; i < x->njit; i++)
-		if (x->jit[i].pid == pid)
-			j = &x->jit[i];
-	if (!j) {
-		struct jit_map *nj = realloc(x->jit, (x->njit + 1) * sizeof(*nj));
-		if (!nj)
-			return NULL;
-		x->jit = nj;
-		j = &x->jit[x->njit++];
-		*j = (struct jit_map){ .pid = pid };
-		char path[64];
-		snprintf(path, sizeof(path), "/tmp/perf-%u.map", pid);
-		FILE *f = jit_open(path);
-		if (f) {
-			j->n = pmon__perf_map_parse(f, &j->s);
-			fclose(f);
-		}
-	}
-	return pmon__perf_map_find(j->s, j->n, ip);
-}
-
-/* A hex number at @s (no sign, an optional 0x, at most 64 bits) and the
- * blanks after it: what follows, or NULL when there is no such number or no
- * blank after it (a wider number is refused, not cut to 64 bits). */
-static const char *hex_field(const char *s, uint64_t *v)
-{
-	char *end;
-
-	if (!isxdigit((unsigned char)s[0]))
-		return NULL;
-	errno = 0;
-	*v = strtoull(s, &end, 16);
-	if (errno || (*end != ' ' && *end != '\t'))
-		return NULL;
-	while (*end == ' ' || *end == '\t')
-		end++;
-	return end;
-}
-
-size_t pmon__perf_map_parse(FILE *f, struct pmon__jit_sym **out)
-{
-	struct pmon__jit_sym *s = NULL;
-	size_t n = 0, cap = 0, nline = 0;
-	char line[1024];
-
-	while (nline++ < JIT_MAX_LINES && fgets(line, sizeof(line), f)) {
-		uint64_t start, size;
-		const char *p = hex_field(line, &start);
-		if (!p || !(p = hex_field(p, &size)) || !size || start == UINT64_MAX)
-			continue;
-		size_t pos = (size_t)(p - line);
-		if (n == cap) {
-			cap = cap ? cap * 2 : 64;
-			struct pmon__jit_sym *ns = realloc(s, cap * sizeof(*ns));
-			if (!ns)
-				break;
-			s = ns;
-		}
-		char *name = line + pos;
-		name[strcspn(name, "\n")] = '\0';
-		if (!(s[n].name = strdup(name)))
-			break;
-		s[n].start = start;
-		s[n++].end = size > UINT64_MAX - start ? UINT64_MAX : start + size;
-	}
-	if (n)
-		qsort(s, n, sizeof(*s), jit_cmp);
-	*out = s;
-	return n;
-}
-
-const char *pmon__perf_map_find(const struct pmon__jit_sym *s, size_t n, uint64_t ip)
-{
-	/* The entry with the greatest start at or below ip, if ip is inside it. */
-	size_t lo = 0, hi = n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (s[mid].start <= ip)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo && ip < s[lo - 1].end ? s[lo - 1].name : NULL;
-}
-
-/* The sym_cache slot of (@file, @off), resolved on first use (@pgoff: the
- * file offset its mapping starts at); -1 without memory. */
-static long cache_slot(struct ctx *x, int file, uint64_t off, uint64_t pgoff)
-{
-	struct sym_cache *c = &x->sc;
-
-	if (c->n * 2 >= c->cap) {
-		size_t cap = c->cap ? c->cap * 2 : 4096;
-		int *nf = malloc(cap * sizeof(int));
-		uint64_t *no = malloc(cap * sizeof(uint64_t)), *na = malloc(cap * sizeof(uint64_t));
-		char **nn = calloc(cap, sizeof(char *)), **nl = calloc(cap, sizeof(char *));
-		char **ni = calloc(cap, sizeof(char *));
-		if (!nf || !no || !na || !nn || !nl || !ni) {
-			free(nf), free(no), free(na), free(nn), free(nl), free(ni);
-			return -1;
-		}
-		for (size_t k = 0; k < cap; k++)
-			nf[k] = -1;
-		for (size_t k = 0; k < c->cap; k++) {
-			if (c->file[k] < 0)
-				continue;
-			size_t j = (fnv(&c->off[k], 8, (uint64_t)c->file[k])) & (cap - 1);
-			while (nf[j] >= 0)
-				j = (j + 1) & (cap - 1);
-			nf[j] = c->file[k], no[j] = c->off[k], nn[j] = c->name[k];
-			na[j] = c->addr[k], nl[j] = c->line[k], ni[j] = c->inl[k];
-		}
-		free(c->file), free(c->off), free(c->name), free(c->addr), free(c->line);
-		free(c->inl);
-		c->file = nf, c->off = no, c->name = nn, c->addr = na, c->line = nl, c->cap = cap;
-		c->inl = ni;
-	}
-	size_t j = fnv(&off, 8, (uint64_t)file) & (c->cap - 1);
-	while (c->file[j] >= 0 && !(c->file[j] == file && c->off[j] == off))
-		j = (j + 1) & (c->cap - 1);
-	if (c->file[j] < 0) {
-		uint64_t addr = 0;
-		const char *s = resolve(x, &x->files[file], off, pgoff, &addr);
-		c->file[j] = file;
-		c->off[j] = off;
-		c->addr[j] = addr;
-		c->name[j] = strdup(s ? s : "[unknown]");
-		c->n++;
-	}
-	return (long)j;
-}
-
-/* Where @ip of process @pid lands: symbol, DSO, and the file it came from. */
-static void locate(struct ctx *x, uint32_t pid, uint64_t ip, uint32_t epoch, struct loc *l)
-{
-	const char *js;
-	/* The maps this process had when the sample was taken: the latest
-	 * mapping of an address wins (exec, dlclose and dlopen reuse them). */
-	size_t nmaps = epoch < x->nvis ? x->vis[epoch] : x->nmaps;
-
-	*l = (struct loc){ .sym = "[unknown]", .dso = "[unknown]", .file = -1 };
-	if (ip >= 0xffff800000000000ULL) {
-		l->dso = "[kernel]";
-		l->sym = (js = kernel_symbol(x, ip)) ? js : "[kernel]";
-		return;
-	}
-	for (size_t i = nmaps; i-- > 0;) {
-		struct map *m = &x->maps[i];
-		if (m->pid != pid || ip < m->start || ip >= m->end)
-			continue;
-		struct file *f = &x->files[m->file];
-		l->dso = f->path;
-		if (f->path[0] != '/' ||
-		    !strncmp(f->path, "//anon", 6)) { /* code made at run time */
-			if ((js = jit_symbol(x, pid, ip))) {
-				l->dso = "[jit]";
-				l->sym = js;
-			}
-			return;
-		}
-		/* Each unique (file, offset) is resolved once. */
-		long j = cache_slot(x, m->file, ip - m->start + m->pgoff, m->pgoff);
-		if (j >= 0 && x->sc.name[j]) {
-			l->sym = x->sc.name[j];
-			l->file = m->file;
-			l->slot = (size_t)j;
-		}
-		return;
-	}
-	if ((js = jit_symbol(x, pid, ip))) {
-		l->dso = "[jit]";
-		l->sym = js;
-	}
-}
-
-/* "file.c:42" for a located address (its line table, looked up once), or NULL. */
-static const char *srcline(struct ctx *x, const struct loc *l)
-{
-	struct sym_cache *c = &x->sc;
-
-	if (l->file < 0)
-		return NULL;
-	if (!c->line[l->slot]) {
-		struct file *f = &x->files[l->file];
-		Dwfl_Line *ln = f->mod ? dwfl_module_getsrc(f->mod, c->addr[l->slot]) : NULL;
-		const char *src;
-		int lineno = 0;
-		char buf[512];
-		if (ln && (src = dwfl_lineinfo(ln, NULL, &lineno, NULL, NULL, NULL)) &&
-		    lineno > 0) {
-			const char *slash = strrchr(src, '/');
-			pmon__fmt(buf, sizeof(buf), "%s:%d", slash ? slash + 1 : src, lineno);
-		} else {
-			pmon__fmt(buf, sizeof(buf), "[unknown]");
-		}
-		c->line[l->slot] = strdup(buf);
-	}
-	return c->line[l->slot];
-}
-
-/*
- * The functions inlined at a located address, innermost first and
- * tab-separated ("" for none): the DW_TAG_inlined_subroutine scopes around
- * it in its compile unit's DWARF, looked up once per address.
- */
-static const char *inlines(struct ctx *x, const struct loc *l)
-{
-	struct sym_cache *c = &x->sc;
-
-	if (l->file < 0)
-		return "";
-	if (!c->inl[l->slot]) {
-		struct file *f = &x->files[l->file];
-		Dwarf_Addr bias = 0;
-		Dwarf_Die *cu =
-			f->mod ? dwfl_module_addrdie(f->mod, c->addr[l->slot], &bias) : NULL;
-		Dwarf_Die *scopes = NULL;
-		int n = cu ? dwarf_getscopes(cu, c->addr[l->slot] - bias, &scopes) : 0;
-		char buf[1024] = "";
-		size_t off = 0;
-		for (int i = 0; i < n; i++) {
-			const char *name;
-			if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine ||
-			    !(name = dwarf_diename(&scopes[i])))
-				continue;
-			int w = snprintf(buf + off, sizeof(buf) - off, "%s%s", off ? "\t" : "",
-					 name);
-			if (w < 0 || (size_t)w >= sizeof(buf) - off)
-				break;
-			off += (size_t)w;
-		}
-		free(scopes);
-		c->inl[l->slot] = strdup(buf);
-	}
-	return c->inl[l->slot] ? c->inl[l->slot] : "";
-}
-
-static const char *base_name(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-
-	return slash && slash[1] ? slash + 1 : path;
-}
-
-/* The frame index of a located address ("symbol\tdso" interned). */
-static int frame_of(struct ctx *x, const struct loc *l, uint32_t *index)
-{
-	char key[600];
-
-	pmon__fmt(key, sizeof(key), "%s\t%s", l->sym, base_name(l->dso));
-	return counter_add(&x->frames, key, 1, 0, index);
-}
-
-/* The frames of a located address into @out (up to @max): its function,
- * then the functions inlined there, outermost first, when the report asked
- * for them. Return: how many, or -ENOMEM. */
-static int frames_of(struct ctx *x, const struct loc *l, uint32_t *out, int max)
-{
-	const char *inl = x->inlines ? inlines(x, l) : "";
-	const char *names[32];
-	size_t n = 0;
-	char buf[1024];
-	int k = 0;
-
-	pmon__strlcpy(buf, inl, sizeof(buf));
-	for (char *p = buf; *p && n < 32;) {
-		names[n++] = p;
-		if (!(p = strchr(p, '\t')))
-			break;
-		*p++ = '\0';
-	}
-	for (size_t i = 0; i <= n && k < max; i++) {
-		struct loc li = *l;
-		if (i)
-			li.sym = names[n - i];
-		if (frame_of(x, &li, &out[k++]))
-			return -ENOMEM;
-	}
-	return k;
-}
-
-static int add_map(struct ctx *x, uint32_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
-		   const char *file, const uint8_t *bid, uint8_t bidlen)
-{
-	int fi = file_index(x, file, bid, bidlen);
-
-	if (fi < 0)
-		return -ENOMEM;
-	if (x->nmaps == x->capmaps) {
-		size_t cap = x->capmaps ? x->capmaps * 2 : 256;
-		struct map *m = realloc(x->maps, cap * sizeof(*m));
-		if (!m)
-			return -ENOMEM;
-		x->maps = m;
-		x->capmaps = cap;
-	}
-	/* A crafted length must not wrap the end below the start. */
-	uint64_t end = len > UINT64_MAX - start ? UINT64_MAX : start + len;
-	x->maps[x->nmaps++] = (struct map){ pid, start, end, pgoff, fi };
-	for (size_t i = 0; i < x->nunw; i++)
-		if (x->unw[i].pid == pid)
-			x->unw[i].stale = true;
-	return 0;
-}
-
-/*
- * Unwind a DWARF-mode sample of process @pid: its unwinder reports every
- * file the process has mapped at its load address (the mapping's start
- * minus its offset, as perf does). Return: frames found, leaf first.
- */
-static int unwind(struct ctx *x, uint32_t pid, const uint64_t *regs, const uint8_t *stack,
-		  uint64_t size, uint64_t *pcs, int max)
-{
-	struct unw_proc *p = NULL;
-
-	for (size_t i = 0; i < x->nunw; i++)
-		if (x->unw[i].pid == pid)
-			p = &x->unw[i];
-	if (!p) {
-		struct unw_proc *n = realloc(x->unw, (x->nunw + 1) * sizeof(*n));
-		if (!n)
-			return 0;
-		x->unw = n;
-		p = &x->unw[x->nunw++];
-		*p = (struct unw_proc){ .pid = pid, .stale = true };
-	}
-	if (p->stale) {
-		pmon__unw_free(p->u);
-		p->u = pmon__unw_new((pid_t)pid);
-		p->stale = false;
-		if (!p->u)
-			return 0;
-		for (size_t i = 0; i < x->nmaps; i++) {
-			const struct map *m = &x->maps[i];
-			const char *path = x->files[m->file].path;
-			bool seen = false;
-			if (m->pid != pid || path[0] != '/' || !strncmp(path, "//anon", 6))
-				continue;
-			for (size_t k = 0; k < i && !seen; k++)
-				seen = x->maps[k].pid == pid && x->maps[k].file == m->file;
-			if (!seen)
-				pmon__unw_report(p->u, path, m->start - m->pgoff);
-		}
-		pmon__unw_finish(p->u);
-	}
-	return pmon__unw_frames(p->u, regs, stack, size, pcs, max);
-}
-
-static int vis_push(struct ctx *x);
-
-/*
- * Apply a record that changes what the samples after it see (MMAP2, FORK:
- * each is one "epoch"; PMON_RECORD_EVENT), in file order: inline when one
- * thread reads, else after the parallel pass from the chunks' copies.
- */
 /* Is the recorded event @have the one asked for, @want? The same name, or
  * for a simulated recording the same simulated event by either of its
  * names: pmon's ("sim/L1-dcache-load-misses", with or without the final
@@ -823,122 +36,80 @@ static bool event_is(const char *have, const char *want)
 	return a >= 0 && a == b;
 }
 
-static int apply_record(struct ctx *x, const uint8_t *p, size_t len)
+/* A PMON_RECORD_EVENT: one sampled event and its sample identifiers. */
+static int add_event(struct ctx *x, const struct pmon__rec_event *re)
 {
-	struct perf_event_header h;
-	const uint8_t *q = p + sizeof(h);
-	int err = 0;
-
-	memcpy(&h, p, sizeof(h));
-	if (h.type == PERF_RECORD_MMAP2 && len > 72) {
-		uint32_t pid;
-		uint64_t addr, mlen, pgoff;
-		memcpy(&pid, q, 4);
-		memcpy(&addr, q + 8, 8);
-		memcpy(&mlen, q + 16, 8);
-		memcpy(&pgoff, q + 24, 8);
-		char name[4096];
-		uint8_t bidlen = 0;
-		pmon__fmt(name, sizeof(name), "%.*s", (int)(len - 72), (const char *)p + 72);
-		/* Linux 5.12+: the build id where device and inode were. */
-		if (h.misc & PERF_RECORD_MISC_MMAP_BUILD_ID)
-			bidlen = q[32] <= 20 ? q[32] : 20;
-		err = add_map(x, pid, addr, mlen, pgoff, name, q + 36, bidlen);
-	} else if (h.type == PERF_RECORD_FORK && len >= 8 + 16) {
-		uint32_t pid, ppid;
-		memcpy(&pid, q, 4);
-		memcpy(&ppid, q + 4, 4);
-		if (pid != ppid) /* a new process: it starts with its parent's maps */
-			for (size_t i = 0, n = x->nmaps; i < n && !err; i++)
-				if (x->maps[i].pid == ppid) {
-					struct map m = x->maps[i];
-					const struct file *mf = &x->files[m.file];
-					err = add_map(x, pid, m.start, m.end - m.start, m.pgoff,
-						      mf->path, mf->bid, mf->bidlen);
-				}
-	} else if (h.type == PMON_RECORD_EVENT && len >= sizeof(struct pmon_record_event)) {
-		struct pmon_record_event re;
-		memcpy(&re, p, sizeof(re));
-		if (re.index >= PMON_ARRAY_SIZE(x->r->events))
-			return 0;
-		struct pmon_report_event *ev = &x->r->events[re.index];
-		pmon__fmt(ev->name, sizeof(ev->name), "%.*s", (int)sizeof(re.name), re.name);
-		ev->sample_period = re.period;
-		ev->freq = re.freq;
-		if (re.index >= x->r->nevents)
-			x->r->nevents = re.index + 1;
-		if (x->stack_event_name && event_is(ev->name, x->stack_event_name)) {
-			x->stack_ev = re.index;
-			x->stack_ev_found = true;
-		}
-		size_t n = (len - sizeof(re)) / 8;
-		if (re.nids < n)
-			n = re.nids;
-		struct ev_id *ni = realloc(x->evids, (x->nevids + n + 1) * sizeof(*ni));
-		if (!ni)
-			return -ENOMEM;
-		x->evids = ni;
-		for (size_t i = 0; i < n; i++) {
-			memcpy(&x->evids[x->nevids].id, p + sizeof(re) + 8 * i, 8);
-			x->evids[x->nevids++].ev = re.index;
-		}
+	if (re->index >= PMON_ARRAY_SIZE(x->r->events))
 		return 0;
-	} else if (h.type != PERF_RECORD_MMAP2 && h.type != PERF_RECORD_FORK) {
-		return 0;
+	struct pmon_report_event *ev = &x->r->events[re->index];
+	pmon__strlcpy(ev->name, re->name, sizeof(ev->name));
+	ev->sample_period = re->period;
+	ev->freq = re->freq;
+	if (re->index >= x->r->nevents)
+		x->r->nevents = re->index + 1;
+	if (x->stack_event_name && event_is(ev->name, x->stack_event_name)) {
+		x->stack_ev = re->index;
+		x->stack_ev_found = true;
 	}
-	if (err)
-		return err;
-	return vis_push(x);
-}
-
-/* One more epoch: vis[E] is the number of maps the first E MMAP2/FORK
- * records made (vis[0] = 0, pushed before the first). */
-static int vis_push(struct ctx *x)
-{
-	if (x->nvis == x->capvis) {
-		size_t cap = x->capvis ? x->capvis * 2 : 256;
-		uint32_t *v = realloc(x->vis, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		x->vis = v;
-		x->capvis = cap;
+	if (PMON_GROW(&x->evids, &x->capevids, x->nevids + re->nids + 1))
+		return -ENOMEM;
+	for (size_t i = 0; i < re->nids; i++) {
+		x->evids[x->nevids].id = pmon__rec_event_id(re, i);
+		x->evids[x->nevids++].ev = re->index;
 	}
-	x->vis[x->nvis++] = (uint32_t)x->nmaps;
 	return 0;
 }
 
-/* ---- aggregation by numbers ----------------------------------------------
- * A pass over millions of samples formats, allocates and compares no
- * string: each sample is counted under (identifier, pid, epoch, ip) and
- * its call chain under the same with the chain's addresses, in open
- * addressing tables of plain numbers; names come once per distinct key
- * after the pass. "epoch" counts the MMAP2/FORK records before the sample,
- * so that a key resolves against the maps its process had then. */
-
-static uint64_t mix64(uint64_t h)
+/*
+ * Apply a record that changes what the samples after it see, in file
+ * order: MMAP, MMAP2 and FORK each open an epoch (one too short for its
+ * type too, so that the epochs stay in step with the reader's).
+ */
+static int apply_record(struct ctx *x, const struct pmon__record *rec)
 {
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ULL;
-	return h ^ (h >> 33);
+	int err = 0;
+
+	switch (rec->type) {
+	case PERF_RECORD_MMAP2:
+		err = pmon__maps_add(x, rec->mmap.pid, rec->mmap.start, rec->mmap.len,
+				     rec->mmap.pgoff, rec->mmap.filename, rec->mmap.build_id,
+				     rec->mmap.build_id_size);
+		break;
+	case PERF_RECORD_FORK:
+		err = pmon__maps_fork(x, rec->task.pid, rec->task.ppid);
+		break;
+	case PERF_RECORD_MMAP: /* pmon records MMAP2 */
+	case PMON__RECORD_SHORT:
+		break;
+	case PMON_RECORD_EVENT:
+		return add_event(x, &rec->event);
+	default:
+		return 0; /* COMM, EXIT: not needed to name addresses */
+	}
+	return err ? err : pmon__maps_epoch(x);
 }
 
-struct leaf {
-	uint64_t sid, ip, samples, period; /* samples == 0: an empty slot */
-	uint32_t pid, epoch;
+/* ---- the records: counted by the reader's threads ----------------------- */
+
+struct worker { /* one per reader thread */
+	struct ctx *x;
+	struct leaf_tab leaves;
+	struct stk_tab stacks;
+	bool callchains;
+	struct kcache { /* kernel address -> pmon__kernel_canonical(), direct-mapped */
+		uint64_t ip, start;
+	} * kc;
 };
 
-struct leaf_tab {
-	struct leaf *e;
-	size_t cap, n;
+struct scan {
+	struct ctx *x;
+	struct worker *w;
+	unsigned nw;
+	bool unwinding; /* one thread: the unwinder needs each process's maps of now */
 };
 
-static uint64_t leaf_hash(uint64_t sid, uint32_t pid, uint32_t epoch, uint64_t ip)
-{
-	return mix64(ip ^ mix64(sid ^ ((uint64_t)pid << 32 | epoch)));
-}
-
+/* Count @samples of @period under (@sid, @pid, @epoch, @ip): here, beside
+ * the readers' loop, so that it inlines there. */
 static int leaf_add(struct leaf_tab *t, uint64_t sid, uint32_t pid, uint32_t epoch, uint64_t ip,
 		    uint64_t samples, uint64_t period)
 {
@@ -951,7 +122,7 @@ static int leaf_add(struct leaf_tab *t, uint64_t sid, uint32_t pid, uint32_t epo
 			const struct leaf *o = &t->e[i];
 			if (!o->samples)
 				continue;
-			size_t j = leaf_hash(o->sid, o->pid, o->epoch, o->ip) & (cap - 1);
+			size_t j = pmon__leaf_hash(o->sid, o->pid, o->epoch, o->ip) & (cap - 1);
 			while (e[j].samples)
 				j = (j + 1) & (cap - 1);
 			e[j] = *o;
@@ -960,7 +131,7 @@ static int leaf_add(struct leaf_tab *t, uint64_t sid, uint32_t pid, uint32_t epo
 		t->e = e;
 		t->cap = cap;
 	}
-	size_t j = leaf_hash(sid, pid, epoch, ip) & (t->cap - 1);
+	size_t j = pmon__leaf_hash(sid, pid, epoch, ip) & (t->cap - 1);
 	for (;; j = (j + 1) & (t->cap - 1)) {
 		struct leaf *l = &t->e[j];
 		if (!l->samples) {
@@ -976,379 +147,7 @@ static int leaf_add(struct leaf_tab *t, uint64_t sid, uint32_t pid, uint32_t epo
 	}
 }
 
-/*
- * The distinct raw call chains, as a tree: a node is (parent, address),
- * stored once, so chains share their callers; the first two levels are the
- * sample identifier and (pid, epoch), the rest the chain from its
- * outermost caller to its leaf. A chain is the id of its last node, and
- * the samples that had it are counted there. Chains differ mostly near the
- * leaf (the interrupted instruction, an interrupt's kernel path): a flat
- * copy of each distinct chain made the folded export's memory grow with
- * them (issue #16).
- */
-struct cnode {
-	uint64_t addr;
-	uint32_t parent; /* 0: a root (node 0 is not used) */
-	uint32_t depth; /* 0 for a root */
-};
-
-struct stk_tab {
-	struct cnode *n;
-	uint64_t *samples, *period; /* per node: the chains that end there */
-	uint32_t nn, capn; /* nodes used (with node 0), allocated */
-	uint32_t *idx; /* open addressing over nodes by (parent, address); 0: empty */
-	size_t capi;
-	size_t nstacks; /* nodes with samples */
-};
-
-static uint64_t cnode_hash(uint32_t parent, uint64_t addr)
-{
-	return mix64(addr ^ (uint64_t)parent * 0x9e3779b97f4a7c15ULL);
-}
-
-/* The id of node (@parent, @addr), made if new; 0 without memory. */
-static uint32_t cnode_get(struct stk_tab *t, uint32_t parent, uint64_t addr)
-{
-	if ((size_t)t->nn * 2 >= t->capi) {
-		size_t cap = t->capi ? t->capi * 2 : 4096;
-		uint32_t *idx = calloc(cap, sizeof(*idx));
-		if (!idx)
-			return 0;
-		for (uint32_t i = 1; i < t->nn; i++) {
-			size_t j = cnode_hash(t->n[i].parent, t->n[i].addr) & (cap - 1);
-			while (idx[j])
-				j = (j + 1) & (cap - 1);
-			idx[j] = i;
-		}
-		free(t->idx);
-		t->idx = idx;
-		t->capi = cap;
-	}
-	size_t j = cnode_hash(parent, addr) & (t->capi - 1);
-	for (; t->idx[j]; j = (j + 1) & (t->capi - 1)) {
-		const struct cnode *c = &t->n[t->idx[j]];
-		if (c->addr == addr && c->parent == parent)
-			return t->idx[j];
-	}
-	if (t->nn + 1 >= t->capn) {
-		if (t->capn >= UINT32_MAX / 2)
-			return 0;
-		uint32_t cap = t->capn ? t->capn * 2 : 4096;
-		struct cnode *n = realloc(t->n, cap * sizeof(*n));
-		if (n)
-			t->n = n;
-		uint64_t *sa = n ? realloc(t->samples, cap * sizeof(*sa)) : NULL;
-		if (sa)
-			t->samples = sa;
-		uint64_t *pe = sa ? realloc(t->period, cap * sizeof(*pe)) : NULL;
-		if (!pe)
-			return 0;
-		t->period = pe;
-		t->capn = cap;
-	}
-	if (!t->nn)
-		t->nn = 1; /* node 0: "no parent" */
-	uint32_t id = t->nn++;
-	t->n[id] = (struct cnode){ addr, parent, parent ? t->n[parent].depth + 1 : 0 };
-	t->samples[id] = t->period[id] = 0;
-	t->idx[j] = id;
-	return id;
-}
-
-/* Count @samples of @period under the chain @a (@n addresses, leaf first). */
-static int stk_add(struct stk_tab *t, uint64_t sid, uint32_t pid, uint32_t epoch, const uint64_t *a,
-		   uint32_t n, uint64_t samples, uint64_t period)
-{
-	uint32_t id = cnode_get(t, 0, sid);
-
-	if (id)
-		id = cnode_get(t, id, (uint64_t)pid << 32 | epoch);
-	for (uint32_t k = n; id && k-- > 0;)
-		id = cnode_get(t, id, a[k]);
-	if (!id)
-		return -ENOMEM;
-	t->nstacks += !t->samples[id];
-	t->samples[id] += samples;
-	t->period[id] += period;
-	return 0;
-}
-
-/* The addresses of chain @id into @a, leaf first; its sid, pid and epoch. */
-static uint32_t stk_chain(const struct stk_tab *t, uint32_t id, uint64_t *a, uint64_t *sid,
-			  uint32_t *pid, uint32_t *epoch)
-{
-	uint32_t n = 0;
-
-	for (; t->n[id].depth > 1; id = t->n[id].parent)
-		a[n++] = t->n[id].addr;
-	*pid = (uint32_t)(t->n[id].addr >> 32);
-	*epoch = (uint32_t)t->n[id].addr;
-	*sid = t->n[t->n[id].parent].addr;
-	return n;
-}
-
-static void stk_free(struct stk_tab *t)
-{
-	free(t->n);
-	free(t->samples);
-	free(t->period);
-	free(t->idx);
-}
-
-/* ---- the chunks: found, checked, read in parallel ------------------------ */
-
-struct chunk {
-	uint64_t off; /* of its header */
-	uint32_t len, crc; /* stored payload */
-	char kind; /* 'K' raw, 'Z' deflated, 'S' kernel symbols */
-	bool bad; /* failed its CRC or does not inflate */
-	uint32_t misaligned; /* a record whose size is not a multiple of 8, at byte - 1 */
-	uint16_t misaligned_size;
-	uint8_t *keep; /* its MMAP2/FORK/EVENT records, for the ordered merge */
-	size_t nkeep;
-	uint64_t seq; /* its PMON_RECORD_CHUNK number + 1; 0: none read */
-};
-
-/* A damaged stretch: bytes between two chunks (or before the end) that
- * hold no valid chunk header. */
-struct stretch {
-	size_t next; /* the index of the chunk after it (s->n: none) */
-	uint64_t bytes;
-	bool samples; /* not a torn kernel-symbol chunk */
-};
-
-struct scan {
-	struct ctx *x;
-	int fd;
-	unsigned version;
-	struct chunk *c;
-	size_t n, cap;
-	bool inline_apply; /* one reader: records applied as met (DWARF unwinding) */
-	bool unwinding;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	size_t next, published; /* chunks claimed; chunks whose first epoch is known */
-	uint32_t epoch_next; /* the first epoch of chunk `published` */
-	/* what the pre-pass skipped */
-	struct stretch *st;
-	size_t nst;
-	bool tail_cut;
-};
-
-struct worker {
-	struct scan *s;
-	pthread_t th;
-	struct leaf_tab leaves;
-	struct stk_tab stacks;
-	uint8_t *buf, *zbuf;
-	z_stream zs; /* raw inflate, reset per chunk */
-	bool zs_ready;
-	uint64_t lost, samples, bad_samples, good_bytes;
-	bool callchains;
-	int err;
-	struct kcache { /* kernel address -> kernel_canonical(), direct-mapped */
-		uint64_t ip, start;
-	} * kc;
-};
-
-static bool read_at(int fd, void *b, size_t n, uint64_t off)
-{
-	for (size_t got = 0; got < n;) {
-		ssize_t r = pread(fd, (uint8_t *)b + got, n - got, (off_t)(off + got));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return false;
-		got += (size_t)r;
-	}
-	return true;
-}
-
-static char chunk_kind(const char m[4], unsigned version)
-{
-	if (!memcmp(m, PMON_CHUNK_MAGIC, 4))
-		return 'K';
-	if (version >= 2 && !memcmp(m, PMON_CHUNKZ_MAGIC, 4))
-		return 'Z';
-	if (version >= 2 && !memcmp(m, PMON_CHUNKS_MAGIC, 4))
-		return 'S';
-	return 0;
-}
-
-/* A chunk header at @off that fits in the file, or 0. */
-static char header_at(const struct scan *s, uint64_t off, uint64_t fsize, struct pmon_data_chunk *h)
-{
-	char k;
-
-	/* The writer never writes an empty chunk: a length of 0 (whose CRC
-	 * over no bytes is 0) is no header, however it begins. */
-	if (fsize - off < sizeof(*h) || !read_at(s->fd, h, sizeof(*h), off) ||
-	    !(k = chunk_kind(h->magic, s->version)) || !h->len || h->len > PMON_CHUNK_RAW_MAX ||
-	    h->len > fsize - off - sizeof(*h))
-		return 0;
-	return k;
-}
-
-static bool crc_ok(const struct scan *s, uint64_t off, const struct pmon_data_chunk *h,
-		   uint8_t *buf)
-{
-	return read_at(s->fd, buf, h->len, off + sizeof(*h)) && crc32(0L, buf, h->len) == h->crc;
-}
-
-/* The next offset after @from holding a whole chunk that passes its CRC, or @fsize. */
-static uint64_t resync(const struct scan *s, uint64_t from, uint64_t fsize, uint8_t *buf)
-{
-	static const size_t block = 64 * 1024;
-	uint8_t win[64 * 1024 + 3];
-
-	for (uint64_t at = from; at < fsize; at += block) {
-		size_t n = fsize - at < sizeof(win) ? (size_t)(fsize - at) : sizeof(win);
-		if (!read_at(s->fd, win, n, at))
-			return fsize;
-		for (size_t i = 0; i + 3 < n && i < block; i++) {
-			struct pmon_data_chunk h;
-			if (win[i] != 'C' || memcmp(win + i, "CHN", 3))
-				continue;
-			if (header_at(s, at + i, fsize, &h) && crc_ok(s, at + i, &h, buf))
-				return at + i;
-		}
-	}
-	return fsize;
-}
-
-/*
- * Walk the chunk headers after the file header. A header that is not one,
- * or whose length does not lead to the next header (and whose payload
- * fails its CRC), starts a damaged stretch: the walk resumes at the next
- * offset holding a whole chunk that passes its CRC, so one torn chunk
- * does not hide the rest. The payloads' CRCs are checked by the readers.
- */
-static int find_chunks(struct scan *s, uint64_t pos, uint64_t fsize, uint8_t *buf)
-{
-	while (pos < fsize) {
-		struct pmon_data_chunk h, h2;
-		char k = header_at(s, pos, fsize, &h);
-		if (k) {
-			uint64_t next = pos + sizeof(h) + h.len;
-			if (next == fsize || header_at(s, next, fsize, &h2) ||
-			    crc_ok(s, pos, &h, buf)) {
-				if (s->n == s->cap) {
-					size_t cap = s->cap ? s->cap * 2 : 256;
-					struct chunk *c = realloc(s->c, cap * sizeof(*c));
-					if (!c)
-						return -ENOMEM;
-					s->c = c;
-					s->cap = cap;
-				}
-				s->c[s->n++] = (struct chunk){
-					.off = pos, .len = h.len, .crc = h.crc, .kind = k
-				};
-				pos = next;
-				continue;
-			}
-		}
-		uint64_t to = resync(s, pos + 1, fsize, buf);
-		if (!(s->nst & (s->nst + 1))) { /* 0, 1, 3, 7...: grow */
-			struct stretch *n = realloc(s->st, (2 * s->nst + 1) * sizeof(*n));
-			if (!n)
-				return -ENOMEM;
-			s->st = n;
-		}
-		/* A torn kernel-symbol chunk (the last of a file) held no samples. */
-		s->st[s->nst++] = (struct stretch){
-			.next = s->n,
-			.bytes = to - pos,
-			.samples =
-				!(fsize - pos >= sizeof(h) && read_at(s->fd, &h, sizeof(h), pos) &&
-				  chunk_kind(h.magic, s->version) == 'S'),
-		};
-		s->tail_cut = to == fsize;
-		pos = to;
-	}
-	return 0;
-}
-
-/* The records of chunk @c, CRC-checked and inflated; NULL if damaged. */
-static const uint8_t *load(struct worker *w, struct chunk *c, size_t *len)
-{
-	uint8_t *stored = c->kind == 'Z' ? w->zbuf : w->buf;
-
-	if (!read_at(w->s->fd, stored, c->len, c->off + sizeof(struct pmon_data_chunk)) ||
-	    crc32(0L, stored, c->len) != c->crc) {
-		c->bad = true;
-		return NULL;
-	}
-	*len = c->len;
-	if (c->kind == 'Z') {
-		/*
-		 * The chunk's CRC already vouches for the stored bytes, so the
-		 * deflate stream is inflated raw (RFC 1950's 2-byte header
-		 * checked and stepped over, its Adler-32 trailer not
-		 * recomputed): uncompress() spent a third of a report's time in
-		 * adler32 for nothing.
-		 */
-		const uint8_t *z = w->zbuf;
-		if (c->len < 6 || (z[0] & 0x0f) != 8 || (z[0] << 8 | z[1]) % 31 || z[1] & 0x20 ||
-		    (!w->zs_ready && inflateInit2(&w->zs, -15) != Z_OK)) {
-			c->bad = true;
-			return NULL;
-		}
-		w->zs_ready = true;
-		inflateReset(&w->zs);
-		w->zs.next_in = (Bytef *)z + 2;
-		w->zs.avail_in = c->len - 2;
-		w->zs.next_out = w->buf;
-		w->zs.avail_out = PMON_CHUNK_RAW_MAX;
-		if (inflate(&w->zs, Z_FINISH) != Z_STREAM_END) {
-			c->bad = true;
-			return NULL;
-		}
-		*len = PMON_CHUNK_RAW_MAX - w->zs.avail_out;
-	}
-	return w->buf;
-}
-
-/*
- * The length of the well-formed records at the start of @p, and how many
- * of them open an epoch. perf's records are 8-byte multiples (the kernel
- * rounds every record up, perf_event_header__init_id and friends): one that
- * is not would put the next header off alignment, so the chunk's rest is
- * refused and named in the warning.
- */
-static size_t walk(struct chunk *c, const uint8_t *p, size_t len, uint32_t *epochs)
-{
-	size_t off = 0;
-
-	*epochs = 0;
-	while (len - off >= sizeof(struct perf_event_header)) {
-		struct perf_event_header h;
-		memcpy(&h, p + off, sizeof(h));
-		if (h.size < sizeof(h) || h.size > len - off)
-			break;
-		if (h.size % 8) {
-			c->misaligned = (uint32_t)off + 1;
-			c->misaligned_size = h.size;
-			break;
-		}
-		*epochs += h.type == PERF_RECORD_MMAP2 || h.type == PERF_RECORD_FORK;
-		off += h.size;
-	}
-	return off;
-}
-
-static int keep_record(struct chunk *c, const uint8_t *p, size_t len)
-{
-	uint8_t *k = realloc(c->keep, c->nkeep + len);
-
-	if (!k)
-		return -ENOMEM;
-	memcpy(k + c->nkeep, p, len);
-	c->keep = k;
-	c->nkeep += len;
-	return 0;
-}
-
-/* kernel_canonical(), remembered: a chain's kernel return addresses repeat
+/* pmon__kernel_canonical(), remembered: a chain's kernel return addresses repeat
  * from sample to sample, and a symbol lookup is a binary search. */
 static uint64_t kernel_start(struct worker *w, uint64_t ip)
 {
@@ -1356,552 +155,78 @@ static uint64_t kernel_start(struct worker *w, uint64_t ip)
 
 	if (!w->kc && !(w->kc = calloc(KCACHE, sizeof(*w->kc))))
 		return ip; /* uncached is still right: chains merge a little less */
-	struct kcache *e = &w->kc[mix64(ip) & (KCACHE - 1)];
+	struct kcache *e = &w->kc[pmon__mix64(ip) & (KCACHE - 1)];
 	if (e->ip != ip) {
 		e->ip = ip;
-		e->start = kernel_canonical(w->s->x, ip);
+		e->start = pmon__kernel_canonical(w->x, ip);
 	}
 	return e->start;
 }
 
 /*
- * Count the samples of one chunk, whose first epoch is @epoch. The
+ * Count a sample of epoch @epoch (the other records are not needed). The
  * addresses of a call chain are the ones to look up: a return address
  * minus 1, inside its call (the first entry after a context marker is
  * where the code ran, not a return address).
  */
-static int aggregate(struct worker *w, struct chunk *c, const uint8_t *p, size_t len,
-		     uint32_t epoch)
+static int on_record(void *arg, unsigned thread, const struct pmon__record *rec, uint32_t epoch)
 {
-	struct scan *s = w->s;
-	struct ctx *x = s->x;
+	struct scan *s = arg;
+	struct worker *w = &s->w[thread];
+	const struct pmon_sample *sm = &rec->sample;
+	struct ctx *x = w->x;
 	uint64_t all[256];
-	int err = 0;
+	int err;
 
-	for (size_t off = 0; off < len && !err;) {
-		struct perf_event_header h;
-		const uint8_t *rec = p + off;
-		memcpy(&h, rec, sizeof(h));
-		off += h.size;
-		switch (h.type) {
-		case PERF_RECORD_MMAP2:
-		case PERF_RECORD_FORK:
-			epoch++;
-			/* fall through */
-		case PMON_RECORD_EVENT:
-			err = s->inline_apply ? apply_record(x, rec, h.size)
-					      : keep_record(c, rec, h.size);
-			continue;
-		case PERF_RECORD_LOST:
-			if (h.size >= 8 + 16) {
-				uint64_t lost;
-				memcpy(&lost, rec + 16, 8);
-				w->lost += lost;
-			}
-			continue;
-		case PERF_RECORD_SAMPLE:
-			break;
-		default:
-			continue;
-		}
-		struct pmon_sample sm;
-		if (pmon_sample__parse(rec, h.size, x->sample_type, x->regs_user, &sm)) {
-			w->bad_samples++;
-			continue;
-		}
-		w->samples++;
-		if ((err = leaf_add(&w->leaves, sm.id, sm.pid, epoch, sm.ip, 1, sm.period)))
-			break;
-		uint32_t nall = 0;
-		bool fresh = true;
-		for (uint64_t k = 0; k < sm.nr && nall < 128; k++) {
-			uint64_t v = pmon_sample__chain(&sm, k);
-			if (v >= (uint64_t)-4095) { /* PERF_CONTEXT_* */
-				fresh = true;
-				continue;
-			}
-			all[nall++] = !fresh && v ? v - 1 : v;
-			fresh = false;
-		}
-		/* DWARF mode: the user frames unwound from the registers and the
-		 * stack copy (one reader: the unwinder needs the maps of now). */
-		if (s->unwinding && sm.nregs == 17 && sm.stack_dyn) {
-			uint64_t regs[17], pcs[128];
-			memcpy(regs, sm.regs, sizeof(regs));
-			int n = unwind(x, sm.pid, regs, sm.stack, sm.stack_dyn, pcs, 128);
-			for (int k = 0; k < n; k++)
-				all[nall++] = k && pcs[k] ? pcs[k] - 1 : pcs[k];
-		}
-		if (nall)
-			w->callchains = true;
-		else
-			all[nall++] = sm.ip; /* no chain: the sampled address alone */
-		if (x->no_stacks)
-			continue;
-		for (uint32_t k = 0; k < nall; k++)
-			if (all[k] >= 0xffff800000000000ULL)
-				all[k] = kernel_start(w, all[k]);
-		err = stk_add(&w->stacks, sm.id, sm.pid, epoch, all, nall, 1, sm.period);
-	}
-	return err;
-}
-
-static void *work(void *arg)
-{
-	struct worker *w = arg;
-	struct scan *s = w->s;
-
-	for (;;) {
-		pthread_mutex_lock(&s->mu);
-		size_t k = s->next++;
-		pthread_mutex_unlock(&s->mu);
-		if (k >= s->n)
-			break;
-		struct chunk *c = &s->c[k];
-		const uint8_t *p = NULL;
-		size_t len = 0, used = 0;
-		uint32_t epochs = 0;
-		if (c->kind != 'S' && !w->err && (p = load(w, c, &len))) {
-			struct pmon_record_chunk cn;
-			if (len >= sizeof(cn)) {
-				memcpy(&cn, p, sizeof(cn));
-				if (cn.type == PMON_RECORD_CHUNK && cn.size == sizeof(cn))
-					c->seq = cn.seq + 1;
-			}
-			used = walk(c, p, len, &epochs);
-			w->good_bytes += c->len;
-		}
-		/* The epochs of the chunks before this one are known once they
-		 * are read: chunks are claimed in order, so this waits at most
-		 * for the other readers' current chunks to inflate. */
-		pthread_mutex_lock(&s->mu);
-		while (s->published != k)
-			pthread_cond_wait(&s->cv, &s->mu);
-		uint32_t epoch = s->epoch_next;
-		s->epoch_next += epochs;
-		s->published++;
-		pthread_cond_broadcast(&s->cv);
-		pthread_mutex_unlock(&s->mu);
-		if (p && !w->err)
-			w->err = aggregate(w, c, p, used, epoch);
-	}
-	return NULL;
-}
-
-/* How many readers: PMON_REPORT_THREADS, else one per online CPU (at most 8). */
-static unsigned reader_count(size_t nchunks)
-{
-	const char *env = getenv("PMON_REPORT_THREADS");
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-	char *end;
-
-	if (env && *env) {
-		unsigned long v = strtoul(env, &end, 10);
-		if (!*end && v >= 1 && v <= 64)
-			n = (long)v;
-	} else if (n > 8) {
-		n = 8;
-	}
-	if (n < 1)
-		n = 1;
-	if ((size_t)n > nchunks)
-		n = nchunks ? (long)nchunks : 1;
-	return (unsigned)n;
-}
-
-/* The kernel symbols of a CHNS chunk. */
-static int read_ksyms(struct scan *s, struct chunk *c, uint8_t *buf, size_t *cap)
-{
-	struct ctx *x = s->x;
-
-	if (!read_at(s->fd, buf, c->len, c->off + sizeof(struct pmon_data_chunk)) ||
-	    crc32(0L, buf, c->len) != c->crc) {
-		c->bad = true; /* the readers pass these by */
+	if (rec->type != PERF_RECORD_SAMPLE)
 		return 0;
-	}
-	for (size_t off = 0; c->len - off > sizeof(struct pmon_record_ksym);) {
-		struct pmon_record_ksym k;
-		memcpy(&k, buf + off, sizeof(k));
-		if (k.size <= sizeof(k) || k.size > c->len - off)
-			break;
-		if (k.type == PMON_RECORD_KSYM && k.start < k.end) {
-			if (x->nfk == *cap) {
-				*cap = *cap ? *cap * 2 : 1024;
-				struct file_ksym *n = realloc(x->fk, *cap * sizeof(*n));
-				if (!n)
-					return -ENOMEM;
-				x->fk = n;
-			}
-			char *name =
-				strndup((const char *)buf + off + sizeof(k), k.size - sizeof(k));
-			if (!name)
-				return -ENOMEM;
-			x->fk[x->nfk++] = (struct file_ksym){ k.start, k.end, name };
-		}
-		off += k.size;
-	}
-	return 0;
-}
-
-static int leaf_cmp(const void *a, const void *b)
-{
-	const struct leaf *x = a, *y = b;
-
-	if (x->sid != y->sid)
-		return x->sid < y->sid ? -1 : 1;
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
-	if (x->epoch != y->epoch)
-		return x->epoch < y->epoch ? -1 : 1;
-	return (x->ip > y->ip) - (x->ip < y->ip);
-}
-
-/* Chains in the order of (sid, pid, epoch, length, addresses leaf first):
- * the same for any number of readers, whose node ids differ. */
-static int stk_cmp(const void *a, const void *b, void *tab)
-{
-	const struct stk_tab *t = tab;
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	const struct cnode *px = &t->n[x], *py = &t->n[y];
-
-	while (px->depth > 1) /* up to the (pid, epoch) nodes */
-		px = &t->n[px->parent];
-	while (py->depth > 1)
-		py = &t->n[py->parent];
-	uint64_t sx = t->n[px->parent].addr, sy = t->n[py->parent].addr;
-	if (sx != sy)
-		return sx < sy ? -1 : 1;
-	if (px->addr >> 32 != py->addr >> 32) /* pid */
-		return px->addr >> 32 < py->addr >> 32 ? -1 : 1;
-	if ((uint32_t)px->addr != (uint32_t)py->addr) /* epoch */
-		return (uint32_t)px->addr < (uint32_t)py->addr ? -1 : 1;
-	if (t->n[x].depth != t->n[y].depth)
-		return t->n[x].depth < t->n[y].depth ? -1 : 1;
-	for (; x != y && t->n[x].depth > 1; x = t->n[x].parent, y = t->n[y].parent)
-		if (t->n[x].addr != t->n[y].addr)
-			return t->n[x].addr < t->n[y].addr ? -1 : 1;
-	return 0;
-}
-
-/* The event of a sample identifier (the last EVENT record naming it). */
-static unsigned event_of(const struct ctx *x, uint64_t sid)
-{
-	unsigned ev = 0;
-
-	for (size_t i = 0; sid && i < x->nevids; i++)
-		if (x->evids[i].id == sid)
-			ev = x->evids[i].ev;
-	return ev;
-}
-
-/* The events a (samples, period sum) pair stands for: a fixed period is
- * recorded once, not with each sample. */
-static uint64_t period_of(const struct ctx *x, unsigned ev, uint64_t samples, uint64_t period)
-{
-	if (x->sample_type & PERF_SAMPLE_PERIOD)
-		return period;
-	return samples * (x->r->events[ev].sample_period ? x->r->events[ev].sample_period : 1);
-}
-
-/* Name every distinct sampled address once and count the report's entries
- * (or, for pmon_annotate(), the wanted symbol's addresses). */
-static int name_leaves(struct ctx *x, struct leaf_tab *t)
-{
-	struct pmon_report *r = x->r;
-	struct leaf *v = malloc((t->n ? t->n : 1) * sizeof(*v));
-	size_t n = 0;
-	int err = 0;
-
-	if (!v)
-		return -ENOMEM;
-	for (size_t i = 0; i < t->cap; i++)
-		if (t->e[i].samples)
-			v[n++] = t->e[i];
-	qsort(v, n, sizeof(*v), leaf_cmp); /* the same order for any number of readers */
-	for (size_t i = 0; i < n && !err; i++) {
-		unsigned ev = event_of(x, v[i].sid);
-		uint64_t samples = v[i].samples, period = period_of(x, ev, samples, v[i].period);
-		struct loc l;
-		char key[900];
-		r->events[ev].samples += samples;
-		r->events[ev].period += period;
-		if (x->want && ev != x->stack_ev)
-			continue; /* pmon_annotate(): another event's sample */
-		r->samples += samples;
-		r->period += period;
-		locate(x, v[i].pid, v[i].ip, v[i].epoch, &l);
-		if (x->want) { /* pmon_annotate(): only the wanted symbol's addresses */
-			if (l.file < 0 && !strcmp(l.sym, x->want))
-				x->want_where = !strcmp(l.dso, "[kernel]") ? "kernel" : "JIT";
-			if (l.file < 0 || strcmp(l.sym, x->want)) {
-				err = counter_add(&x->agg, l.sym, samples, period, NULL);
-				continue;
-			}
-			pmon__fmt(key, sizeof(key), "%d\t%llx", l.file,
-				  (unsigned long long)x->sc.addr[l.slot]);
-			err = counter_add(&x->hits, key, samples, period, NULL);
+	if ((err = leaf_add(&w->leaves, sm->id, sm->pid, epoch, sm->ip, 1, sm->period)))
+		return err;
+	uint32_t nall = 0;
+	bool fresh = true;
+	for (uint64_t k = 0; k < sm->nr && nall < 128; k++) {
+		uint64_t v = pmon_sample__chain(sm, k);
+		if (v >= (uint64_t)-4095) { /* PERF_CONTEXT_* */
+			fresh = true;
 			continue;
 		}
-		if (x->sort == PMON_SORT_DSO) {
-			pmon__fmt(key, sizeof(key), "%u\t%s", ev, base_name(l.dso));
-		} else if (x->sort == PMON_SORT_LINE) {
-			const char *ln = srcline(x, &l);
-			pmon__fmt(key, sizeof(key), "%u\t%s\t%s\t%s", ev, l.sym, base_name(l.dso),
-				  ln ? ln : "[unknown]");
-		} else {
-			pmon__fmt(key, sizeof(key), "%u\t%s\t%s", ev, l.sym, base_name(l.dso));
-		}
-		err = counter_add(&x->agg, key, samples, period, NULL);
+		all[nall++] = !fresh && v ? v - 1 : v;
+		fresh = false;
 	}
-	free(v);
-	return err;
-}
-
-/* A looked-up address of the stacks: (pid, epoch, address) -> its frames. */
-struct fslot {
-	uint64_t addr;
-	uint32_t pid, epoch, off, n;
-	bool used;
-};
-
-struct ftab {
-	struct fslot *e;
-	size_t cap, n;
-	uint32_t *arena;
-	size_t alen, acap;
-};
-
-static int ftab_grow(struct ftab *t)
-{
-	size_t cap = t->cap ? t->cap * 2 : 4096;
-	struct fslot *e = calloc(cap, sizeof(*e));
-
-	if (!e)
-		return -ENOMEM;
-	for (size_t i = 0; i < t->cap; i++) {
-		if (!t->e[i].used)
-			continue;
-		const struct fslot *o = &t->e[i];
-		size_t j = leaf_hash(0, o->pid, o->epoch, o->addr) & (cap - 1);
-		while (e[j].used)
-			j = (j + 1) & (cap - 1);
-		e[j] = *o;
+	/* DWARF mode: the user frames unwound from the registers and the
+	 * stack copy (one reader: the unwinder needs the maps of now). */
+	if (s->unwinding && sm->nregs == 17 && sm->stack_dyn) {
+		uint64_t regs[17], pcs[128];
+		memcpy(regs, sm->regs, sizeof(regs));
+		int n = pmon__maps_unwind(x, sm->pid, regs, sm->stack, sm->stack_dyn, pcs, 128);
+		for (int k = 0; k < n; k++)
+			all[nall++] = k && pcs[k] ? pcs[k] - 1 : pcs[k];
 	}
-	free(t->e);
-	t->e = e;
-	t->cap = cap;
-	return 0;
-}
-
-/* The frames of an address of a stack, looked up once: *@fr, @return count. */
-static int frames_at(struct ctx *x, struct ftab *t, uint32_t pid, uint32_t epoch, uint64_t addr,
-		     const uint32_t **fr)
-{
-	if (t->n * 2 >= t->cap && ftab_grow(t))
-		return -ENOMEM;
-	size_t j = leaf_hash(0, pid, epoch, addr) & (t->cap - 1);
-	while (t->e[j].used &&
-	       !(t->e[j].addr == addr && t->e[j].pid == pid && t->e[j].epoch == epoch))
-		j = (j + 1) & (t->cap - 1);
-	if (!t->e[j].used) {
-		struct loc l;
-		uint32_t tmp[33];
-		locate(x, pid, addr, epoch, &l);
-		int n = frames_of(x, &l, tmp, 33);
-		if (n < 0)
-			return n;
-		if (t->alen + (size_t)n > t->acap) {
-			size_t cap = t->acap ? t->acap * 2 : 4096;
-			uint32_t *a = realloc(t->arena, cap * sizeof(*a));
-			if (!a)
-				return -ENOMEM;
-			t->arena = a;
-			t->acap = cap;
-		}
-		memcpy(t->arena + t->alen, tmp, (size_t)n * sizeof(*tmp));
-		t->e[j] = (struct fslot){ addr, pid, epoch, (uint32_t)t->alen, (uint32_t)n, true };
-		t->alen += (size_t)n;
-		t->n++;
-	}
-	*fr = t->arena + t->e[j].off;
-	return (int)t->e[j].n;
-}
-
-/* Distinct stacks of frame indexes (several raw chains name the same). */
-struct fstk {
-	uint64_t hash, samples, period;
-	uint32_t len, off;
-	bool used;
-};
-
-struct fstk_tab {
-	struct fstk *e;
-	size_t cap, n;
-	uint32_t *arena;
-	size_t alen, acap;
-	uint32_t *order; /* slots in order of first use */
-};
-
-static int fstk_add(struct fstk_tab *t, const uint32_t *f, uint32_t n, uint64_t samples,
-		    uint64_t period)
-{
-	uint64_t h = 1469598103934665603ULL ^ n;
-
-	for (uint32_t i = 0; i < n; i++)
-		h = (h ^ f[i]) * 0x100000001b3ULL;
-	h = mix64(h);
-	if (t->n * 2 >= t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 1024;
-		struct fstk *e = calloc(cap, sizeof(*e));
-		uint32_t *o = malloc(cap * sizeof(*o));
-		if (!e || !o) {
-			free(e), free(o);
-			return -ENOMEM;
-		}
-		for (size_t i = 0; i < t->n; i++) { /* in order of first use */
-			const struct fstk *old = &t->e[t->order[i]];
-			size_t j = old->hash & (cap - 1);
-			while (e[j].used)
-				j = (j + 1) & (cap - 1);
-			e[j] = *old;
-			o[i] = (uint32_t)j;
-		}
-		free(t->e), free(t->order);
-		t->e = e, t->order = o, t->cap = cap;
-	}
-	size_t j = h & (t->cap - 1);
-	for (; t->e[j].used; j = (j + 1) & (t->cap - 1)) {
-		struct fstk *s = &t->e[j];
-		if (s->hash == h && s->len == n && !memcmp(t->arena + s->off, f, n * sizeof(*f))) {
-			s->samples += samples;
-			s->period += period;
-			return 0;
-		}
-	}
-	if (t->alen + n > t->acap) {
-		size_t cap = t->acap ? t->acap * 2 : 4096;
-		while (cap < t->alen + n)
-			cap *= 2;
-		uint32_t *a = realloc(t->arena, cap * sizeof(*a));
-		if (!a)
-			return -ENOMEM;
-		t->arena = a;
-		t->acap = cap;
-	}
-	memcpy(t->arena + t->alen, f, n * sizeof(*f));
-	t->e[j] = (struct fstk){ h, samples, period, n, (uint32_t)t->alen, true };
-	t->order[t->n++] = (uint32_t)j;
-	t->alen += n;
-	return 0;
-}
-
-#define STACK_MAX_FRAMES 1024
-
-/* The distinct stacks of the stack event, outermost caller first. */
-static int name_stacks(struct ctx *x, struct stk_tab *t, bool callchains)
-{
-	struct pmon_report *r = x->r;
-	uint32_t *v = malloc((t->nstacks ? t->nstacks : 1) * sizeof(*v));
-	uint32_t *frames = malloc(STACK_MAX_FRAMES * sizeof(*frames));
-	uint64_t chain[STACK_MAX_FRAMES];
-	struct ftab ft = { 0 };
-	struct fstk_tab st = { 0 };
-	size_t n = 0;
-	int err = 0;
-
-	if (!v || !frames) {
-		free(v), free(frames);
-		return -ENOMEM;
-	}
-	r->callchains = callchains;
-	for (uint32_t i = 1; i < t->nn; i++) {
-		if (!t->samples[i])
-			continue;
-		uint32_t root = i;
-		while (t->n[root].parent)
-			root = t->n[root].parent;
-		if (event_of(x, t->n[root].addr) == x->stack_ev)
-			v[n++] = i;
-	}
-	qsort_r(v, n, sizeof(*v), stk_cmp, t);
-	for (size_t i = 0; i < n && !err; i++) {
-		uint64_t sid;
-		uint32_t pid, epoch, depth = 0;
-		uint32_t len = stk_chain(t, v[i], chain, &sid, &pid, &epoch);
-		for (uint32_t k = len; k-- > 0 && depth < STACK_MAX_FRAMES;) {
-			const uint32_t *fr;
-			int nf = frames_at(x, &ft, pid, epoch, chain[k], &fr);
-			if (nf < 0) {
-				err = nf;
-				break;
-			}
-			for (int m = 0; m < nf && depth < STACK_MAX_FRAMES; m++)
-				frames[depth++] = fr[m];
-		}
-		if (!err && depth)
-			err = fstk_add(
-				&st, frames, depth, t->samples[v[i]],
-				period_of(x, x->stack_ev, t->samples[v[i]], t->period[v[i]]));
-	}
-	free(v);
-	free(frames);
-	free(ft.e);
-	free(ft.arena);
-	if (!err && x->frames.n) {
-		r->frames = calloc(x->frames.n, sizeof(*r->frames));
-		if (!r->frames)
-			err = -ENOMEM;
-		else
-			r->nframes = x->frames.n;
-		for (size_t i = 0; !err && i < x->frames.cap; i++) {
-			const char *k = x->frames.key[i];
-			const char *tab = k ? strchr(k, '\t') : NULL;
-			if (!tab)
-				continue;
-			struct pmon_report_frame *f = &r->frames[x->frames.index[i]];
-			f->symbol = strndup(k, (size_t)(tab - k));
-			f->dso = strdup(tab + 1);
-			if (!f->symbol || !f->dso)
-				err = -ENOMEM;
-		}
-	}
-	if (!err && st.n && !(r->stacks = calloc(st.n, sizeof(*r->stacks))))
-		err = -ENOMEM;
-	for (size_t i = 0; !err && i < st.n; i++) {
-		const struct fstk *s = &st.e[st.order[i]];
-		struct pmon_report_stack *rs = &r->stacks[r->nstacks++];
-		if (!(rs->frame = malloc(s->len * sizeof(uint32_t)))) {
-			err = -ENOMEM;
-			break;
-		}
-		memcpy(rs->frame, st.arena + s->off, s->len * sizeof(uint32_t));
-		rs->depth = s->len;
-		rs->samples = s->samples;
-		rs->period = s->period;
-	}
-	free(st.e), free(st.order), free(st.arena);
-	return err;
+	if (nall)
+		w->callchains = true;
+	else
+		all[nall++] = sm->ip; /* no chain: the sampled address alone */
+	if (x->no_stacks)
+		return 0;
+	for (uint32_t k = 0; k < nall; k++)
+		if (all[k] >= 0xffff800000000000ULL)
+			all[k] = kernel_start(w, all[k]);
+	return pmon__stk_add(&w->stacks, sm->id, sm->pid, epoch, all, nall, 1, sm->period);
 }
 
 /* What a reader needs only while it reads chunks: freed before the naming,
  * whose elfutils modules and DWARF then reuse the memory. */
 static void worker_done(struct worker *w)
 {
-	free(w->buf);
-	free(w->zbuf);
 	free(w->kc);
-	if (w->zs_ready)
-		inflateEnd(&w->zs);
-	w->buf = w->zbuf = NULL;
 	w->kc = NULL;
-	w->zs_ready = false;
 }
 
 static void worker_free(struct worker *w)
 {
 	worker_done(w);
 	free(w->leaves.e);
-	stk_free(&w->stacks);
+	pmon__stk_free(&w->stacks);
 }
 
 /* Add @b's counts to @a. */
@@ -1920,296 +245,118 @@ static int worker_merge(struct worker *a, const struct worker *b)
 		uint32_t pid, epoch;
 		if (!b->stacks.samples[i])
 			continue;
-		uint32_t n = stk_chain(&b->stacks, i, chain, &sid, &pid, &epoch);
-		err = stk_add(&a->stacks, sid, pid, epoch, chain, n, b->stacks.samples[i],
-			      b->stacks.period[i]);
+		uint32_t n = pmon__stk_chain(&b->stacks, i, chain, &sid, &pid, &epoch);
+		err = pmon__stk_add(&a->stacks, sid, pid, epoch, chain, n, b->stacks.samples[i],
+				    b->stacks.period[i]);
 	}
-	a->lost += b->lost, a->samples += b->samples, a->bad_samples += b->bad_samples;
-	a->good_bytes += b->good_bytes;
 	a->callchains |= b->callchains;
 	return err;
 }
 
-static int cmp_u64(const void *a, const void *b)
+/* A PMON_RECORD_KSYM of the recording: kept, sorted after the last. */
+static int add_ksym(void *arg, const struct pmon__record *rec)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	struct ctx *x = arg;
+	char *name = strdup(rec->ksym.name);
 
-	return x < y ? -1 : x > y;
+	if (!name || PMON_GROW(&x->fk, &x->capfk, x->nfk + 1)) {
+		free(name);
+		return -ENOMEM;
+	}
+	x->fk[x->nfk++] = (struct file_ksym){ rec->ksym.start, rec->ksym.end, name };
+	return 0;
 }
 
-/*
- * How many chunks damaged stretch @k held. Where the good chunks around
- * it carry their numbers (PMON_RECORD_CHUNK), the gap between them, less
- * the damaged chunks whose headers are still there: exact, and 0 for junk
- * inserted between two consecutive chunks. Else (an older recording, a
- * cut tail, several stretches in one gap) its bytes over the median stored
- * size of the good data chunks (a recording's first and last chunks are
- * often short), rounded, at least 1.
- */
-static uint64_t stretch_chunks(const struct scan *s, size_t k, uint64_t median)
+static int on_ordered(void *arg, const struct pmon__record *rec)
 {
-	const struct stretch *t = &s->st[k];
-	size_t hi = t->next, between = 0;
-	size_t lo = hi;
-	uint64_t est = median ? (t->bytes + median / 2) / median : 1;
+	struct scan *s = arg;
 
-	if (!est)
-		est = 1;
-	while (hi < s->n && !s->c[hi].seq)
-		hi++;
-	while (lo > 0 && !s->c[lo - 1].seq)
-		lo--;
-	if (hi == s->n)
-		return est;
-	for (size_t j = 0; j < s->nst; j++)
-		between += s->st[j].next >= lo && s->st[j].next <= hi;
-	/* lo - 1: the numbered chunk before (none: the count starts at 0) */
-	uint64_t before = lo ? s->c[lo - 1].seq : 0, gap = s->c[hi].seq - before - 1;
-	/* A chunk is at least its 16-byte header and a 16-byte number. */
-	if (between != 1 || s->c[hi].seq <= before || gap < hi - lo ||
-	    (gap - (hi - lo)) * 32 > t->bytes)
-		return est;
-	return gap - (hi - lo);
+	return apply_record(s->x, rec);
 }
 
-/* The one-line account of what a damaged file lost. */
-static void note_damage(struct scan *s, const char *path, uint64_t samples, uint64_t good_bytes)
+/* The header into x->r (one event unless PMON_RECORD_EVENT records say more). */
+static void take_header(struct ctx *x, const struct pmon__rec_header *h)
 {
-	struct pmon_report *r = s->x->r;
-	uint64_t bad = 0, bad_bytes = 0, sample_bytes = 0, junk = 0, lost = 0;
-	size_t good = 0;
-	char extra[160] = "", junk_s[96] = "";
+	struct pmon_report *r = x->r;
 
-	for (size_t i = 0; i < s->n; i++) {
-		if (s->c[i].bad) {
-			bad++;
-			bad_bytes += sizeof(struct pmon_data_chunk) + s->c[i].len;
-			if (s->c[i].kind != 'S')
-				sample_bytes += sizeof(struct pmon_data_chunk) + s->c[i].len;
-		} else if (s->c[i].kind != 'S') {
-			good++;
-		}
-		if (s->c[i].misaligned && !extra[0])
-			pmon__fmt(extra, sizeof(extra),
-				  "; chunk %zu: a record of %u bytes (not a multiple of 8) at "
-				  "byte %u ends its records",
-				  i, s->c[i].misaligned_size, s->c[i].misaligned - 1);
-	}
-	uint64_t median = 0, *sz = good ? malloc(good * sizeof(*sz)) : NULL;
-	if (sz) {
-		size_t m = 0;
-		for (size_t i = 0; i < s->n; i++)
-			if (!s->c[i].bad && s->c[i].kind != 'S')
-				sz[m++] = sizeof(struct pmon_data_chunk) + s->c[i].len;
-		qsort(sz, m, sizeof(*sz), cmp_u64);
-		median = sz[m / 2];
-		free(sz);
-	}
-	for (size_t k = 0; k < s->nst; k++) {
-		uint64_t n = stretch_chunks(s, k, median);
-		if (!n) { /* junk between two consecutive chunks: nothing lost */
-			junk += s->st[k].bytes;
-			continue;
-		}
-		lost += n;
-		bad_bytes += s->st[k].bytes;
-		if (s->st[k].samples)
-			sample_bytes += s->st[k].bytes;
-	}
-	r->damaged_chunks = bad + lost;
-	r->damaged_bytes = bad_bytes + junk;
-	/* The samples a byte of the good chunks held, times the bytes lost. */
-	r->damaged_samples = good_bytes
-		? (uint64_t)((double)samples * (double)sample_bytes / (double)good_bytes + 0.5)
-		: 0;
-	if (!r->damaged_chunks && !junk && !extra[0])
-		return;
-	/* Truncated: something is missing. Junk between two chunks numbered in
-	 * sequence is said (->warning) but hides no sample. */
-	r->truncated = r->damaged_chunks || extra[0];
-	if (junk)
-		pmon__fmt(junk_s, sizeof(junk_s), "%s%llu bytes that were no chunk",
-			  r->damaged_chunks ? " and " : "", (unsigned long long)junk);
-	if (r->damaged_chunks)
-		pmon__fmt(r->warning, sizeof(r->warning),
-			  "skipped %llu damaged chunk%s (%llu bytes, about %llu samples%s)%s: "
-			  "reporting the %zu good chunk%s around them%s",
-			  (unsigned long long)r->damaged_chunks, r->damaged_chunks > 1 ? "s" : "",
-			  (unsigned long long)bad_bytes, (unsigned long long)r->damaged_samples,
-			  s->tail_cut ? "; the last is cut short: was the recording killed?" : "",
-			  junk_s, good, good == 1 ? "" : "s", extra);
-	else if (junk)
-		pmon__fmt(r->warning, sizeof(r->warning),
-			  "skipped %s between chunks numbered in sequence: no chunk is missing%s",
-			  junk_s, extra);
-	else
-		pmon__fmt(r->warning, sizeof(r->warning), "%s", extra + 2);
-	(void)path;
+	r->header.regs_user = x->regs_user = h->regs_user;
+	r->header.sample_type = x->sample_type = h->sample_type;
+	r->header.attr_type = h->attr_type;
+	r->header.attr_config = h->attr_config;
+	r->header.period = h->period;
+	r->header.freq = h->freq;
+	pmon__strlcpy(r->header.event, h->event, sizeof(r->header.event));
+	pmon__strlcpy(r->header.command, h->command, sizeof(r->header.command));
+	pmon__strlcpy(r->events[0].name, h->event, sizeof(r->events[0].name));
+	r->events[0].sample_period = h->period;
+	r->events[0].freq = h->freq;
+	r->nevents = 1;
+}
+
+/* The damage account of a finished read into x->r. */
+static void take_stats(struct ctx *x, const struct pmon__rec_stats *st)
+{
+	struct pmon_report *r = x->r;
+
+	r->lost = st->lost;
+	r->damaged_chunks = st->damaged_chunks;
+	r->damaged_bytes = st->damaged_bytes;
+	r->damaged_samples = st->damaged_samples;
+	r->truncated = st->truncated;
+	pmon__strlcpy(r->warning, st->warning, sizeof(r->warning));
 }
 
 /* Read the recording at @path into @x (and x->r's header and totals). */
 static int scan(const char *path, struct ctx *x)
 {
-	struct pmon_report *r = x->r;
-	struct pmon_data_disk_header dh;
-	struct scan s = { .x = x, .fd = -1 };
-	struct worker *w = NULL;
-	unsigned nw = 0;
-	uint8_t *tmp = NULL;
-	struct stat st;
-	int err = 0;
+	struct pmon__rec_header h;
+	struct scan s = { .x = x };
+	struct pmon__rec_reader *rd = pmon__rec_reader_open(path, &h);
+	const struct pmon__rec_ops ops = { .record = on_record, .ordered = on_ordered };
+	int err;
 
-	s.fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (s.fd < 0)
-		return pmon__err(-errno, "%s: %s", path, strerror(errno));
-	/* A directory, perf.data, a trace...: say what it is (#14.11). */
-	if ((err = pmon__file_check(s.fd, path, PMON__FILE_RECORDING)) || fstat(s.fd, &st)) {
-		close(s.fd);
-		return err ? err : pmon__err(-errno, "%s: %s", path, strerror(errno));
-	}
-	uint64_t fsize = (uint64_t)st.st_size;
-	if (!read_at(s.fd, &dh, sizeof(dh), 0) || memcmp(dh.magic, PMON_DATA_MAGIC, 8)) {
-		close(s.fd);
-		return pmon__err(-PMON_ERRNO__PARSE, "%s: the header is cut short", path);
-	}
-	if (dh.version < 1 || dh.version > PMON_DATA_VERSION || dh.header_size < sizeof(dh)) {
-		close(s.fd);
-		return pmon__err(-PMON_ERRNO__PARSE,
-				 "%s: recording format version %u (this pmon reads 1 to %d)", path,
-				 dh.version, PMON_DATA_VERSION);
-	}
-	struct pmon_data_disk_header_ext ext = { 0 };
-	if (dh.header_size >= sizeof(dh) + sizeof(ext) &&
-	    !read_at(s.fd, &ext, sizeof(ext), sizeof(dh))) {
-		close(s.fd);
-		return pmon__err(-PMON_ERRNO__PARSE, "%s: the header is cut short", path);
-	}
-	s.version = dh.version;
-	r->header.regs_user = x->regs_user = ext.regs_user;
-	r->header.sample_type = x->sample_type = dh.sample_type;
-	r->header.attr_type = dh.attr_type;
-	r->header.attr_config = dh.attr_config;
-	r->header.period = dh.period;
-	r->header.freq = dh.freq;
-	pmon__strlcpy(r->header.event, dh.event, sizeof(r->header.event));
-	pmon__strlcpy(r->header.command, dh.command, sizeof(r->header.command));
-	/* One event unless PMON_RECORD_EVENT records say more. */
-	pmon__strlcpy(r->events[0].name, dh.event, sizeof(r->events[0].name));
-	r->events[0].sample_period = dh.period;
-	r->events[0].freq = dh.freq;
-	r->nevents = 1;
-	if (!(tmp = malloc(PMON_CHUNK_RAW_MAX))) {
-		err = -ENOMEM;
-		goto out;
-	}
-	if ((err = vis_push(x)) ||
-	    (fsize > dh.header_size && (err = find_chunks(&s, dh.header_size, fsize, tmp))))
+	if (!rd)
+		return -errno;
+	take_header(x, &h);
+	if ((err = pmon__maps_epoch(x)))
 		goto out;
 	/* The kernel symbols first: the readers name chains' kernel frames by them. */
-	size_t kcap = 0;
-	for (size_t k = 0; k < s.n && !err; k++)
-		if (s.c[k].kind == 'S')
-			err = read_ksyms(&s, &s.c[k], tmp, &kcap);
-	free(tmp); /* the last use: the readers have their own buffers */
-	tmp = NULL;
-	if (err)
+	if ((err = pmon__rec_reader_ksyms(rd, add_ksym, x)))
 		goto out;
 	if (x->nfk > 1)
-		qsort(x->fk, x->nfk, sizeof(*x->fk), file_ksym_cmp);
+		qsort(x->fk, x->nfk, sizeof(*x->fk), pmon__file_ksym_cmp);
 	/* DWARF unwinding needs each process's maps at the sample: one reader
 	 * that applies the records as it meets them. */
 	s.unwinding = x->sample_type & PERF_SAMPLE_REGS_USER &&
 		x->sample_type & PERF_SAMPLE_STACK_USER && x->regs_user == PMON_REGS_USER_X86;
-	nw = s.unwinding ? 1 : reader_count(s.n);
-	s.inline_apply = nw == 1;
-	if (!(w = calloc(nw, sizeof(*w)))) {
+	s.nw = s.unwinding ? 1 : pmon__rec_reader_threads(rd);
+	if (!(s.w = calloc(s.nw, sizeof(*s.w)))) {
 		err = -ENOMEM;
 		goto out;
 	}
-	pthread_mutex_init(&s.mu, NULL);
-	pthread_cond_init(&s.cv, NULL);
-	unsigned started = 0;
-	for (unsigned i = 0; i < nw; i++) {
-		w[i].s = &s;
-		w[i].buf = malloc(PMON_CHUNK_RAW_MAX);
-		w[i].zbuf = malloc(PMON_CHUNK_RAW_MAX);
-		if (!w[i].buf || !w[i].zbuf)
-			err = -ENOMEM;
-	}
-	if (!err && nw == 1) {
-		work(&w[0]);
-	} else if (!err) {
-		for (; started < nw; started++)
-			if (pthread_create(&w[started].th, NULL, work, &w[started]))
-				break;
-		if (!started)
-			work(&w[0]); /* no thread to be had: read alone */
-		for (unsigned i = 0; i < started; i++)
-			pthread_join(w[i].th, NULL);
-	}
-	pthread_mutex_destroy(&s.mu);
-	pthread_cond_destroy(&s.cv);
-	for (unsigned i = 0; i < nw; i++) {
-		worker_done(&w[i]);
-		if (!err)
-			err = w[i].err;
-	}
-	/* The records that change what a sample sees, in file order. */
-	for (size_t k = 0; k < s.n && !err; k++) {
-		for (size_t off = 0; !s.inline_apply && off < s.c[k].nkeep && !err;) {
-			struct perf_event_header h;
-			memcpy(&h, s.c[k].keep + off, sizeof(h));
-			err = apply_record(x, s.c[k].keep + off, h.size);
-			off += h.size;
-		}
-	}
-	for (unsigned i = 1; i < nw && !err; i++) {
-		err = worker_merge(&w[0], &w[i]);
-		worker_free(&w[i]);
-		memset(&w[i], 0, sizeof(w[i]));
+	for (unsigned i = 0; i < s.nw; i++)
+		s.w[i].x = x;
+	err = pmon__rec_reader_run(rd, s.nw, &ops, &s);
+	for (unsigned i = 0; i < s.nw; i++)
+		worker_done(&s.w[i]);
+	for (unsigned i = 1; i < s.nw && !err; i++) {
+		err = worker_merge(&s.w[0], &s.w[i]);
+		worker_free(&s.w[i]);
+		memset(&s.w[i], 0, sizeof(s.w[i]));
 	}
 	if (err)
 		goto out;
-	r->lost = w[0].lost;
-	note_damage(&s, path, w[0].samples, w[0].good_bytes);
-	if (!w[0].good_bytes && r->damaged_chunks) {
-		err = pmon__err(-PMON_ERRNO__PARSE,
-				"%s: every chunk is damaged (%llu bytes after the header): nothing "
-				"to report",
-				path, (unsigned long long)r->damaged_bytes);
-		goto out;
-	}
-	err = name_leaves(x, &w[0].leaves);
-	r->callchains = w[0].callchains;
+	take_stats(x, pmon__rec_reader_stats(rd));
+	err = pmon__name_leaves(x, &s.w[0].leaves);
+	x->r->callchains = s.w[0].callchains;
 	if (!err && !x->want && !x->no_stacks)
-		err = name_stacks(x, &w[0].stacks, w[0].callchains);
+		err = pmon__name_stacks(x, &s.w[0].stacks, s.w[0].callchains);
 out:
-	for (unsigned i = 0; w && i < nw; i++)
-		worker_free(&w[i]);
-	free(w);
-	for (size_t k = 0; k < s.n; k++)
-		free(s.c[k].keep);
-	free(s.c);
-	free(s.st);
-	free(tmp);
-	close(s.fd);
+	for (unsigned i = 0; s.w && i < s.nw; i++)
+		worker_free(&s.w[i]);
+	free(s.w);
+	pmon__rec_reader_free(rd);
 	return err;
-}
-
-/* By event, then the most events represented first (perf report's
- * default: by period, hist_entry__cmp on the period), then the most
- * samples: a simulated profile's samples carry counts, and one sample of
- * a loop's jump stands for millions of executions. With a fixed period
- * the two orders are the same. */
-static int cmp_entry(const void *a, const void *b)
-{
-	const struct pmon_report_entry *x = a, *y = b;
-
-	if (x->event != y->event)
-		return x->event < y->event ? -1 : 1;
-	if (x->period != y->period)
-		return x->period < y->period ? 1 : -1;
-	return (x->samples < y->samples) - (x->samples > y->samples);
 }
 
 static void ctx_free(struct ctx *x)
@@ -2223,12 +370,12 @@ static void ctx_free(struct ctx *x)
 	for (size_t i = 0; i < x->nfk; i++)
 		free(x->fk[i].name);
 	free(x->fk);
-	counter_free(&x->agg);
-	counter_free(&x->frames);
+	pmon__counter_free(&x->agg);
+	pmon__counter_free(&x->frames);
 	free(x->vis);
-	counter_free(&x->hits);
+	free(x->hits.e);
 	for (size_t i = 0; i < x->nfiles; i++) {
-		close_module(&x->files[i]);
+		pmon__file_close(&x->files[i]);
 		free(x->files[i].path);
 	}
 	free(x->files);
@@ -2318,50 +465,6 @@ void pmon_report_release(struct pmon_report *r)
 	memset(r, 0, sizeof(*r));
 }
 
-/* Split "a\tb\tc\td" into up to four fields (the tabs become NULs). */
-static size_t split(char *key, char **field)
-{
-	size_t n = 0;
-
-	for (char *p = key; n < 4; n++) {
-		field[n] = p;
-		if (!(p = strchr(p, '\t'))) {
-			n++;
-			break;
-		}
-		*p++ = '\0';
-	}
-	return n;
-}
-
-static int build_entries(struct ctx *x, struct pmon_report *r)
-{
-	if (!x->agg.n)
-		return 0;
-	r->e = calloc(x->agg.n, sizeof(*r->e));
-	if (!r->e)
-		return -ENOMEM;
-	for (size_t i = 0; i < x->agg.cap; i++) {
-		if (!x->agg.key[i])
-			continue;
-		struct pmon_report_entry *e = &r->e[r->n++];
-		char *fld[4];
-		size_t nf = split(x->agg.key[i], fld);
-		e->event = (unsigned)strtoul(fld[0], NULL, 10);
-		if (x->sort == PMON_SORT_DSO) {
-			pmon__strlcpy(e->dso, nf > 1 ? fld[1] : "", sizeof(e->dso));
-		} else {
-			pmon__strlcpy(e->symbol, nf > 1 ? fld[1] : "", sizeof(e->symbol));
-			pmon__strlcpy(e->dso, nf > 2 ? fld[2] : "", sizeof(e->dso));
-			pmon__strlcpy(e->line, nf > 3 ? fld[3] : "", sizeof(e->line));
-		}
-		e->samples = x->agg.samples[i];
-		e->period = x->agg.period[i];
-	}
-	qsort(r->e, r->n, sizeof(*r->e), cmp_entry);
-	return 0;
-}
-
 int pmon_report_read(const char *path, const struct pmon_report_opts *user, struct pmon_report *r)
 {
 	struct pmon_report_opts oc = { 0 };
@@ -2378,7 +481,7 @@ int pmon_report_read(const char *path, const struct pmon_report_opts *user, stru
 		err = check_event(&x, path);
 	note_stale(&x);
 	if (!err)
-		err = build_entries(&x, r);
+		err = pmon__build_entries(&x, r);
 	ctx_free(&x);
 	if (err)
 		pmon_report_release(r);
@@ -2469,13 +572,14 @@ int pmon__annotate_hits(const char *path, const char *symbol, const struct pmon_
 	/* The file holding most of the symbol's samples. */
 	int best = -1;
 	uint64_t *per_file = err ? NULL : calloc(x->nfiles + 1, sizeof(uint64_t));
-	for (size_t i = 0; per_file && i < x->hits.cap; i++)
-		if (x->hits.key[i]) {
-			int fi = atoi(x->hits.key[i]);
-			per_file[fi] += x->hits.samples[i];
-			if (best < 0 || per_file[fi] > per_file[best])
-				best = fi;
-		}
+	for (size_t i = 0; per_file && i < x->hits.cap; i++) {
+		const struct hit *e = &x->hits.e[i];
+		if (e->file < 0)
+			continue;
+		per_file[e->file] += e->samples;
+		if (best < 0 || per_file[e->file] > per_file[best])
+			best = e->file;
+	}
 	if (!err && !per_file)
 		err = -ENOMEM;
 	if (!err && best < 0) {
@@ -2501,11 +605,12 @@ int pmon__annotate_hits(const char *path, const char *symbol, const struct pmon_
 			err = -ENOMEM;
 	}
 	for (size_t i = 0; !err && i < x->hits.cap; i++) {
-		if (!x->hits.key[i] || atoi(x->hits.key[i]) != best)
+		const struct hit *e = &x->hits.e[i];
+		if (e->file != best)
 			continue;
-		h->addr[h->n] = strtoull(strchr(x->hits.key[i], '\t') + 1, NULL, 16);
-		h->samples[h->n] = x->hits.samples[i];
-		h->period[h->n++] = x->hits.period[i];
+		h->addr[h->n] = e->addr;
+		h->samples[h->n] = e->samples;
+		h->period[h->n++] = e->period;
 	}
 	if (err)
 		pmon__hits_release(h);

@@ -46,7 +46,7 @@ struct pmon_data_writer {
 		char *path;
 		uint8_t id[20], len;
 	} * bids;
-	size_t nbids;
+	size_t nbids, capbids;
 };
 
 static int write_all(struct pmon_data_writer *w, const void *p, size_t n)
@@ -366,10 +366,8 @@ static uint8_t build_id_of(struct pmon_data_writer *w, const char *path, const u
 			*id = w->bids[i].id;
 			return w->bids[i].len;
 		}
-	struct bid *n = realloc(w->bids, (w->nbids + 1) * sizeof(*n));
-	if (!n)
+	if (PMON_GROW(&w->bids, &w->capbids, w->nbids + 1))
 		return 0;
-	w->bids = n;
 	struct bid *b = &w->bids[w->nbids];
 	*b = (struct bid){ .path = strdup(path) };
 	if (!b->path)

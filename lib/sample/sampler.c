@@ -136,42 +136,10 @@ static int open_one(struct pmon_sampler *s, const struct pmon_event_desc *d,
 	return 0;
 }
 
-static int sampler_open(const struct pmon_evlist *events, const struct pmon_target *t,
-			const struct pmon_sample_opts *user, struct pmon_sampler **out)
+/* The sample type of @o's samples (and the registers of DWARF mode). */
+static int set_sample_type(struct pmon_sampler *s, const struct pmon_evlist *events,
+			   const struct pmon_sample_opts *o)
 {
-	struct pmon_sample_opts oc = { 0 };
-	const struct pmon_sample_opts *o = user ? &oc : NULL;
-	int cerr = PMON_OPTS_COPY(&oc, user, struct pmon_sample_opts, sz);
-
-	if (cerr)
-		return cerr;
-	if (t && (cerr = PMON_OPTS_CHECK(t, struct pmon_target, start_disabled)))
-		return cerr;
-	const struct pmon_event_desc *d = pmon_evlist__event(events, 0);
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	unsigned pages = o && o->pages ? o->pages : 64;
-	struct pmon_sampler *s;
-	pid_t *tids = NULL;
-	size_t ntids = 0;
-	int terr;
-
-	if (!d)
-		return pmon__err(-EINVAL, "no event to sample");
-	if (pages & (pages - 1))
-		return pmon__err(-EINVAL, "ring pages %u: a power of two", pages);
-	s = calloc(1, sizeof(*s));
-	if (!s)
-		return -ENOMEM;
-	s->maplen = (size_t)(pages + 1) * (size_t)sysconf(_SC_PAGESIZE);
-	s->buflen = 65536; /* a record's size is a u16 */
-	s->buf = malloc(s->buflen);
-	s->r = calloc((size_t)ncpu, sizeof(*s->r));
-	s->pfd = calloc((size_t)ncpu, sizeof(*s->pfd));
-	if (!s->buf || !s->r || !s->pfd) {
-		pmon_sampler__close(s);
-		return -ENOMEM;
-	}
-	s->build_id = true;
 	s->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
 		PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
 		(o && o->callchain ? PERF_SAMPLE_CALLCHAIN : 0) | (o ? o->sample_type_extra : 0);
@@ -188,116 +156,158 @@ static int sampler_open(const struct pmon_evlist *events, const struct pmon_targ
 	if (!fixed)
 		s->sample_type |= PERF_SAMPLE_PERIOD;
 	if (o && o->stack_user) {
-		if (o->stack_user % 8 || o->stack_user > 65528) {
-			pmon_sampler__close(s);
+		if (o->stack_user % 8 || o->stack_user > 65528)
 			return pmon__err(-EINVAL, "stack size %u: a multiple of 8 up to 65528",
 					 o->stack_user);
-		}
 		/* What DWARF CFI needs on x86-64: the general registers, sp, ip. */
 		s->regs_user = PMON_REGS_USER_X86;
 		s->sample_type |=
 			PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
 	}
-	/* A process is all its threads: the kernel follows only the threads
-	 * created after the open (inherit), so each existing one is opened
-	 * too, and writes into its CPU's ring (perf record -p does the same). */
+	return 0;
+}
+
+/*
+ * Whom to open the events for: *@tids, or the cgroup's directory in *@cgfd
+ * (as the one "tid"). A process is all its threads: the kernel follows
+ * only the threads created after the open (inherit), so each existing one
+ * is opened too, and writes into its CPU's ring (perf record -p does the
+ * same).
+ */
+static int sampler_units(struct pmon_sampler *s, const struct pmon_target *t, pid_t **tids,
+			 size_t *ntids, int *cgfd)
+{
+	if (!PMON_OPTS_GET(t, cgroup, NULL))
+		return pmon_target__threads(t, tids, ntids);
+	/* perf record -G: the cgroup's tasks on every CPU; each event holds
+	 * the cgroup (perf_cgroup_connect()), so its fd closes after */
+	*cgfd = open(t->cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (*cgfd < 0)
+		return pmon__err(-errno, "cannot open cgroup '%s'", t->cgroup);
+	if (!(*tids = malloc(sizeof(**tids))))
+		return -ENOMEM;
+	(*tids)[0] = *cgfd;
+	*ntids = 1;
+	s->cgroup = true;
+	return 0;
+}
+
+/* Map the ring of @fd, the first event on CPU ring s->n. */
+static int map_ring(struct pmon_sampler *s, int fd)
+{
+	struct ring *r = &s->r[s->n];
+
+	r->fd = fd;
+	r->pc = mmap(NULL, s->maplen, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
+	if (r->pc == MAP_FAILED) {
+		int e = -errno;
+		r->pc = NULL;
+		s->n++;
+		return pmon__err(e,
+				 "cannot map the ring buffer: %s (raise "
+				 "/proc/sys/kernel/perf_event_mlock_kb?)",
+				 strerror(-e));
+	}
+	r->data = (uint8_t *)r->pc + sysconf(_SC_PAGESIZE);
+	r->size = s->maplen - (size_t)sysconf(_SC_PAGESIZE);
+	s->pfd[s->n] = (struct pollfd){ .fd = r->fd, .events = POLLIN };
+	s->n++;
+	return 0;
+}
+
+/* Open event @ev for thread @th (@tid) on @cpu: its own ring for the
+ * first event of the first thread, else into that CPU's ring. */
+static int open_unit(struct pmon_sampler *s, const struct pmon_evlist *events,
+		     const struct pmon_target *t, const struct pmon_sample_opts *o, size_t ev,
+		     size_t th, pid_t tid, long cpu)
+{
+	size_t slot = ev * s->nunit + th * s->ncpu + (size_t)cpu;
+	int fd = -1,
+	    err = open_one(s, pmon_evlist__event(events, ev), t, o, ev, tid, (int)cpu, &fd);
+
+	if (err)
+		return err;
+	if (ioctl(fd, PERF_EVENT_IOC_ID, &s->ids[slot]))
+		s->ids[slot] = 0;
+	if (!ev && !th)
+		return map_ring(s, fd);
+	s->extra[s->nextra++] = fd;
+	if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, s->r[cpu].fd)) {
+		int e = -errno;
+		return pmon__err(e, "cannot share CPU %ld's ring with '%s': %s", cpu,
+				 pmon_evlist__event(events, ev)->name, strerror(-e));
+	}
+	return 0;
+}
+
+static int sampler_open(const struct pmon_evlist *events, const struct pmon_target *t,
+			const struct pmon_sample_opts *user, struct pmon_sampler **out)
+{
+	struct pmon_sample_opts oc = { 0 };
+	const struct pmon_sample_opts *o = user ? &oc : NULL;
+	int err = PMON_OPTS_COPY(&oc, user, struct pmon_sample_opts, sz);
+
+	if (err)
+		return err;
+	if (t && (err = PMON_OPTS_CHECK(t, struct pmon_target, start_disabled)))
+		return err;
+	const struct pmon_event_desc *d = pmon_evlist__event(events, 0);
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned pages = o && o->pages ? o->pages : 64;
+	struct pmon_sampler *s;
+	pid_t *tids = NULL;
+	size_t ntids = 0;
 	int cgfd = -1;
-	if (PMON_OPTS_GET(t, cgroup, NULL)) {
-		/* perf record -G: the cgroup's tasks on every CPU; each event
-		 * holds the cgroup (perf_cgroup_connect()), so its fd closes after */
-		cgfd = open(t->cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		tids = malloc(sizeof(*tids));
-		terr = cgfd < 0 ? pmon__err(-errno, "cannot open cgroup '%s'", t->cgroup)
-			: !tids ? -ENOMEM
-				: 0;
-		if (!terr) {
-			tids[0] = cgfd;
-			ntids = 1;
-			s->cgroup = true;
-		}
-	} else {
-		terr = pmon_target__threads(t, &tids, &ntids);
+
+	if (!d)
+		return pmon__err(-EINVAL, "no event to sample");
+	if (pages & (pages - 1))
+		return pmon__err(-EINVAL, "ring pages %u: a power of two", pages);
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->maplen = (size_t)(pages + 1) * (size_t)sysconf(_SC_PAGESIZE);
+	s->buflen = 65536; /* a record's size is a u16 */
+	s->buf = malloc(s->buflen);
+	s->r = calloc((size_t)ncpu, sizeof(*s->r));
+	s->pfd = calloc((size_t)ncpu, sizeof(*s->pfd));
+	if (!s->buf || !s->r || !s->pfd) {
+		err = -ENOMEM;
+		goto fail;
 	}
-	if (terr) {
-		if (cgfd >= 0)
-			close(cgfd);
-		free(tids);
-		pmon_sampler__close(s);
-		return terr;
-	}
+	s->build_id = true;
+	if ((err = set_sample_type(s, events, o)) ||
+	    (err = sampler_units(s, t, &tids, &ntids, &cgfd)))
+		goto fail;
 	s->nev = pmon_evlist__count(events);
 	s->ncpu = (size_t)ncpu;
 	s->nunit = ntids * s->ncpu;
 	s->ids = calloc(s->nev * s->nunit, sizeof(*s->ids));
 	s->extra = calloc(s->nev * s->nunit, sizeof(int));
 	if (!s->ids || !s->extra) {
-		free(tids);
-		if (cgfd >= 0)
-			close(cgfd);
-		pmon_sampler__close(s);
-		return -ENOMEM;
+		err = -ENOMEM;
+		goto fail;
 	}
 	for (size_t ev = 0; ev < s->nev; ev++)
 		for (size_t th = 0; th < ntids; th++)
 			for (long cpu = 0; cpu < ncpu; cpu++) {
-				size_t slot = ev * s->nunit + th * s->ncpu + (size_t)cpu;
-				int fd = -1,
-				    err = open_one(s, pmon_evlist__event(events, ev), t, o, ev,
-						   tids[th], (int)cpu, &fd);
+				err = open_unit(s, events, t, o, ev, th, tids[th], cpu);
 				if (err == -ESRCH && th > 0)
-					continue; /* that thread ended meanwhile */
-				if (err) {
-					free(tids);
-					if (cgfd >= 0)
-						close(cgfd);
-					pmon_sampler__close(s);
-					return err;
-				}
-				if (ioctl(fd, PERF_EVENT_IOC_ID, &s->ids[slot]))
-					s->ids[slot] = 0;
-				if (ev || th) { /* into the ring of this CPU's first event */
-					s->extra[s->nextra++] = fd;
-					if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, s->r[cpu].fd)) {
-						int e = -errno;
-						free(tids);
-						if (cgfd >= 0)
-							close(cgfd);
-						pmon_sampler__close(s);
-						return pmon__err(
-							e,
-							"cannot share CPU %ld's ring with '%s': %s",
-							cpu, pmon_evlist__event(events, ev)->name,
-							strerror(-e));
-					}
-					continue;
-				}
-				struct ring *r = &s->r[s->n];
-				r->fd = fd;
-				r->pc = mmap(NULL, s->maplen, PROT_READ | PROT_WRITE, MAP_SHARED,
-					     r->fd, 0);
-				if (r->pc == MAP_FAILED) {
-					int e = -errno;
-					r->pc = NULL;
-					s->n++;
-					free(tids);
-					if (cgfd >= 0)
-						close(cgfd);
-					pmon_sampler__close(s);
-					return pmon__err(e,
-							 "cannot map the ring buffer: %s (raise "
-							 "/proc/sys/kernel/perf_event_mlock_kb?)",
-							 strerror(-e));
-				}
-				r->data = (uint8_t *)r->pc + sysconf(_SC_PAGESIZE);
-				r->size = s->maplen - (size_t)sysconf(_SC_PAGESIZE);
-				s->pfd[s->n] = (struct pollfd){ .fd = r->fd, .events = POLLIN };
-				s->n++;
+					err = 0; /* that thread ended meanwhile */
+				if (err)
+					goto fail;
 			}
 	free(tids);
 	if (cgfd >= 0)
 		close(cgfd);
 	*out = s;
 	return 0;
+fail:
+	free(tids);
+	if (cgfd >= 0)
+		close(cgfd);
+	pmon_sampler__close(s);
+	return err;
 }
 
 struct pmon_sampler *pmon_sampler__open(const struct pmon_evlist *events,
@@ -398,24 +408,9 @@ static int cmp_order(const void *a, const void *b)
 /* Copy one record to the drain buffer with its time. */
 static int keep(struct pmon_sampler *s, const uint8_t *rec, size_t len)
 {
-	if (s->all_len + len > s->all_cap) {
-		size_t cap = s->all_cap ? s->all_cap * 2 : 1 << 20;
-		while (cap < s->all_len + len)
-			cap *= 2;
-		uint8_t *n = realloc(s->all, cap);
-		if (!n)
-			return -ENOMEM;
-		s->all = n;
-		s->all_cap = cap;
-	}
-	if (s->nord == s->cap_ord) {
-		size_t cap = s->cap_ord ? s->cap_ord * 2 : 4096;
-		struct order *n = realloc(s->ord, cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		s->ord = n;
-		s->cap_ord = cap;
-	}
+	if (PMON_GROW(&s->all, &s->all_cap, s->all_len + len) ||
+	    PMON_GROW(&s->ord, &s->cap_ord, s->nord + 1))
+		return -ENOMEM;
 	memcpy(s->all + s->all_len, rec, len);
 	s->ord[s->nord] = (struct order){ rec_time(s, rec, len), s->all_len, s->nord };
 	s->nord++;

@@ -90,17 +90,39 @@ int pmon__file_check(int fd, const char *path, enum pmon__file_format want)
 			 pmon_formats[want].magic);
 }
 
-int pmon__open_regular(const char *path, bool nofollow)
+/* The one way an input file is opened: read-only, non-blocking (a FIFO
+ * must not hang the open), no controlling terminal, close-on-exec. */
+static int open_input(const char *path, bool nofollow)
 {
-	struct stat st;
 	int fd = open(path,
 		      O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | (nofollow ? O_NOFOLLOW : 0));
 
+	return fd < 0 ? -errno : fd;
+}
+
+int pmon__open_regular(const char *path, bool nofollow)
+{
+	struct stat st;
+	int fd = open_input(path, nofollow);
+
 	if (fd < 0)
-		return -errno;
+		return fd;
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
 		close(fd);
 		return -EINVAL;
+	}
+	return fd;
+}
+
+int pmon__open_format(const char *path, enum pmon__file_format want)
+{
+	int fd = open_input(path, false), err;
+
+	if (fd < 0)
+		return pmon__err(fd, "%s: %s", path, strerror(-fd));
+	if ((err = pmon__file_check(fd, path, want))) {
+		close(fd);
+		return err;
 	}
 	return fd;
 }

@@ -1,0 +1,344 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Call chains as stacks of frames (lib/report/ctx.h): the raw chains are a
+ * tree of (parent, address) nodes counted by the reader threads; after the
+ * read, each distinct address is named once (its function, and the
+ * functions inlined there when asked) and the chains become distinct
+ * stacks of interned frames, outermost caller first, which the exports in
+ * export.c draw on.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "report/ctx.h"
+
+static uint64_t cnode_hash(uint32_t parent, uint64_t addr)
+{
+	return pmon__mix64(addr ^ (uint64_t)parent * 0x9e3779b97f4a7c15ULL);
+}
+
+/* The id of node (@parent, @addr), made if new; 0 without memory. */
+static uint32_t cnode_get(struct stk_tab *t, uint32_t parent, uint64_t addr)
+{
+	if ((size_t)t->nn * 2 >= t->capi) {
+		size_t cap = t->capi ? t->capi * 2 : 4096;
+		uint32_t *idx = calloc(cap, sizeof(*idx));
+		if (!idx)
+			return 0;
+		for (uint32_t i = 1; i < t->nn; i++) {
+			size_t j = cnode_hash(t->n[i].parent, t->n[i].addr) & (cap - 1);
+			while (idx[j])
+				j = (j + 1) & (cap - 1);
+			idx[j] = i;
+		}
+		free(t->idx);
+		t->idx = idx;
+		t->capi = cap;
+	}
+	size_t j = cnode_hash(parent, addr) & (t->capi - 1);
+	for (; t->idx[j]; j = (j + 1) & (t->capi - 1)) {
+		const struct cnode *c = &t->n[t->idx[j]];
+		if (c->addr == addr && c->parent == parent)
+			return t->idx[j];
+	}
+	if (t->nn + 1 >= t->capn) {
+		if (t->capn >= UINT32_MAX / 2)
+			return 0;
+		/* Three arrays of one capacity: each grows to the same size. */
+		size_t cn = t->capn, cs = t->capn, cp = t->capn;
+		if (PMON_GROW(&t->n, &cn, (size_t)t->nn + 2) ||
+		    PMON_GROW(&t->samples, &cs, (size_t)t->nn + 2) ||
+		    PMON_GROW(&t->period, &cp, (size_t)t->nn + 2))
+			return 0;
+		t->capn = (uint32_t)cn;
+	}
+	if (!t->nn)
+		t->nn = 1; /* node 0: "no parent" */
+	uint32_t id = t->nn++;
+	t->n[id] = (struct cnode){ addr, parent, parent ? t->n[parent].depth + 1 : 0 };
+	t->samples[id] = t->period[id] = 0;
+	t->idx[j] = id;
+	return id;
+}
+
+/* Count @samples of @period under the chain @a (@n addresses, leaf first). */
+int pmon__stk_add(struct stk_tab *t, uint64_t sid, uint32_t pid, uint32_t epoch, const uint64_t *a,
+		  uint32_t n, uint64_t samples, uint64_t period)
+{
+	uint32_t id = cnode_get(t, 0, sid);
+
+	if (id)
+		id = cnode_get(t, id, (uint64_t)pid << 32 | epoch);
+	for (uint32_t k = n; id && k-- > 0;)
+		id = cnode_get(t, id, a[k]);
+	if (!id)
+		return -ENOMEM;
+	t->nstacks += !t->samples[id];
+	t->samples[id] += samples;
+	t->period[id] += period;
+	return 0;
+}
+
+/* The addresses of chain @id into @a, leaf first; its sid, pid and epoch. */
+uint32_t pmon__stk_chain(const struct stk_tab *t, uint32_t id, uint64_t *a, uint64_t *sid,
+			 uint32_t *pid, uint32_t *epoch)
+{
+	uint32_t n = 0;
+
+	for (; t->n[id].depth > 1; id = t->n[id].parent)
+		a[n++] = t->n[id].addr;
+	*pid = (uint32_t)(t->n[id].addr >> 32);
+	*epoch = (uint32_t)t->n[id].addr;
+	*sid = t->n[t->n[id].parent].addr;
+	return n;
+}
+
+void pmon__stk_free(struct stk_tab *t)
+{
+	free(t->n);
+	free(t->samples);
+	free(t->period);
+	free(t->idx);
+}
+
+/* Chains in the order of (sid, pid, epoch, length, addresses leaf first):
+ * the same for any number of readers, whose node ids differ. */
+static int stk_cmp(const void *a, const void *b, void *tab)
+{
+	const struct stk_tab *t = tab;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	const struct cnode *px = &t->n[x], *py = &t->n[y];
+
+	while (px->depth > 1) /* up to the (pid, epoch) nodes */
+		px = &t->n[px->parent];
+	while (py->depth > 1)
+		py = &t->n[py->parent];
+	uint64_t sx = t->n[px->parent].addr, sy = t->n[py->parent].addr;
+	if (sx != sy)
+		return sx < sy ? -1 : 1;
+	if (px->addr >> 32 != py->addr >> 32) /* pid */
+		return px->addr >> 32 < py->addr >> 32 ? -1 : 1;
+	if ((uint32_t)px->addr != (uint32_t)py->addr) /* epoch */
+		return (uint32_t)px->addr < (uint32_t)py->addr ? -1 : 1;
+	if (t->n[x].depth != t->n[y].depth)
+		return t->n[x].depth < t->n[y].depth ? -1 : 1;
+	for (; x != y && t->n[x].depth > 1; x = t->n[x].parent, y = t->n[y].parent)
+		if (t->n[x].addr != t->n[y].addr)
+			return t->n[x].addr < t->n[y].addr ? -1 : 1;
+	return 0;
+}
+
+/* A looked-up address of the stacks: (pid, epoch, address) -> its frames. */
+struct fslot {
+	uint64_t addr;
+	uint32_t pid, epoch, off, n;
+	bool used;
+};
+
+struct ftab {
+	struct fslot *e;
+	size_t cap, n;
+	uint32_t *arena;
+	size_t alen, acap;
+};
+
+static int ftab_grow(struct ftab *t)
+{
+	size_t cap = t->cap ? t->cap * 2 : 4096;
+	struct fslot *e = calloc(cap, sizeof(*e));
+
+	if (!e)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->cap; i++) {
+		if (!t->e[i].used)
+			continue;
+		const struct fslot *o = &t->e[i];
+		size_t j = pmon__leaf_hash(0, o->pid, o->epoch, o->addr) & (cap - 1);
+		while (e[j].used)
+			j = (j + 1) & (cap - 1);
+		e[j] = *o;
+	}
+	free(t->e);
+	t->e = e;
+	t->cap = cap;
+	return 0;
+}
+
+/* The frames of an address of a stack, looked up once: *@fr, @return count. */
+static int frames_at(struct ctx *x, struct ftab *t, uint32_t pid, uint32_t epoch, uint64_t addr,
+		     const uint32_t **fr)
+{
+	if (t->n * 2 >= t->cap && ftab_grow(t))
+		return -ENOMEM;
+	size_t j = pmon__leaf_hash(0, pid, epoch, addr) & (t->cap - 1);
+	while (t->e[j].used &&
+	       !(t->e[j].addr == addr && t->e[j].pid == pid && t->e[j].epoch == epoch))
+		j = (j + 1) & (t->cap - 1);
+	if (!t->e[j].used) {
+		struct loc l;
+		uint32_t tmp[33];
+		pmon__locate(x, pid, addr, epoch, &l);
+		int n = pmon__frames_of(x, &l, tmp, 33);
+		if (n < 0)
+			return n;
+		if (PMON_GROW(&t->arena, &t->acap, t->alen + (size_t)n))
+			return -ENOMEM;
+		memcpy(t->arena + t->alen, tmp, (size_t)n * sizeof(*tmp));
+		t->e[j] = (struct fslot){ addr, pid, epoch, (uint32_t)t->alen, (uint32_t)n, true };
+		t->alen += (size_t)n;
+		t->n++;
+	}
+	*fr = t->arena + t->e[j].off;
+	return (int)t->e[j].n;
+}
+
+/* Distinct stacks of frame indexes (several raw chains name the same). */
+struct fstk {
+	uint64_t hash, samples, period;
+	uint32_t len, off;
+	bool used;
+};
+
+struct fstk_tab {
+	struct fstk *e;
+	size_t cap, n;
+	uint32_t *arena;
+	size_t alen, acap;
+	uint32_t *order; /* slots in order of first use */
+};
+
+static int fstk_add(struct fstk_tab *t, const uint32_t *f, uint32_t n, uint64_t samples,
+		    uint64_t period)
+{
+	uint64_t h = 1469598103934665603ULL ^ n;
+
+	for (uint32_t i = 0; i < n; i++)
+		h = (h ^ f[i]) * 0x100000001b3ULL;
+	h = pmon__mix64(h);
+	if (t->n * 2 >= t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 1024;
+		struct fstk *e = calloc(cap, sizeof(*e));
+		uint32_t *o = malloc(cap * sizeof(*o));
+		if (!e || !o) {
+			free(e), free(o);
+			return -ENOMEM;
+		}
+		for (size_t i = 0; i < t->n; i++) { /* in order of first use */
+			const struct fstk *old = &t->e[t->order[i]];
+			size_t j = old->hash & (cap - 1);
+			while (e[j].used)
+				j = (j + 1) & (cap - 1);
+			e[j] = *old;
+			o[i] = (uint32_t)j;
+		}
+		free(t->e), free(t->order);
+		t->e = e, t->order = o, t->cap = cap;
+	}
+	size_t j = h & (t->cap - 1);
+	for (; t->e[j].used; j = (j + 1) & (t->cap - 1)) {
+		struct fstk *s = &t->e[j];
+		if (s->hash == h && s->len == n && !memcmp(t->arena + s->off, f, n * sizeof(*f))) {
+			s->samples += samples;
+			s->period += period;
+			return 0;
+		}
+	}
+	if (PMON_GROW(&t->arena, &t->acap, t->alen + n))
+		return -ENOMEM;
+	memcpy(t->arena + t->alen, f, n * sizeof(*f));
+	t->e[j] = (struct fstk){ h, samples, period, n, (uint32_t)t->alen, true };
+	t->order[t->n++] = (uint32_t)j;
+	t->alen += n;
+	return 0;
+}
+
+/* The distinct stacks of the stack event, outermost caller first. */
+int pmon__name_stacks(struct ctx *x, struct stk_tab *t, bool callchains)
+{
+	struct pmon_report *r = x->r;
+	uint32_t *v = malloc((t->nstacks ? t->nstacks : 1) * sizeof(*v));
+	uint32_t *frames = malloc(STACK_MAX_FRAMES * sizeof(*frames));
+	uint64_t chain[STACK_MAX_FRAMES];
+	struct ftab ft = { 0 };
+	struct fstk_tab st = { 0 };
+	size_t n = 0;
+	int err = 0;
+
+	if (!v || !frames) {
+		free(v), free(frames);
+		return -ENOMEM;
+	}
+	r->callchains = callchains;
+	for (uint32_t i = 1; i < t->nn; i++) {
+		if (!t->samples[i])
+			continue;
+		uint32_t root = i;
+		while (t->n[root].parent)
+			root = t->n[root].parent;
+		if (pmon__event_of(x, t->n[root].addr) == x->stack_ev)
+			v[n++] = i;
+	}
+	qsort_r(v, n, sizeof(*v), stk_cmp, t);
+	for (size_t i = 0; i < n && !err; i++) {
+		uint64_t sid;
+		uint32_t pid, epoch, depth = 0;
+		uint32_t len = pmon__stk_chain(t, v[i], chain, &sid, &pid, &epoch);
+		for (uint32_t k = len; k-- > 0 && depth < STACK_MAX_FRAMES;) {
+			const uint32_t *fr;
+			int nf = frames_at(x, &ft, pid, epoch, chain[k], &fr);
+			if (nf < 0) {
+				err = nf;
+				break;
+			}
+			for (int m = 0; m < nf && depth < STACK_MAX_FRAMES; m++)
+				frames[depth++] = fr[m];
+		}
+		if (!err && depth)
+			err = fstk_add(
+				&st, frames, depth, t->samples[v[i]],
+				pmon__period_of(x, x->stack_ev, t->samples[v[i]], t->period[v[i]]));
+	}
+	free(v);
+	free(frames);
+	free(ft.e);
+	free(ft.arena);
+	if (!err && x->frames.n) {
+		r->frames = calloc(x->frames.n, sizeof(*r->frames));
+		if (!r->frames)
+			err = -ENOMEM;
+		else
+			r->nframes = x->frames.n;
+		for (size_t i = 0; !err && i < x->frames.cap; i++) {
+			const char *k = x->frames.key[i];
+			const char *tab = k ? strchr(k, '\t') : NULL;
+			if (!tab)
+				continue;
+			struct pmon_report_frame *f = &r->frames[x->frames.index[i]];
+			f->symbol = strndup(k, (size_t)(tab - k));
+			f->dso = strdup(tab + 1);
+			if (!f->symbol || !f->dso)
+				err = -ENOMEM;
+		}
+	}
+	if (!err && st.n && !(r->stacks = calloc(st.n, sizeof(*r->stacks))))
+		err = -ENOMEM;
+	for (size_t i = 0; !err && i < st.n; i++) {
+		const struct fstk *s = &st.e[st.order[i]];
+		struct pmon_report_stack *rs = &r->stacks[r->nstacks++];
+		if (!(rs->frame = malloc(s->len * sizeof(uint32_t)))) {
+			err = -ENOMEM;
+			break;
+		}
+		memcpy(rs->frame, st.arena + s->off, s->len * sizeof(uint32_t));
+		rs->depth = s->len;
+		rs->samples = s->samples;
+		rs->period = s->period;
+	}
+	free(st.e), free(st.order), free(st.arena);
+	return err;
+}

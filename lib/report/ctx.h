@@ -1,0 +1,240 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The state of one report, shared by the files of lib/report that build
+ * it: maps.c (processes and their memory maps), symbols.c (addresses to
+ * symbols, lines, inlines), histogram.c (the samples by symbol, line or
+ * DSO), callgraph.c (the call chains as stacks of frames) and report.c
+ * (the read: records from sample/reader.h into these). Private.
+ */
+#ifndef PMON_REPORT_CTX_H
+#define PMON_REPORT_CTX_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <elfutils/libdwfl.h>
+
+#include "report/report.h"
+#include <pmon/sample.h>
+
+struct map {
+	uint32_t pid;
+	uint64_t start, end, pgoff;
+	int file; /* index into files */
+};
+
+struct file {
+	char *path;
+	Dwfl *dwfl;
+	Dwfl_Module *mod;
+	struct pmon__symindex syms; /* @mod's symbols by address, built on first use */
+	bool tried;
+	uint8_t bid[20]; /* the build id the kernel recorded, if it did */
+	uint8_t bidlen;
+};
+
+struct sym_cache { /* (file, offset) -> symbol name, address, line; open addressing */
+	int *file;
+	uint64_t *off;
+	char **name;
+	uint64_t *addr; /* in the module's Dwfl address space */
+	char **line; /* "file.c:42", looked up on first use */
+	char **inl; /* functions inlined there, innermost first, tab-separated; on first use */
+	size_t cap, n;
+};
+
+struct counter { /* string -> samples, period, order of first use */
+	char **key;
+	uint64_t *samples, *period;
+	uint32_t *index;
+	size_t cap, n;
+};
+
+/* Where an address resolved to. */
+struct loc {
+	const char *sym, *dso;
+	int file; /* -1: not an ELF file on disk */
+	size_t slot; /* its sym_cache slot where file >= 0 */
+};
+
+struct jit_map { /* /tmp/perf-PID.map of one process, sorted by start */
+	uint32_t pid;
+	struct pmon__jit_sym *s;
+	size_t n;
+};
+
+struct file_ksym {
+	uint64_t start, end;
+	char *name;
+};
+
+/* pmon_annotate(): samples by (file, Dwfl address), open addressing. */
+struct hit_tab {
+	struct hit {
+		uint64_t addr, samples, period;
+		int file; /* -1: an empty slot */
+	} * e;
+	size_t cap, n;
+};
+
+struct ctx {
+	struct jit_map *jit;
+	size_t njit, capjit;
+	struct map *maps;
+	size_t nmaps, capmaps;
+	struct file *files;
+	size_t nfiles, capfiles;
+	struct sym_cache sc;
+	struct counter agg, frames;
+	uint32_t *vis; /* vis[E]: the maps visible after E MMAP2/FORK records */
+	size_t nvis, capvis;
+	enum pmon_report_sort sort;
+	uint64_t sample_type, regs_user;
+	struct pmon_report *r;
+	const char *debug_dir;
+	bool inlines; /* expand inlined functions in the stacks */
+	bool no_stacks; /* opts->no_stacks */
+	char *dipath; /* elfutils' debuginfo path with debug_dir in it */
+	char *dipath_dir; /* debug_dir made absolute */
+	Dwfl_Callbacks cb;
+	unsigned nstale; /* files whose build id is not the recorded one */
+	char stale_first[300];
+	struct file_ksym *fk; /* the recording's kernel symbols, by start */
+	size_t nfk, capfk;
+	/* pmon_annotate(): the samples of one symbol, by (file, address) */
+	const char *want;
+	struct hit_tab hits;
+	const char *want_where; /* "kernel" or "JIT" where the symbol is not in a file */
+	struct ev_id { /* a sample's identifier -> its event (PMON_RECORD_EVENT) */
+		uint64_t id;
+		unsigned ev;
+	} * evids;
+	size_t nevids, capevids;
+	const char *stack_event_name; /* opts->event */
+	unsigned stack_ev; /* the event of the stacks and annotations */
+	bool stack_ev_found;
+	struct unw_proc { /* DWARF unwinders, one per process, rebuilt when its maps grow */
+		uint32_t pid;
+		struct pmon__unw *u;
+		bool stale;
+	} * unw;
+	size_t nunw, capunw;
+};
+
+static inline uint64_t pmon__fnv(const void *p, size_t n, uint64_t h)
+{
+	const uint8_t *b = p;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 1099511628211ULL;
+	return h;
+}
+
+static inline uint64_t pmon__mix64(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ULL;
+	return h ^ (h >> 33);
+}
+
+struct leaf {
+	uint64_t sid, ip, samples, period; /* samples == 0: an empty slot */
+	uint32_t pid, epoch;
+};
+
+struct leaf_tab {
+	struct leaf *e;
+	size_t cap, n;
+};
+
+static inline uint64_t pmon__leaf_hash(uint64_t sid, uint32_t pid, uint32_t epoch, uint64_t ip)
+{
+	return pmon__mix64(ip ^ pmon__mix64(sid ^ ((uint64_t)pid << 32 | epoch)));
+}
+
+/*
+ * The distinct raw call chains, as a tree: a node is (parent, address),
+ * stored once, so chains share their callers; the first two levels are the
+ * sample identifier and (pid, epoch), the rest the chain from its
+ * outermost caller to its leaf. A chain is the id of its last node, and
+ * the samples that had it are counted there. Chains differ mostly near the
+ * leaf (the interrupted instruction, an interrupt's kernel path): a flat
+ * copy of each distinct chain made the folded export's memory grow with
+ * them (issue #16).
+ */
+struct cnode {
+	uint64_t addr;
+	uint32_t parent; /* 0: a root (node 0 is not used) */
+	uint32_t depth; /* 0 for a root */
+};
+
+struct stk_tab {
+	struct cnode *n;
+	uint64_t *samples, *period; /* per node: the chains that end there */
+	uint32_t nn, capn; /* nodes used (with node 0), allocated */
+	uint32_t *idx; /* open addressing over nodes by (parent, address); 0: empty */
+	size_t capi;
+	size_t nstacks; /* nodes with samples */
+};
+
+#define STACK_MAX_FRAMES 1024
+
+/* ---- maps.c: processes and their memory maps ---------------------------- */
+
+/* Process @pid maps [@start, @start + @len) of @file at @pgoff. Return: 0 or -ENOMEM. */
+int pmon__maps_add(struct ctx *x, uint32_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
+		   const char *file, const uint8_t *bid, uint8_t bidlen);
+/* Process @pid starts with a copy of @ppid's maps (a fork; none when they are one). */
+int pmon__maps_fork(struct ctx *x, uint32_t pid, uint32_t ppid);
+/* One more epoch: vis[E] is the number of maps the first E MMAP/MMAP2/FORK
+ * records made. Return: 0 or -ENOMEM. */
+int pmon__maps_epoch(struct ctx *x);
+/* The user frames of a DWARF-mode sample of @pid, leaf first (up to @max). */
+int pmon__maps_unwind(struct ctx *x, uint32_t pid, const uint64_t *regs, const uint8_t *stack,
+		      uint64_t size, uint64_t *pcs, int max);
+
+/* ---- symbols.c: addresses to names -------------------------------------- */
+
+void pmon__file_close(struct file *f);
+int pmon__file_ksym_cmp(const void *a, const void *b);
+/* A kernel address as the start of its symbol (chains merge by symbol). */
+uint64_t pmon__kernel_canonical(const struct ctx *x, uint64_t ip);
+/* Where @ip of process @pid lands at @epoch: symbol, DSO, and file. */
+void pmon__locate(struct ctx *x, uint32_t pid, uint64_t ip, uint32_t epoch, struct loc *l);
+/* "file.c:42" for a located address, or NULL. */
+const char *pmon__srcline(struct ctx *x, const struct loc *l);
+const char *pmon__base_name(const char *path);
+/* The frame indexes of a located address (its function, then what is
+ * inlined there when asked) into @out. Return: how many, or -ENOMEM. */
+int pmon__frames_of(struct ctx *x, const struct loc *l, uint32_t *out, int max);
+
+/* ---- histogram.c: the samples by symbol, line or DSO -------------------- */
+
+int pmon__counter_add(struct counter *c, const char *key, uint64_t samples, uint64_t period,
+		      uint32_t *index);
+void pmon__counter_free(struct counter *c);
+/* The event of a sample identifier. */
+unsigned pmon__event_of(const struct ctx *x, uint64_t sid);
+/* The events a (samples, period sum) pair of event @ev stands for. */
+uint64_t pmon__period_of(const struct ctx *x, unsigned ev, uint64_t samples, uint64_t period);
+/* Name every distinct sampled address once and count the report's entries
+ * (or, for pmon_annotate(), the wanted symbol's addresses). */
+int pmon__name_leaves(struct ctx *x, struct leaf_tab *t);
+/* x->agg into @r's entries, sorted. */
+int pmon__build_entries(struct ctx *x, struct pmon_report *r);
+int pmon__hit_add(struct hit_tab *t, int file, uint64_t addr, uint64_t samples, uint64_t period);
+
+/* ---- callgraph.c: call chains as stacks of frames ----------------------- */
+
+int pmon__stk_add(struct stk_tab *t, uint64_t sid, uint32_t pid, uint32_t epoch, const uint64_t *a,
+		  uint32_t n, uint64_t samples, uint64_t period);
+/* The addresses of chain @id into @a (STACK_MAX_FRAMES), leaf first; its sid, pid and epoch. */
+uint32_t pmon__stk_chain(const struct stk_tab *t, uint32_t id, uint64_t *a, uint64_t *sid,
+			 uint32_t *pid, uint32_t *epoch);
+void pmon__stk_free(struct stk_tab *t);
+/* The distinct stacks of the stack event into x->r, outermost caller first. */
+int pmon__name_stacks(struct ctx *x, struct stk_tab *t, bool callchains);
+
+#endif

@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The recording reader (reader.c), beside the writer (datafile.c): the one
+ * place that knows pmon's file format on the way in. It checks the header,
+ * finds the chunks (resynchronising past damage), checks their CRCs,
+ * inflates them, frames their records and hands each on decoded, so that
+ * its consumers (lib/report) read no byte offsets. Another format's reader
+ * (perf.data) hands its records on through the same structs.
+ *
+ * Private to libpmon and its sibling libraries (PMON_PRIVATE_0.1).
+ */
+#ifndef PMON_SAMPLE_READER_H
+#define PMON_SAMPLE_READER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <pmon/sample.h>
+
+/* The recording's header, decoded. */
+struct pmon__rec_header {
+	unsigned version;
+	uint64_t sample_type, regs_user; /* of the samples */
+	uint32_t attr_type;
+	uint64_t attr_config, period, freq;
+	char event[96];
+	char command[256];
+};
+
+/*
+ * One record, decoded: @type is perf's PERF_RECORD_* or pmon's
+ * PMON_RECORD_* (sample/datafile.h), and the member of the union of that
+ * name is filled. Pointers point into the reader's buffer: valid during
+ * the callback only. @raw and @size are the record as stored.
+ */
+struct pmon__record {
+	uint32_t type;
+	uint16_t misc;
+	uint16_t size;
+	const uint8_t *raw;
+	union {
+		struct pmon__rec_mmap { /* PERF_RECORD_MMAP, PERF_RECORD_MMAP2 */
+			uint32_t pid, tid;
+			uint64_t start, len, pgoff;
+			uint8_t build_id[20]; /* MMAP2 with PERF_RECORD_MISC_MMAP_BUILD_ID */
+			uint8_t build_id_size;
+			const char *filename; /* NUL-terminated, at most 4095 bytes */
+		} mmap;
+		struct pmon__rec_comm { /* PERF_RECORD_COMM */
+			uint32_t pid, tid;
+			bool exec; /* PERF_RECORD_MISC_COMM_EXEC */
+			const char *comm;
+		} comm;
+		struct pmon__rec_task { /* PERF_RECORD_FORK, PERF_RECORD_EXIT */
+			uint32_t pid, ppid, tid, ptid;
+			uint64_t time;
+		} task;
+		struct pmon__rec_lost { /* PERF_RECORD_LOST */
+			uint64_t id, lost;
+		} lost;
+		struct pmon_sample sample; /* PERF_RECORD_SAMPLE */
+		struct pmon__rec_event { /* PMON_RECORD_EVENT: one sampled event */
+			uint32_t index;
+			uint64_t period, freq;
+			uint32_t attr_type;
+			uint64_t attr_config;
+			char name[65];
+			size_t nids; /* read each with pmon__rec_event_id() */
+			const uint8_t *ids;
+		} event;
+		struct pmon__rec_ksym { /* PMON_RECORD_KSYM: a kernel symbol the samples hit */
+			uint64_t start, end;
+			const char *name; /* NUL-terminated */
+		} ksym;
+	};
+};
+
+/* An MMAP, MMAP2 or FORK record too short for its type, handed on as
+ * this type (only raw and size set): it still counts as an epoch. */
+#define PMON__RECORD_SHORT 0x7fff
+
+/* The @i-th sample identifier of a PMON_RECORD_EVENT (@i < nids). */
+static inline uint64_t pmon__rec_event_id(const struct pmon__rec_event *e, size_t i)
+{
+	uint64_t v;
+
+	memcpy(&v, e->ids + 8 * i, 8);
+	return v;
+}
+
+/* What a read found and what it skipped. */
+struct pmon__rec_stats {
+	uint64_t samples; /* SAMPLE records decoded */
+	uint64_t bad_samples; /* SAMPLE records that did not decode (not handed on) */
+	uint64_t lost; /* the LOST records' counts */
+	uint64_t good_bytes; /* stored bytes of the chunks read */
+	uint64_t damaged_chunks, damaged_bytes, damaged_samples; /* as pmon_report's */
+	bool truncated; /* something is missing */
+	char warning[256]; /* the one-line account of the damage, or "" */
+};
+
+/*
+ * The records of a read. Records that change what the samples after them
+ * see (MMAP, MMAP2, COMM, FORK, EXIT, PMON_RECORD_EVENT) are "ordered":
+ * handed to @ordered one at a time in file order. The rest (SAMPLE, LOST,
+ * any other) go to @record, from one of the reader's threads @thread, in
+ * file order within a chunk, tagged with @epoch: how many MMAP, MMAP2 and
+ * FORK records come before it in the file. With one thread the two are
+ * called interleaved in file order from the calling thread; with more,
+ * @ordered is called after every @record, from the calling thread. Either
+ * returns 0 or a negative error, which ends the read.
+ */
+struct pmon__rec_ops {
+	int (*record)(void *arg, unsigned thread, const struct pmon__record *r, uint32_t epoch);
+	int (*ordered)(void *arg, const struct pmon__record *r);
+};
+
+#pragma GCC visibility push(default)
+
+struct pmon__rec_reader;
+
+/*
+ * Open the recording at @path and find its chunks; fill @h.
+ * Return: the reader (free with pmon__rec_reader_free()) or NULL with
+ * errno set and the detail naming @path (what the file is instead, its
+ * version, where its header is cut short).
+ */
+struct pmon__rec_reader *pmon__rec_reader_open(const char *path, struct pmon__rec_header *h);
+/* Hand the kernel symbols the recording keeps (PMON_RECORD_KSYM) to @fn,
+ * before the other records name kernel addresses. Return: 0 or @fn's error. */
+int pmon__rec_reader_ksyms(struct pmon__rec_reader *rd,
+			   int (*fn)(void *arg, const struct pmon__record *r), void *arg);
+/* How many threads a read of @rd would use: PMON_REPORT_THREADS, else one
+ * per online CPU (at most 8), at most one per chunk. */
+unsigned pmon__rec_reader_threads(const struct pmon__rec_reader *rd);
+/*
+ * Read every data chunk with @nthreads threads (fewer if no thread can be
+ * had; @thread is below @nthreads), handing the records to @ops.
+ * Return: 0, @ops' error, -ENOMEM, or -PMON_ERRNO__PARSE with the detail
+ * set when every chunk is damaged.
+ */
+int pmon__rec_reader_run(struct pmon__rec_reader *rd, unsigned nthreads,
+			 const struct pmon__rec_ops *ops, void *arg);
+/* After pmon__rec_reader_run(): the counts and the account of damage. */
+const struct pmon__rec_stats *pmon__rec_reader_stats(const struct pmon__rec_reader *rd);
+void pmon__rec_reader_free(struct pmon__rec_reader *rd);
+
+/*
+ * Decode the perf record at @p (@len bytes, its header included, len >=
+ * 8) for samples of @sample_type and @regs_user into @r; @name is a
+ * buffer of at least 4096 bytes for MMAP file names.
+ * Return: 0, -EINVAL (too short for its type, or a sample that does not
+ * parse). Thread-safe.
+ */
+int pmon__record_decode(const uint8_t *p, size_t len, uint64_t sample_type, uint64_t regs_user,
+			char *name, struct pmon__record *r);
+
+#pragma GCC visibility pop
+
+#endif
