@@ -219,6 +219,60 @@ PMON_API int pmon_sim__compare(const struct pmon_sim_weight *m, size_t nm,
 			       const struct pmon_sim_cmp_opts *o, struct pmon_sim_cmp_row **out,
 			       size_t *n);
 
+/*
+ * A recording's per-symbol rows as plain data: what --compare needs of a
+ * report, filled by whoever reads recordings (the report library, through
+ * the pmon executable's report module). lib/sim reads no recording itself.
+ */
+struct pmon_sim_profile_row {
+	unsigned event; /* index into pmon_sim_profile.events */
+	char symbol[256];
+	char dso[256]; /* "[kernel.kallsyms]" and the like: kernel code */
+	double period; /* the events the samples stand for */
+};
+
+struct pmon_sim_profile {
+	char events[16][64]; /* the sampled events, in the recording's order */
+	size_t nevents;
+	uint64_t samples; /* all samples */
+	struct pmon_sim_profile_row *rows; /* malloc()ed */
+	size_t n;
+	char warning[256]; /* a damaged file's note, "" when none */
+};
+
+/** pmon_sim_profile_release() - free @p's rows (NULL accepted). */
+PMON_API void pmon_sim_profile_release(struct pmon_sim_profile *p);
+
+/**
+ * pmon_sim_profile__counterpart() - the first event of @p that has a
+ * simulated counterpart (pmon_sim_event__counterpart()).
+ * Return: its counterpart's index in pmon_sim_events(), with *@measured
+ * its name in @p; -PMON_ERRNO__EVENT_UNKNOWN (detail: the first event, or
+ * that @p holds none). Pure.
+ */
+PMON_API int pmon_sim_profile__counterpart(const struct pmon_sim_profile *p, const char **measured);
+
+/**
+ * pmon_sim_profile__weights() - the per-function weights (period) of
+ * event @event in @p, user space only: valgrind simulates no kernel code,
+ * so the kernel's part goes to *@kernel (added to) instead. Names point
+ * into @p.
+ * Return: 0 with *@out (free() it, non-NULL even when *@n is 0); -ENOMEM.
+ */
+PMON_API int pmon_sim_profile__weights(const struct pmon_sim_profile *p, const char *event,
+				       struct pmon_sim_weight **out, size_t *n, double *kernel);
+
+/* The total of @n weights @w. Pure. */
+PMON_API double pmon_sim_weights_total(const struct pmon_sim_weight *w, size_t n);
+
+/**
+ * pmon_sim_weights_share() - name @name's share of @w (@n weights whose
+ * total is @total), in percent; 0 where it has none or @total is not
+ * positive. Pure.
+ */
+PMON_API double pmon_sim_weights_share(const struct pmon_sim_weight *w, size_t n, double total,
+				       const char *name);
+
 /* ---- the pipeline view of a hot block (pmon simulate --mca) -------- */
 
 struct pmon_sim_block {
