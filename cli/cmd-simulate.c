@@ -126,56 +126,6 @@ static int print_stat(FILE *f, const struct runs *r, const unsigned *ev, size_t 
 	return CLI_OK;
 }
 
-/* The region runtime's own report of the simulated run (PMON_FORMAT=json,
- * one document per process, appended): pairs and each metric's total per
- * region name, summed over processes, as a JSON object
- * {name: {"pairs": N, "metrics": {metric: [total, unit]}}}. */
-static json_t *region_report(const char *path)
-{
-	json_t *by = json_object();
-	FILE *f = fopen(path, "re");
-	json_t *doc;
-
-	while (f && by && (doc = json_loadf(f, JSON_DISABLE_EOF_CHECK, NULL))) {
-		size_t i;
-		json_t *r;
-		json_array_foreach(json_object_get(doc, "regions"), i, r)
-		{
-			const char *name = json_string_value(json_object_get(r, "name"));
-			if (!name)
-				continue;
-			json_t *e = json_object_get(by, name);
-			if (!e) {
-				e = json_pack("{s:I, s:{}}", "pairs", (json_int_t)0, "metrics");
-				json_object_set_new(by, name, e);
-			}
-			json_int_t pairs = json_integer_value(json_object_get(e, "pairs"));
-			json_object_set_new(
-				e, "pairs",
-				json_integer(pairs +
-					     json_integer_value(json_object_get(r, "pairs"))));
-			size_t k;
-			json_t *m, *ms = json_object_get(e, "metrics");
-			json_array_foreach(json_object_get(r, "metrics"), k, m)
-			{
-				const char *mn = json_string_value(json_object_get(m, "name"));
-				const char *unit = json_string_value(json_object_get(m, "unit"));
-				if (!mn)
-					continue;
-				json_t *old = json_object_get(ms, mn);
-				double t = json_number_value(json_object_get(m, "total")) +
-					(old ? json_number_value(json_array_get(old, 0)) : 0);
-				json_object_set_new(ms, mn,
-						    json_pack("[f, s]", t, unit ? unit : ""));
-			}
-		}
-		json_decref(doc);
-	}
-	if (f)
-		fclose(f);
-	return by;
-}
-
 /* Per region: the simulated events, then the region runtime's own figures
  * (measured during the simulated run, so slowed down by the engine). */
 static int print_regions(FILE *f, const struct runs *r, const unsigned *ev, size_t nev,
@@ -199,7 +149,12 @@ static int print_regions(FILE *f, const struct runs *r, const unsigned *ev, size
 			  "or its libpmon was built without valgrind's <valgrind/callgrind.h>");
 		return CLI_FAIL;
 	}
-	json_t *real = region_report(report);
+	struct pmon_sim_region_figures *real;
+	size_t nreal;
+	if (pmon_sim__region_figures(report, &real, &nreal)) {
+		free(reg);
+		return CLI_FAIL;
+	}
 	if (!so->json)
 		fprintf(f,
 			"# simulated by callgrind inside regions only (%s); measured: the "
@@ -207,8 +162,9 @@ static int print_regions(FILE *f, const struct runs *r, const unsigned *ev, size
 			"%-24s %10s  %-34s %20s\n",
 			geom, "region", "pairs", "event", "total");
 	for (size_t i = 0; i < n; i++) {
-		json_t *rr = json_object_get(real, reg[i].name);
-		json_int_t pairs = json_integer_value(json_object_get(rr, "pairs"));
+		const struct pmon_sim_region_figures *rr =
+			pmon_sim_region_figures__find(real, nreal, reg[i].name);
+		json_int_t pairs = rr ? (json_int_t)rr->pairs : 0;
 		char num[40], pc[32];
 		snprintf(pc, sizeof(pc), "%lld", (long long)pairs);
 		for (size_t e = 0; e < nev; e++) {
@@ -226,12 +182,9 @@ static int print_regions(FILE *f, const struct runs *r, const unsigned *ev, size
 			fprintf(f, "%-24s %10s  %-34s %20s\n", e ? "" : reg[i].name,
 				e || reg[i].id < 0 ? "" : pc, tab[ev[e]].name, num);
 		}
-		const char *mn;
-		json_t *m;
-		json_object_foreach(json_object_get(rr, "metrics"), mn, m)
-		{
-			double t = json_number_value(json_array_get(m, 0));
-			const char *unit = json_string_value(json_array_get(m, 1));
+		for (size_t k = 0; rr && k < rr->nm; k++) {
+			const char *mn = rr->m[k].name, *unit = rr->m[k].unit;
+			double t = rr->m[k].total;
 			if (so->json) {
 				json_t *j = json_pack("{s:s, s:i, s:I, s:s, s:f, s:s, s:b}",
 						      "region", reg[i].name, "id", reg[i].id,
@@ -250,7 +203,7 @@ static int print_regions(FILE *f, const struct runs *r, const unsigned *ev, size
 	}
 	if (!so->json)
 		fputc('\n', f);
-	json_decref(real);
+	free(real);
 	free(reg);
 	return CLI_OK;
 }

@@ -175,6 +175,36 @@ struct pmon_sim_region {
 PMON_API int pmon_sim__regions(struct pmon_callgrind *const *cg, size_t ncg, const unsigned *events,
 			       size_t nevents, struct pmon_sim_region **out, size_t *n);
 
+/* One figure the region runtime measured itself during a simulated run. */
+struct pmon_sim_region_metric {
+	char name[64]; /* "tsc", "task-clock"... */
+	char unit[32];
+	double total; /* summed over processes */
+};
+
+/* The region runtime's own report of a region, summed over processes. */
+struct pmon_sim_region_figures {
+	char name[64];
+	uint64_t pairs; /* begin/end pairs */
+	struct pmon_sim_region_metric m[32]; /* in the report's order; more are left out */
+	size_t nm;
+};
+
+/**
+ * pmon_sim__region_figures() - the region runtime's reports at @path
+ * (PMON_FORMAT=json, one document per process, appended: the
+ * regions_report of pmon_sim_run_opts) summed per region name, in order of
+ * first appearance. A missing file, or one that stops parsing, gives what
+ * was read up to there.
+ * Return: 0 with *@out (free() it) and *@n; -ENOMEM.
+ */
+PMON_API int pmon_sim__region_figures(const char *path, struct pmon_sim_region_figures **out,
+				      size_t *n);
+
+/** pmon_sim_region_figures__find() - region @name in @f (@n), or NULL. Pure. */
+PMON_API const struct pmon_sim_region_figures *
+pmon_sim_region_figures__find(const struct pmon_sim_region_figures *f, size_t n, const char *name);
+
 /* ---- measured against simulated (pmon simulate --compare) ---------- */
 
 /**

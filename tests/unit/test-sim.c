@@ -610,6 +610,45 @@ static void test_sim__profile(void **state)
 	pmon_sim_profile_release(NULL);
 }
 
+/* Two processes' region reports appended: pairs and totals sum by name,
+ * in order of first appearance; a missing file gives none. */
+static void test_sim__region_figures(void **state)
+{
+	char path[] = "/tmp/pmon-test-regions-XXXXXX";
+	int fd = mkstemp(path);
+	const char doc[] = "{\"regions\": [{\"name\": \"a\", \"pairs\": 2, \"metrics\": "
+			   "[{\"name\": \"tsc\", \"unit\": \"ticks\", \"total\": 10.5}]},"
+			   " {\"name\": \"b\", \"pairs\": 1, \"metrics\": []}]}\n"
+			   "{\"regions\": [{\"name\": \"a\", \"pairs\": 3, \"metrics\": "
+			   "[{\"name\": \"tsc\", \"unit\": \"ticks\", \"total\": 1.5},"
+			   " {\"name\": \"task-clock\", \"unit\": \"ns\", \"total\": 7}]}]}\n";
+	struct pmon_sim_region_figures *f;
+	size_t n;
+	(void)state;
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, doc, sizeof(doc) - 1), (ssize_t)sizeof(doc) - 1);
+	close(fd);
+	assert_int_equal(pmon_sim__region_figures(path, &f, &n), 0);
+	unlink(path);
+	assert_int_equal(n, 2);
+	const struct pmon_sim_region_figures *a = pmon_sim_region_figures__find(f, n, "a");
+	assert_non_null(a);
+	assert_int_equal(a->pairs, 5);
+	assert_int_equal(a->nm, 2);
+	assert_string_equal(a->m[0].name, "tsc");
+	assert_string_equal(a->m[0].unit, "ticks");
+	assert_true(fabs(a->m[0].total - 12.0) < 1e-9);
+	assert_string_equal(a->m[1].name, "task-clock");
+	assert_string_equal(f[1].name, "b");
+	assert_int_equal(f[1].pairs, 1);
+	assert_null(pmon_sim_region_figures__find(f, n, "c"));
+	free(f);
+	assert_int_equal(pmon_sim__region_figures(path, &f, &n), 0);
+	assert_int_equal(n, 0);
+	free(f);
+}
+
 /* The loop of "chain" (8 adds, dec, jne) ran 1000 times, its set-up and
  * return once; another function's instructions and another object's "chain"
  * are not its. */
@@ -1284,6 +1323,7 @@ int main(void)
 		cmocka_unit_test(test_sim__counterpart),
 		cmocka_unit_test(test_sim__compare),
 		cmocka_unit_test(test_sim__profile),
+		cmocka_unit_test(test_sim__region_figures),
 		cmocka_unit_test(test_sim__hot_block),
 		cmocka_unit_test(test_sim__hot_range),
 		cmocka_unit_test(test_sim__mcpu),
