@@ -56,13 +56,87 @@ static void describe_counters(const struct pmon_perfmon *pm, char *buf, size_t l
 			 pm->fixed_width);
 }
 
+/* The kernel's verdicts on this machine: counters, rdpmc, sampling,
+ * software events, tracepoints (@counters: CPUID's in words). */
+static void kernel_verdicts(const struct pmon_cpu_info *ci, const struct pmon_kernel_info *k,
+			    const char *counters, struct pmon_verdict *out)
+{
+	const char *hv = ci->id.hv_name ? ci->id.hv_name : "the hypervisor";
+	bool hw = false;
+
+	if (k->core_pmu[0] && k->hw_open_err == 0) {
+		hw = true;
+		setv(&out[PMON_VERDICT_HW], PMON_VERDICT_YES, "%s, through the '%s' PMU", counters,
+		     k->core_pmu);
+	} else if (k->core_pmu[0] && (k->hw_open_err == -EACCES || k->hw_open_err == -EPERM)) {
+		setv(&out[PMON_VERDICT_HW], PMON_VERDICT_NO,
+		     "perf_event_paranoid = %d forbids counting cycles; run as root, grant "
+		     "CAP_PERFMON, or lower /proc/sys/kernel/perf_event_paranoid",
+		     k->paranoid);
+	} else if (k->core_pmu[0]) {
+		setv(&out[PMON_VERDICT_HW], PMON_VERDICT_NO,
+		     "the '%s' PMU exists but cycles does not open: %s", k->core_pmu,
+		     strerror(-k->hw_open_err));
+	} else if (ci->id.hypervisor) {
+		setv(&out[PMON_VERDICT_HW], PMON_VERDICT_NO,
+		     "%s exposes no PMU to this VM: the kernel registered no 'cpu' event "
+		     "source%s%s",
+		     hv,
+		     ci->pm.model == PMON_PERFMON_NONE
+			     ? "; CPUID agrees: "
+			     : " (CPUID still describes counters the VM cannot use)",
+		     ci->pm.model == PMON_PERFMON_NONE && ci->pm_none_why ? ci->pm_none_why : "");
+	} else {
+		setv(&out[PMON_VERDICT_HW], PMON_VERDICT_NO,
+		     "the kernel registered no 'cpu' event source (no perf support for "
+		     "this "
+		     "CPU in this kernel)");
+	}
+
+	if (hw && k->cap_user_rdpmc)
+		setv(&out[PMON_VERDICT_RDPMC], PMON_VERDICT_YES,
+		     "the mmapped cycles page says cap_user_rdpmc = 1 (pmc_width %u)",
+		     k->pmc_width);
+	else if (!hw)
+		setv(&out[PMON_VERDICT_RDPMC], PMON_VERDICT_NO,
+		     "needs hardware counters; reads fall back to read()");
+	else if (k->rdpmc_mode == 0)
+		setv(&out[PMON_VERDICT_RDPMC], PMON_VERDICT_NO,
+		     "the core PMU's rdpmc sysfs mode is 0: the kernel forbids it");
+	else
+		setv(&out[PMON_VERDICT_RDPMC], PMON_VERDICT_NO,
+		     "the mmapped cycles page says cap_user_rdpmc = 0");
+
+	if (hw)
+		setv(&out[PMON_VERDICT_SAMPLING], PMON_VERDICT_YES, "hardware and software events");
+	else if (k->sw_open_err == 0)
+		setv(&out[PMON_VERDICT_SAMPLING], PMON_VERDICT_PARTIAL,
+		     "software events only (cpu-clock, task-clock, page-faults)");
+	else
+		setv(&out[PMON_VERDICT_SAMPLING], PMON_VERDICT_NO, "no event opens here");
+
+	if (k->sw_open_err == 0)
+		setv(&out[PMON_VERDICT_SW], PMON_VERDICT_YES, "task-clock opens for this process");
+	else if (k->sw_open_err == -EACCES || k->sw_open_err == -EPERM)
+		setv(&out[PMON_VERDICT_SW], PMON_VERDICT_NO,
+		     "perf_event_paranoid = %d forbids perf_event_open", k->paranoid);
+	else
+		setv(&out[PMON_VERDICT_SW], PMON_VERDICT_NO, "task-clock does not open: %s",
+		     strerror(-k->sw_open_err));
+
+	if (k->has_tracepoints)
+		setv(&out[PMON_VERDICT_TRACE], PMON_VERDICT_YES, "the 'tracepoint' PMU exists%s",
+		     k->paranoid > -1 ? " (reading them needs root or CAP_PERFMON)" : "");
+	else
+		setv(&out[PMON_VERDICT_TRACE], PMON_VERDICT_NO,
+		     "no 'tracepoint' PMU in this kernel");
+}
+
 void pmon_verdicts(const struct pmon_cpu_info *ci, const struct pmon_kernel_info *k,
 		   const struct pmon_tsc_choice *tsc, struct pmon_verdict out[PMON_VERDICT__COUNT])
 {
 	bool live = k != NULL;
-	const char *hv = ci->id.hv_name ? ci->id.hv_name : "the hypervisor";
 	char counters[128];
-	bool hw = false;
 
 	describe_counters(&ci->pm, counters, sizeof(counters));
 	out[PMON_VERDICT_HW] =
@@ -105,77 +179,7 @@ void pmon_verdicts(const struct pmon_cpu_info *ci, const struct pmon_kernel_info
 		setv(&out[PMON_VERDICT_TRACE], PMON_VERDICT_NA,
 		     "depends on the kernel of that machine");
 	} else {
-		if (k->core_pmu[0] && k->hw_open_err == 0) {
-			hw = true;
-			setv(&out[PMON_VERDICT_HW], PMON_VERDICT_YES, "%s, through the '%s' PMU",
-			     counters, k->core_pmu);
-		} else if (k->core_pmu[0] &&
-			   (k->hw_open_err == -EACCES || k->hw_open_err == -EPERM)) {
-			setv(&out[PMON_VERDICT_HW], PMON_VERDICT_NO,
-			     "perf_event_paranoid = %d forbids counting cycles; run as root, grant "
-			     "CAP_PERFMON, or lower /proc/sys/kernel/perf_event_paranoid",
-			     k->paranoid);
-		} else if (k->core_pmu[0]) {
-			setv(&out[PMON_VERDICT_HW], PMON_VERDICT_NO,
-			     "the '%s' PMU exists but cycles does not open: %s", k->core_pmu,
-			     strerror(-k->hw_open_err));
-		} else if (ci->id.hypervisor) {
-			setv(&out[PMON_VERDICT_HW], PMON_VERDICT_NO,
-			     "%s exposes no PMU to this VM: the kernel registered no 'cpu' event "
-			     "source%s%s",
-			     hv,
-			     ci->pm.model == PMON_PERFMON_NONE
-				     ? "; CPUID agrees: "
-				     : " (CPUID still describes counters the VM cannot use)",
-			     ci->pm.model == PMON_PERFMON_NONE && ci->pm_none_why ? ci->pm_none_why
-										  : "");
-		} else {
-			setv(&out[PMON_VERDICT_HW], PMON_VERDICT_NO,
-			     "the kernel registered no 'cpu' event source (no perf support for "
-			     "this "
-			     "CPU in this kernel)");
-		}
-
-		if (hw && k->cap_user_rdpmc)
-			setv(&out[PMON_VERDICT_RDPMC], PMON_VERDICT_YES,
-			     "the mmapped cycles page says cap_user_rdpmc = 1 (pmc_width %u)",
-			     k->pmc_width);
-		else if (!hw)
-			setv(&out[PMON_VERDICT_RDPMC], PMON_VERDICT_NO,
-			     "needs hardware counters; reads fall back to read()");
-		else if (k->rdpmc_mode == 0)
-			setv(&out[PMON_VERDICT_RDPMC], PMON_VERDICT_NO,
-			     "the core PMU's rdpmc sysfs mode is 0: the kernel forbids it");
-		else
-			setv(&out[PMON_VERDICT_RDPMC], PMON_VERDICT_NO,
-			     "the mmapped cycles page says cap_user_rdpmc = 0");
-
-		if (hw)
-			setv(&out[PMON_VERDICT_SAMPLING], PMON_VERDICT_YES,
-			     "hardware and software events");
-		else if (k->sw_open_err == 0)
-			setv(&out[PMON_VERDICT_SAMPLING], PMON_VERDICT_PARTIAL,
-			     "software events only (cpu-clock, task-clock, page-faults)");
-		else
-			setv(&out[PMON_VERDICT_SAMPLING], PMON_VERDICT_NO, "no event opens here");
-
-		if (k->sw_open_err == 0)
-			setv(&out[PMON_VERDICT_SW], PMON_VERDICT_YES,
-			     "task-clock opens for this process");
-		else if (k->sw_open_err == -EACCES || k->sw_open_err == -EPERM)
-			setv(&out[PMON_VERDICT_SW], PMON_VERDICT_NO,
-			     "perf_event_paranoid = %d forbids perf_event_open", k->paranoid);
-		else
-			setv(&out[PMON_VERDICT_SW], PMON_VERDICT_NO, "task-clock does not open: %s",
-			     strerror(-k->sw_open_err));
-
-		if (k->has_tracepoints)
-			setv(&out[PMON_VERDICT_TRACE], PMON_VERDICT_YES,
-			     "the 'tracepoint' PMU exists%s",
-			     k->paranoid > -1 ? " (reading them needs root or CAP_PERFMON)" : "");
-		else
-			setv(&out[PMON_VERDICT_TRACE], PMON_VERDICT_NO,
-			     "no 'tracepoint' PMU in this kernel");
+		kernel_verdicts(ci, k, counters, out);
 	}
 
 	if (!ci->tsc.tsc)
