@@ -249,6 +249,10 @@ int cmd_serve(int argc, char **argv); /* in pmon-serve.so */
 #define CLI_MODULE_REPORT "pmon-ui-report.so"
 #define CLI_MODULE_ANNOTATE "pmon-ui-annotate.so"
 #define CLI_MODULE_SERVE "pmon-serve.so"
+/* pmon-ui-report.so's report of recording @path as plain rows, for
+ * simulate --compare (cli/cmd-report.c). Return: 0 or -errno, detail set. */
+struct pmon_sim_profile;
+int report_sim_profile(const char *path, struct pmon_sim_profile *out);
 /* Symbol @name of @module, loaded on first use; NULL with one line printed
  * naming @what and why. */
 void *cli_module_symbol(const char *module, const char *name, const char *what);

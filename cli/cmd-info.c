@@ -18,17 +18,6 @@
 #include "cli.h"
 #include <pmon/pmon.h>
 
-enum verdict_state { V_NO, V_YES, V_PARTIAL, V_NA };
-
-struct verdict {
-	const char *key; /* JSON key */
-	const char *label; /* text label */
-	enum verdict_state state;
-	char why[320];
-};
-
-enum { VD_HW, VD_RDPMC, VD_SAMPLING, VD_SW, VD_TRACE, VD_TSC, VD_RDT, VD__COUNT };
-
 struct info {
 	struct pmon_cpu_info ci;
 	bool live; /* facts of this machine (not a dump) */
@@ -38,192 +27,8 @@ struct info {
 	struct pmon_clock_res clocks[16];
 	size_t nclocks;
 	struct pmon_tsc_choice tsc; /* the figure used and what it was checked against */
-	struct verdict v[VD__COUNT];
+	struct pmon_verdict v[PMON_VERDICT__COUNT];
 };
-
-static void setv(struct verdict *v, enum verdict_state s, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void setv(struct verdict *v, enum verdict_state s, const char *fmt, ...)
-{
-	va_list ap;
-
-	v->state = s;
-	va_start(ap, fmt);
-	vsnprintf(v->why, sizeof(v->why), fmt, ap);
-	va_end(ap);
-}
-
-static const char *state_name(enum verdict_state s)
-{
-	switch (s) {
-	case V_YES:
-		return "yes";
-	case V_PARTIAL:
-		return "partial";
-	case V_NA:
-		return "n/a";
-	default:
-		return "no";
-	}
-}
-
-static void describe_counters(const struct pmon_perfmon *pm, char *buf, size_t len)
-{
-	if (pm->model == PMON_PERFMON_NONE) {
-		snprintf(buf, len, "none enumerated");
-		return;
-	}
-	int n = snprintf(buf, len, "%u general-purpose x %u bits", pm->gp_count, pm->gp_width);
-	if (n > 0 && (size_t)n < len && pm->fixed_count)
-		snprintf(buf + n, len - (size_t)n, ", %u fixed x %u bits", pm->fixed_count,
-			 pm->fixed_width);
-}
-
-static void compute_verdicts(struct info *in)
-{
-	const struct pmon_cpu_info *ci = &in->ci;
-	const struct pmon_kernel_info *k = &in->k;
-	const char *hv = ci->id.hv_name ? ci->id.hv_name : "the hypervisor";
-	char counters[128];
-	bool hw = false;
-
-	describe_counters(&ci->pm, counters, sizeof(counters));
-	for (int i = 0; i < VD__COUNT; i++)
-		in->v[i].state = V_NA;
-	in->v[VD_HW] = (struct verdict){ .key = "hardware_counters", .label = "hardware counters" };
-	in->v[VD_RDPMC] = (struct verdict){ .key = "user_rdpmc", .label = "user-space rdpmc" };
-	in->v[VD_SAMPLING] = (struct verdict){ .key = "sampling", .label = "sampling" };
-	in->v[VD_SW] = (struct verdict){ .key = "software_events", .label = "software events" };
-	in->v[VD_TRACE] = (struct verdict){ .key = "tracepoints", .label = "tracepoints" };
-	in->v[VD_TSC] = (struct verdict){ .key = "tsc_timing", .label = "TSC timing" };
-	in->v[VD_RDT] = (struct verdict){ .key = "rdt", .label = "RDT (CMT/MBM)" };
-
-	if (!in->live) {
-		/* Another machine's dump: only what CPUID can tell. */
-		if (ci->pm.model == PMON_PERFMON_NONE)
-			setv(&in->v[VD_HW], V_NO, "CPUID enumerates no counters: %s",
-			     ci->pm_none_why ? ci->pm_none_why : "no counter model");
-		else
-			setv(&in->v[VD_HW], V_YES, "per CPUID: %s%s%s", counters,
-			     ci->pm.fixed_assumed
-				     ? " (3 fixed: v2-v4 parts misreport CPUID.0AH:EDX[4:0]; "
-				       "Linux assumes 3 outside a VM)"
-				     : ci->pm.hybrid_pcore_extra
-				     ? " (P-core: CPUID.0AH's common subset + 2 GP, + 1 fixed, as "
-				       "Linux's cpu_core)"
-				     : "",
-			     ci->pm_hv_unverifiable ? "; CPUID cannot tell whether the hypervisor "
-						      "provides these counters"
-						    : "");
-		setv(&in->v[VD_RDPMC], V_NA, "depends on the kernel of that machine");
-		setv(&in->v[VD_SAMPLING], V_NA, "depends on the kernel of that machine");
-		setv(&in->v[VD_SW], V_NA, "depends on the kernel of that machine");
-		setv(&in->v[VD_TRACE], V_NA, "depends on the kernel of that machine");
-	} else {
-		if (k->core_pmu[0] && k->hw_open_err == 0) {
-			hw = true;
-			setv(&in->v[VD_HW], V_YES, "%s, through the '%s' PMU", counters,
-			     k->core_pmu);
-		} else if (k->core_pmu[0] &&
-			   (k->hw_open_err == -EACCES || k->hw_open_err == -EPERM)) {
-			setv(&in->v[VD_HW], V_NO,
-			     "perf_event_paranoid = %d forbids counting cycles; run as root, grant "
-			     "CAP_PERFMON, or lower /proc/sys/kernel/perf_event_paranoid",
-			     k->paranoid);
-		} else if (k->core_pmu[0]) {
-			setv(&in->v[VD_HW], V_NO,
-			     "the '%s' PMU exists but cycles does not open: %s", k->core_pmu,
-			     strerror(-k->hw_open_err));
-		} else if (ci->id.hypervisor) {
-			setv(&in->v[VD_HW], V_NO,
-			     "%s exposes no PMU to this VM: the kernel registered no 'cpu' event "
-			     "source%s%s",
-			     hv,
-			     ci->pm.model == PMON_PERFMON_NONE
-				     ? "; CPUID agrees: "
-				     : " (CPUID still describes counters the VM cannot use)",
-			     ci->pm.model == PMON_PERFMON_NONE && ci->pm_none_why ? ci->pm_none_why
-										  : "");
-		} else {
-			setv(&in->v[VD_HW], V_NO,
-			     "the kernel registered no 'cpu' event source (no perf support for "
-			     "this "
-			     "CPU in this kernel)");
-		}
-
-		if (hw && k->cap_user_rdpmc)
-			setv(&in->v[VD_RDPMC], V_YES,
-			     "the mmapped cycles page says cap_user_rdpmc = 1 (pmc_width %u)",
-			     k->pmc_width);
-		else if (!hw)
-			setv(&in->v[VD_RDPMC], V_NO,
-			     "needs hardware counters; reads fall back to read()");
-		else if (k->rdpmc_mode == 0)
-			setv(&in->v[VD_RDPMC], V_NO,
-			     "the core PMU's rdpmc sysfs mode is 0: the kernel forbids it");
-		else
-			setv(&in->v[VD_RDPMC], V_NO,
-			     "the mmapped cycles page says cap_user_rdpmc = 0");
-
-		if (hw)
-			setv(&in->v[VD_SAMPLING], V_YES, "hardware and software events");
-		else if (k->sw_open_err == 0)
-			setv(&in->v[VD_SAMPLING], V_PARTIAL,
-			     "software events only (cpu-clock, task-clock, page-faults)");
-		else
-			setv(&in->v[VD_SAMPLING], V_NO, "no event opens here");
-
-		if (k->sw_open_err == 0)
-			setv(&in->v[VD_SW], V_YES, "task-clock opens for this process");
-		else if (k->sw_open_err == -EACCES || k->sw_open_err == -EPERM)
-			setv(&in->v[VD_SW], V_NO,
-			     "perf_event_paranoid = %d forbids perf_event_open", k->paranoid);
-		else
-			setv(&in->v[VD_SW], V_NO, "task-clock does not open: %s",
-			     strerror(-k->sw_open_err));
-
-		if (k->has_tracepoints)
-			setv(&in->v[VD_TRACE], V_YES, "the 'tracepoint' PMU exists%s",
-			     k->paranoid > -1 ? " (reading them needs root or CAP_PERFMON)" : "");
-		else
-			setv(&in->v[VD_TRACE], V_NO, "no 'tracepoint' PMU in this kernel");
-	}
-
-	if (!ci->tsc.tsc)
-		setv(&in->v[VD_TSC], V_NO, "no TSC (CPUID.01H:EDX[4] = 0)");
-	else if (!ci->tsc.invariant)
-		setv(&in->v[VD_TSC], V_PARTIAL,
-		     "TSC present but not invariant (CPUID.80000007H:EDX[8] = 0): its rate may "
-		     "follow frequency changes");
-	else if (in->tsc.hz)
-		setv(&in->v[VD_TSC], V_YES, "invariant TSC at %.3f GHz (%s)",
-		     (double)in->tsc.hz / 1e9, pmon_tsc_source_name(in->tsc.source));
-	else
-		setv(&in->v[VD_TSC], V_YES, "invariant TSC; its frequency is not enumerated");
-
-	const struct pmon_rdt *r = &ci->rdt;
-	if (!r->pqm)
-		setv(&in->v[VD_RDT], V_NO, "CPUID.(07H,0):EBX[12] PQM = 0: no resource monitoring");
-	else if (r->mon_erratum_disabled)
-		setv(&in->v[VD_RDT], V_NO,
-		     "CPUID enumerates L3 monitoring, but Skylake-SP stepping %u <= 4 has "
-		     "CMT/MBM errata: Linux disables them (resctrl __check_quirks_intel)",
-		     ci->id.stepping);
-	else if (!r->l3 || !(r->occupancy || r->mbm_total || r->mbm_local))
-		setv(&in->v[VD_RDT], V_NO, "PQM = 1 but no L3 monitoring events are enumerated");
-	else if (!in->live)
-		setv(&in->v[VD_RDT], V_YES, "per CPUID: L3 %s%s%s",
-		     r->occupancy ? "occupancy " : "", r->mbm_total ? "total-bandwidth " : "",
-		     r->mbm_local ? "local-bandwidth" : "");
-	else if (in->k.resctrl_mounted && in->k.resctrl_l3_mon)
-		setv(&in->v[VD_RDT], V_YES, "resctrl mounted at %s with L3 monitoring",
-		     in->k.resctrl_path);
-	else
-		setv(&in->v[VD_RDT], V_PARTIAL,
-		     "the CPU has it; mount resctrl to use it: mount -t resctrl resctrl "
-		     "/sys/fs/resctrl");
-}
 
 /* ---- text ------------------------------------------------------------ */
 
@@ -563,10 +368,10 @@ static void print_text(FILE *f, const struct info *in)
 			    : "unknown");
 
 	fprintf(f, "\nVerdict\n");
-	for (int i = 0; i < VD__COUNT; i++)
-		fprintf(f, "  %-22s %-7s %s\n", in->v[i].label, state_name(in->v[i].state),
-			in->v[i].why);
-	if (in->live && in->v[VD_HW].state == V_NO)
+	for (int i = 0; i < PMON_VERDICT__COUNT; i++)
+		fprintf(f, "  %-22s %-7s %s\n", in->v[i].label,
+			pmon_verdict_state_name(in->v[i].state), in->v[i].why);
+	if (in->live && in->v[PMON_VERDICT_HW].state == PMON_VERDICT_NO)
 		fprintf(f,
 			"  -> without hardware counters, pmon still measures with software events, "
 			"tracepoints and TSC timing; simulation needs no PMU either.\n");
@@ -766,10 +571,11 @@ static json_t *json_info(const struct info *in)
 
 	json_kernel(in, root);
 	o = json_object();
-	for (int i = 0; i < VD__COUNT; i++)
+	for (int i = 0; i < PMON_VERDICT__COUNT; i++)
 		json_object_set_new(o, in->v[i].key,
-				    json_pack("{s:s, s:s}", "state", state_name(in->v[i].state),
-					      "why", in->v[i].why));
+				    json_pack("{s:s, s:s}", "state",
+					      pmon_verdict_state_name(in->v[i].state), "why",
+					      in->v[i].why));
 	json_object_set_new(root, "verdict", o);
 	return root;
 }
@@ -830,7 +636,7 @@ int cmd_info(int argc, char **argv)
 			cal_hz = 0;
 	}
 	pmon_tsc_choose(in->ci.tsc.hz, in->ci.tsc.source, cal_hz, spread, &in->tsc);
-	compute_verdicts(in);
+	pmon_verdicts(&in->ci, in->live ? &in->k : NULL, &in->tsc, in->v);
 
 	out = cli_open_output(outpath);
 	if (!out) {

@@ -117,6 +117,42 @@ static int print_entries(FILE *out, const struct pmon_report *r, enum pmon_repor
 	return CLI_OK;
 }
 
+/*
+ * pmon simulate --compare's view of a recording (the pmon executable
+ * reaches it through cli_module_symbol(), cli/pmon-ui.map): the report's
+ * rows by symbol as plain data, for lib/sim's join, which reads no
+ * recording itself. Return: 0, or pmon_report_read()'s error (detail set).
+ */
+int report_sim_profile(const char *path, struct pmon_sim_profile *out)
+{
+	struct pmon_report_opts ro = { .sz = sizeof(ro), .no_stacks = true };
+	struct pmon_report r;
+	int err = pmon_report_read(path, &ro, &r);
+
+	memset(out, 0, sizeof(*out));
+	if (err)
+		return err;
+	out->rows = calloc(r.n + 1, sizeof(*out->rows));
+	if (!out->rows) {
+		pmon_report_release(&r);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < r.nevents && i < 16; i++)
+		snprintf(out->events[i], sizeof(out->events[i]), "%s", r.events[i].name);
+	out->nevents = r.nevents < 16 ? r.nevents : 16;
+	for (size_t i = 0; i < r.n; i++) {
+		struct pmon_sim_profile_row *w = &out->rows[out->n++];
+		w->event = r.e[i].event;
+		snprintf(w->symbol, sizeof(w->symbol), "%s", r.e[i].symbol);
+		snprintf(w->dso, sizeof(w->dso), "%s", r.e[i].dso);
+		w->period = (double)r.e[i].period;
+	}
+	out->samples = r.samples;
+	snprintf(out->warning, sizeof(out->warning), "%s", r.warning);
+	pmon_report_release(&r);
+	return 0;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	static const char *const formats[] = { "text",	     "json",  "folded", "flamegraph",

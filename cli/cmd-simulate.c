@@ -126,56 +126,6 @@ static int print_stat(FILE *f, const struct runs *r, const unsigned *ev, size_t 
 	return CLI_OK;
 }
 
-/* The region runtime's own report of the simulated run (PMON_FORMAT=json,
- * one document per process, appended): pairs and each metric's total per
- * region name, summed over processes, as a JSON object
- * {name: {"pairs": N, "metrics": {metric: [total, unit]}}}. */
-static json_t *region_report(const char *path)
-{
-	json_t *by = json_object();
-	FILE *f = fopen(path, "re");
-	json_t *doc;
-
-	while (f && by && (doc = json_loadf(f, JSON_DISABLE_EOF_CHECK, NULL))) {
-		size_t i;
-		json_t *r;
-		json_array_foreach(json_object_get(doc, "regions"), i, r)
-		{
-			const char *name = json_string_value(json_object_get(r, "name"));
-			if (!name)
-				continue;
-			json_t *e = json_object_get(by, name);
-			if (!e) {
-				e = json_pack("{s:I, s:{}}", "pairs", (json_int_t)0, "metrics");
-				json_object_set_new(by, name, e);
-			}
-			json_int_t pairs = json_integer_value(json_object_get(e, "pairs"));
-			json_object_set_new(
-				e, "pairs",
-				json_integer(pairs +
-					     json_integer_value(json_object_get(r, "pairs"))));
-			size_t k;
-			json_t *m, *ms = json_object_get(e, "metrics");
-			json_array_foreach(json_object_get(r, "metrics"), k, m)
-			{
-				const char *mn = json_string_value(json_object_get(m, "name"));
-				const char *unit = json_string_value(json_object_get(m, "unit"));
-				if (!mn)
-					continue;
-				json_t *old = json_object_get(ms, mn);
-				double t = json_number_value(json_object_get(m, "total")) +
-					(old ? json_number_value(json_array_get(old, 0)) : 0);
-				json_object_set_new(ms, mn,
-						    json_pack("[f, s]", t, unit ? unit : ""));
-			}
-		}
-		json_decref(doc);
-	}
-	if (f)
-		fclose(f);
-	return by;
-}
-
 /* Per region: the simulated events, then the region runtime's own figures
  * (measured during the simulated run, so slowed down by the engine). */
 static int print_regions(FILE *f, const struct runs *r, const unsigned *ev, size_t nev,
@@ -199,7 +149,12 @@ static int print_regions(FILE *f, const struct runs *r, const unsigned *ev, size
 			  "or its libpmon was built without valgrind's <valgrind/callgrind.h>");
 		return CLI_FAIL;
 	}
-	json_t *real = region_report(report);
+	struct pmon_sim_region_figures *real;
+	size_t nreal;
+	if (pmon_sim__region_figures(report, &real, &nreal)) {
+		free(reg);
+		return CLI_FAIL;
+	}
 	if (!so->json)
 		fprintf(f,
 			"# simulated by callgrind inside regions only (%s); measured: the "
@@ -207,8 +162,9 @@ static int print_regions(FILE *f, const struct runs *r, const unsigned *ev, size
 			"%-24s %10s  %-34s %20s\n",
 			geom, "region", "pairs", "event", "total");
 	for (size_t i = 0; i < n; i++) {
-		json_t *rr = json_object_get(real, reg[i].name);
-		json_int_t pairs = json_integer_value(json_object_get(rr, "pairs"));
+		const struct pmon_sim_region_figures *rr =
+			pmon_sim_region_figures__find(real, nreal, reg[i].name);
+		json_int_t pairs = rr ? (json_int_t)rr->pairs : 0;
 		char num[40], pc[32];
 		snprintf(pc, sizeof(pc), "%lld", (long long)pairs);
 		for (size_t e = 0; e < nev; e++) {
@@ -226,12 +182,9 @@ static int print_regions(FILE *f, const struct runs *r, const unsigned *ev, size
 			fprintf(f, "%-24s %10s  %-34s %20s\n", e ? "" : reg[i].name,
 				e || reg[i].id < 0 ? "" : pc, tab[ev[e]].name, num);
 		}
-		const char *mn;
-		json_t *m;
-		json_object_foreach(json_object_get(rr, "metrics"), mn, m)
-		{
-			double t = json_number_value(json_array_get(m, 0));
-			const char *unit = json_string_value(json_array_get(m, 1));
+		for (size_t k = 0; rr && k < rr->nm; k++) {
+			const char *mn = rr->m[k].name, *unit = rr->m[k].unit;
+			double t = rr->m[k].total;
 			if (so->json) {
 				json_t *j = json_pack("{s:s, s:i, s:I, s:s, s:f, s:s, s:b}",
 						      "region", reg[i].name, "id", reg[i].id,
@@ -250,117 +203,59 @@ static int print_regions(FILE *f, const struct runs *r, const unsigned *ev, size
 	}
 	if (!so->json)
 		fputc('\n', f);
-	json_decref(real);
+	free(real);
 	free(reg);
 	return CLI_OK;
 }
 
-/* Run this pmon's report on @rec into @json (JSON). Return: CLI_OK or a code. */
-static int report_json(const char *rec, const char *json)
+/* Recording @rec's report as plain rows (the report module's
+ * report_sim_profile()). Return: CLI_OK or a code, said. */
+static int read_profile(const char *rec, struct pmon_sim_profile *p)
 {
-	char *argv[] = { "/proc/self/exe", "report", "-i",	   (char *)rec, "--format",
-			 "json",	   "-o",     (char *)json, NULL };
-	struct pmon_child ch = { .pid = -1, .go_fd = -1, .err_fd = -1 };
-	int status = 0;
+	int (*fn)(const char *, struct pmon_sim_profile *) =
+		(int (*)(const char *, struct pmon_sim_profile *))cli_module_symbol(
+			CLI_MODULE_REPORT, "report_sim_profile", "--compare");
+	int err;
 
-	if (pmon_child__fork(argv, &ch) || pmon_child__start(&ch)) {
-		if (ch.pid > 0)
-			pmon_child__wait(&ch, NULL, NULL);
-		cli_error("cannot run 'pmon report': %s", pmon_errdetail());
-		return CLI_FAIL;
+	memset(p, 0, sizeof(*p));
+	if (!fn)
+		return CLI_UNSUPPORTED;
+	if ((err = fn(rec, p))) {
+		cli_error("%s", pmon_errdetail()); /* as pmon report says it */
+		return err == -ENOENT || err == -PMON_ERRNO__PARSE ? CLI_USAGE : CLI_FAIL;
 	}
-	pmon_child__wait(&ch, &status, NULL);
-	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
-		/* 2: report's one line already names the file and what it is. */
-		if (!WIFEXITED(status) || WEXITSTATUS(status) != CLI_USAGE)
-			cli_error("--compare: 'pmon report -i %s' failed (its message is above)",
-				  rec);
-		return CLI_USAGE;
-	}
+	if (p->warning[0])
+		cli_warn("%s: %s", rec, p->warning);
 	return CLI_OK;
-}
-
-/* The per-function weights (period) of event @event in report JSON @doc,
- * user space only: valgrind simulates no kernel code (*@kernel gets the
- * kernel's part). Names point into @doc. Return: how many, or -1 without
- * memory. */
-static ssize_t weights_of(json_t *doc, const char *event, struct pmon_sim_weight **out,
-			  double *kernel)
-{
-	json_t *entries = json_object_get(doc, "entries"), *e;
-	size_t i, n = 0;
-	struct pmon_sim_weight *w = calloc(json_array_size(entries) + 1, sizeof(*w));
-
-	*out = w;
-	if (!w)
-		return -1;
-	json_array_foreach(entries, i, e)
-	{
-		const char *ev = json_string_value(json_object_get(e, "event"));
-		const char *sym = json_string_value(json_object_get(e, "symbol"));
-		const char *dso = json_string_value(json_object_get(e, "dso"));
-		double p = (double)json_integer_value(json_object_get(e, "period"));
-		if (!ev || !sym || strcmp(ev, event))
-			continue;
-		if (dso && !strncmp(dso, "[kernel", 7)) {
-			*kernel += p;
-			continue;
-		}
-		w[n++] = (struct pmon_sim_weight){ sym, p };
-	}
-	return (ssize_t)n;
 }
 
 struct compare {
 	const char *rec; /* --compare RECORDING */
-	json_t *measured; /* its report */
+	struct pmon_sim_profile measured; /* its report */
 	const char *mevent; /* the measured event compared */
 	int sim; /* its simulated counterpart */
 };
 
 /* Before the simulation: the recording's report, and which of its events
  * has a simulated counterpart (refused here, before the slow part). */
-static int compare_prepare(struct compare *c, const char *dir)
+static int compare_prepare(struct compare *c)
 {
-	char path[4200];
-	json_t *ev;
-	size_t i;
-
 	if (access(c->rec, R_OK)) {
 		cli_error("--compare '%s': %s", c->rec, strerror(errno));
 		return CLI_USAGE;
 	}
-	snprintf(path, sizeof(path), "%s/measured.json", dir);
-	int rc = report_json(c->rec, path);
+	int rc = read_profile(c->rec, &c->measured);
 	if (rc)
 		return rc;
-	c->measured = json_load_file(path, 0, NULL);
-	if (!c->measured) {
-		cli_error("--compare: cannot read the report of '%s'", c->rec);
-		return CLI_FAIL;
+	c->sim = pmon_sim_profile__counterpart(&c->measured, &c->mevent);
+	if (c->sim < 0) {
+		if (c->measured.nevents)
+			cli_error("--compare: %s", pmon_errdetail());
+		else
+			cli_error("--compare: '%s' holds no sampled event", c->rec);
+		return CLI_USAGE;
 	}
-	const char *first = NULL;
-	json_array_foreach(json_object_get(c->measured, "events"), i, ev)
-	{
-		const char *name = json_string_value(json_object_get(ev, "name"));
-		if (!name)
-			continue;
-		if (!first)
-			first = name;
-		int k = pmon_sim_event__counterpart(name);
-		if (k >= 0) {
-			c->mevent = name;
-			c->sim = k;
-			return CLI_OK;
-		}
-	}
-	if (first) {
-		pmon_sim_event__counterpart(first);
-		cli_error("--compare: %s", pmon_errdetail());
-	} else {
-		cli_error("--compare: '%s' holds no sampled event", c->rec);
-	}
-	return CLI_USAGE;
+	return CLI_OK;
 }
 
 /* The simulated misses --compare shows beside the compared pair. */
@@ -382,43 +277,30 @@ static const char *miss_label(const char *event)
 /* Function @fn's share of @m's total, in percent (0 where it has none). */
 static double miss_share(const struct miss *m, const char *fn)
 {
-	double w = 0;
-	for (size_t i = 0; i < m->n; i++)
-		if (!strcmp(m->w[i].name, fn))
-			w += m->w[i].w;
-	return m->total > 0 ? 100.0 * w / m->total : 0.0;
+	return pmon_sim_weights_share(m->w, m->n, m->total, fn);
 }
 
-static int compare_print(FILE *f, struct compare *c, const char *simrec, const char *dir,
-			 const struct stat_opts *so)
+static int compare_print(FILE *f, struct compare *c, const char *simrec, const struct stat_opts *so)
 {
 	const struct pmon_sim_event *tab;
-	char path[4200];
 	struct pmon_sim_weight *mw = NULL, *sw = NULL;
 	struct pmon_sim_cmp_row *r = NULL;
-	size_t n = 0;
+	struct pmon_sim_profile sim;
+	size_t n = 0, nm = 0, ns = 0;
 	int rc;
 
 	pmon_sim_events(&tab);
-	snprintf(path, sizeof(path), "%s/simulated.json", dir);
-	if ((rc = report_json(simrec, path)))
+	if ((rc = read_profile(simrec, &sim)))
 		return rc;
-	json_t *sim = json_load_file(path, 0, NULL);
-	if (!sim) {
-		cli_error("--compare: cannot read the report of '%s'", simrec);
-		return CLI_FAIL;
-	}
 	struct miss miss[NMISS] = { 0 };
 	size_t nmiss = 0;
-	double mk = 0, sk = 0, mt = 0;
-	ssize_t nm = weights_of(c->measured, c->mevent, &mw, &mk);
-	ssize_t ns = weights_of(sim, tab[c->sim].name, &sw, &sk);
-	for (ssize_t i = 0; i < nm; i++)
-		mt += mw[i].w;
+	double mk = 0, sk = 0;
 	rc = CLI_FAIL;
-	if (nm < 0 || ns < 0)
+	if (pmon_sim_profile__weights(&c->measured, c->mevent, &mw, &nm, &mk) ||
+	    pmon_sim_profile__weights(&sim, tab[c->sim].name, &sw, &ns, &sk))
 		goto out;
-	if (pmon_sim__compare(mw, (size_t)nm, sw, (size_t)ns, NULL, &r, &n)) {
+	double mt = pmon_sim_weights_total(mw, nm);
+	if (pmon_sim__compare(mw, nm, sw, ns, NULL, &r, &n)) {
 		cli_error("--compare: %s", pmon_errdetail());
 		goto out;
 	}
@@ -431,12 +313,9 @@ static int compare_print(FILE *f, struct compare *c, const char *simrec, const c
 		if (!strcmp(ms->name, tab[c->sim].name))
 			continue;
 		double k = 0;
-		ssize_t nw = weights_of(sim, ms->name, &ms->w, &k);
-		if (nw < 0)
+		if (pmon_sim_profile__weights(&sim, ms->name, &ms->w, &ms->n, &k))
 			goto out;
-		ms->n = (size_t)nw;
-		for (size_t i = 0; i < ms->n; i++)
-			ms->total += ms->w[i].w;
+		ms->total = pmon_sim_weights_total(ms->w, ms->n);
 		if (ms->total > 0)
 			nmiss++;
 		else
@@ -469,9 +348,8 @@ static int compare_print(FILE *f, struct compare *c, const char *simrec, const c
 		"# per function, the share of each in user space (measured by period; "
 		"%.1f%% of the measured was in the kernel, which is not simulated); << marks "
 		"the largest disagreements\n",
-		c->mevent, c->rec,
-		(long long)json_integer_value(json_object_get(c->measured, "samples")),
-		tab[c->sim].name, mk + mt > 0 ? 100.0 * mk / (mk + mt) : 0.0);
+		c->mevent, c->rec, (long long)c->measured.samples, tab[c->sim].name,
+		mk + mt > 0 ? 100.0 * mk / (mk + mt) : 0.0);
 	if (!strcmp(tab[c->sim].name, "sim/instructions/") && !strstr(c->mevent, "instructions"))
 		fprintf(f,
 			"# time against instructions: a function's measured share over its "
@@ -499,7 +377,7 @@ out:
 	free(r);
 	free(mw);
 	free(sw);
-	json_decref(sim);
+	pmon_sim_profile_release(&sim);
 	return rc;
 }
 
@@ -874,7 +752,7 @@ int sim_run(const struct sim_req *q)
 		goto out_file;
 	}
 	if (cmp.rec) {
-		if ((rc = compare_prepare(&cmp, dir)))
+		if ((rc = compare_prepare(&cmp)))
 			goto out_dir;
 		add_counterpart(q, &cmp, ev, &nev, &branch);
 	}
@@ -930,7 +808,7 @@ int sim_run(const struct sim_req *q)
 	if (rc == CLI_OK && (!q->stat || q->out || cmp.rec))
 		rc = write_recording(q, &runs, ev, nev, cmdline, simrec);
 	if (rc == CLI_OK && cmp.rec)
-		rc = compare_print(stdout, &cmp, simrec, dir, &so);
+		rc = compare_print(stdout, &cmp, simrec, &so);
 	if (rc == CLI_OK && q->mca) {
 		char cwd[4096];
 		rc = mca_print(stdout, q, mcpu, mcpu_from, &runs, dir, getcwd(cwd, sizeof(cwd)));
@@ -939,7 +817,7 @@ int sim_run(const struct sim_req *q)
 		rc = exit_status(q, status, run.signal);
 	pmon_sim_run_release(&run);
 out_dir:
-	json_decref(cmp.measured);
+	pmon_sim_profile_release(&cmp.measured);
 	if (!q->keep)
 		remove_dir(dir);
 out_file:

@@ -105,6 +105,51 @@ PMON_API int pmon_kernel_pmu_cpus(const char *sysfs_root, const char *pmu, long 
 /** pmon_kernel_has_core_pmu() - pmon_kernel_core_pmus() > 0. */
 PMON_API bool pmon_kernel_has_core_pmu(const char *sysfs_root);
 
+/* ---- verdicts: what this machine can count, and why not (pmon info) ---- */
+
+enum pmon_verdict_state {
+	PMON_VERDICT_NO = 0,
+	PMON_VERDICT_YES,
+	PMON_VERDICT_PARTIAL, /* some of it: software events only, RDT not mounted */
+	PMON_VERDICT_NA, /* cannot be told (another machine's dump) */
+};
+
+/* The capabilities judged, in pmon info's order. */
+enum pmon_verdict_kind {
+	PMON_VERDICT_HW, /* hardware counters */
+	PMON_VERDICT_RDPMC, /* user-space rdpmc */
+	PMON_VERDICT_SAMPLING,
+	PMON_VERDICT_SW, /* software events */
+	PMON_VERDICT_TRACE, /* tracepoints */
+	PMON_VERDICT_TSC, /* TSC timing */
+	PMON_VERDICT_RDT, /* CMT/MBM */
+	PMON_VERDICT__COUNT
+};
+
+struct pmon_verdict {
+	const char *key; /* a stable name: "hardware_counters", "user_rdpmc"... */
+	const char *label; /* in words: "hardware counters" */
+	enum pmon_verdict_state state;
+	char why[320]; /* the reason, with the fix where one exists */
+};
+
+/** pmon_verdict_state_name() - "yes", "no", "partial" or "n/a". */
+PMON_API const char *pmon_verdict_state_name(enum pmon_verdict_state s);
+
+struct pmon_cpu_info;
+struct pmon_tsc_choice;
+
+/**
+ * pmon_verdicts() - each capability of enum pmon_verdict_kind judged from
+ * CPUID's facts @ci (pmon_cpu_decode()), the kernel's @k (pmon_kernel_probe()
+ * of this machine; NULL when @ci is another machine's dump: then only what
+ * CPUID tells) and the TSC figure @tsc (pmon_tsc_choose()), into @out
+ * indexed by the kind. Pure; thread-safe.
+ */
+PMON_API void pmon_verdicts(const struct pmon_cpu_info *ci, const struct pmon_kernel_info *k,
+			    const struct pmon_tsc_choice *tsc,
+			    struct pmon_verdict out[PMON_VERDICT__COUNT]);
+
 #ifdef __cplusplus
 }
 #endif

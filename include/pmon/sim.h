@@ -175,6 +175,36 @@ struct pmon_sim_region {
 PMON_API int pmon_sim__regions(struct pmon_callgrind *const *cg, size_t ncg, const unsigned *events,
 			       size_t nevents, struct pmon_sim_region **out, size_t *n);
 
+/* One figure the region runtime measured itself during a simulated run. */
+struct pmon_sim_region_metric {
+	char name[64]; /* "tsc", "task-clock"... */
+	char unit[32];
+	double total; /* summed over processes */
+};
+
+/* The region runtime's own report of a region, summed over processes. */
+struct pmon_sim_region_figures {
+	char name[64];
+	uint64_t pairs; /* begin/end pairs */
+	struct pmon_sim_region_metric m[32]; /* in the report's order; more are left out */
+	size_t nm;
+};
+
+/**
+ * pmon_sim__region_figures() - the region runtime's reports at @path
+ * (PMON_FORMAT=json, one document per process, appended: the
+ * regions_report of pmon_sim_run_opts) summed per region name, in order of
+ * first appearance. A missing file, or one that stops parsing, gives what
+ * was read up to there.
+ * Return: 0 with *@out (free() it) and *@n; -ENOMEM.
+ */
+PMON_API int pmon_sim__region_figures(const char *path, struct pmon_sim_region_figures **out,
+				      size_t *n);
+
+/** pmon_sim_region_figures__find() - region @name in @f (@n), or NULL. Pure. */
+PMON_API const struct pmon_sim_region_figures *
+pmon_sim_region_figures__find(const struct pmon_sim_region_figures *f, size_t n, const char *name);
+
 /* ---- measured against simulated (pmon simulate --compare) ---------- */
 
 /**
@@ -218,6 +248,60 @@ PMON_API int pmon_sim__compare(const struct pmon_sim_weight *m, size_t nm,
 			       const struct pmon_sim_weight *s, size_t ns,
 			       const struct pmon_sim_cmp_opts *o, struct pmon_sim_cmp_row **out,
 			       size_t *n);
+
+/*
+ * A recording's per-symbol rows as plain data: what --compare needs of a
+ * report, filled by whoever reads recordings (the report library, through
+ * the pmon executable's report module). lib/sim reads no recording itself.
+ */
+struct pmon_sim_profile_row {
+	unsigned event; /* index into pmon_sim_profile.events */
+	char symbol[256];
+	char dso[256]; /* "[kernel.kallsyms]" and the like: kernel code */
+	double period; /* the events the samples stand for */
+};
+
+struct pmon_sim_profile {
+	char events[16][64]; /* the sampled events, in the recording's order */
+	size_t nevents;
+	uint64_t samples; /* all samples */
+	struct pmon_sim_profile_row *rows; /* malloc()ed */
+	size_t n;
+	char warning[256]; /* a damaged file's note, "" when none */
+};
+
+/** pmon_sim_profile_release() - free @p's rows (NULL accepted). */
+PMON_API void pmon_sim_profile_release(struct pmon_sim_profile *p);
+
+/**
+ * pmon_sim_profile__counterpart() - the first event of @p that has a
+ * simulated counterpart (pmon_sim_event__counterpart()).
+ * Return: its counterpart's index in pmon_sim_events(), with *@measured
+ * its name in @p; -PMON_ERRNO__EVENT_UNKNOWN (detail: the first event, or
+ * that @p holds none). Pure.
+ */
+PMON_API int pmon_sim_profile__counterpart(const struct pmon_sim_profile *p, const char **measured);
+
+/**
+ * pmon_sim_profile__weights() - the per-function weights (period) of
+ * event @event in @p, user space only: valgrind simulates no kernel code,
+ * so the kernel's part goes to *@kernel (added to) instead. Names point
+ * into @p.
+ * Return: 0 with *@out (free() it, non-NULL even when *@n is 0); -ENOMEM.
+ */
+PMON_API int pmon_sim_profile__weights(const struct pmon_sim_profile *p, const char *event,
+				       struct pmon_sim_weight **out, size_t *n, double *kernel);
+
+/* The total of @n weights @w. Pure. */
+PMON_API double pmon_sim_weights_total(const struct pmon_sim_weight *w, size_t n);
+
+/**
+ * pmon_sim_weights_share() - name @name's share of @w (@n weights whose
+ * total is @total), in percent; 0 where it has none or @total is not
+ * positive. Pure.
+ */
+PMON_API double pmon_sim_weights_share(const struct pmon_sim_weight *w, size_t n, double total,
+				       const char *name);
 
 /* ---- the pipeline view of a hot block (pmon simulate --mca) -------- */
 

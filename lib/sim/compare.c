@@ -163,3 +163,72 @@ int pmon_sim__compare(const struct pmon_sim_weight *m, size_t nm, const struct p
 	*n = k;
 	return 0;
 }
+
+void pmon_sim_profile_release(struct pmon_sim_profile *p)
+{
+	if (!p)
+		return;
+	free(p->rows);
+	p->rows = NULL;
+	p->n = 0;
+}
+
+int pmon_sim_profile__counterpart(const struct pmon_sim_profile *p, const char **measured)
+{
+	*measured = NULL;
+	for (size_t i = 0; i < p->nevents; i++) {
+		int k = pmon_sim_event__counterpart(p->events[i]);
+		if (k >= 0) {
+			*measured = p->events[i];
+			return k;
+		}
+	}
+	if (p->nevents) /* the first one's detail names it */
+		return pmon_sim_event__counterpart(p->events[0]);
+	return pmon__err(-PMON_ERRNO__EVENT_UNKNOWN, "the recording holds no sampled event");
+}
+
+int pmon_sim_profile__weights(const struct pmon_sim_profile *p, const char *event,
+			      struct pmon_sim_weight **out, size_t *n, double *kernel)
+{
+	struct pmon_sim_weight *w = calloc(p->n + 1, sizeof(*w));
+	size_t k = 0;
+
+	*out = w;
+	*n = 0;
+	if (!w)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->n; i++) {
+		const struct pmon_sim_profile_row *r = &p->rows[i];
+		if (r->event >= p->nevents || strcmp(p->events[r->event], event))
+			continue;
+		/* perf's and pmon's names of kernel maps: [kernel.kallsyms], [kernel] */
+		if (!strncmp(r->dso, "[kernel", 7)) {
+			*kernel += r->period;
+			continue;
+		}
+		w[k++] = (struct pmon_sim_weight){ r->symbol, r->period };
+	}
+	*n = k;
+	return 0;
+}
+
+double pmon_sim_weights_total(const struct pmon_sim_weight *w, size_t n)
+{
+	double t = 0;
+
+	for (size_t i = 0; i < n; i++)
+		t += w[i].w;
+	return t;
+}
+
+double pmon_sim_weights_share(const struct pmon_sim_weight *w, size_t n, double total,
+			      const char *name)
+{
+	double s = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(w[i].name, name))
+			s += w[i].w;
+	return total > 0 ? 100.0 * s / total : 0.0;
+}

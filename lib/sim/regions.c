@@ -9,8 +9,12 @@
  * its region and sums. Pure: it reads parsed runs only.
  */
 #include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <jansson.h>
 
 #include "internal.h"
 #include <pmon/sim.h>
@@ -137,5 +141,87 @@ int pmon_sim__regions(struct pmon_callgrind *const *cg, size_t ncg, const unsign
 	return 0;
 fail:
 	free(r);
+	return err;
+}
+
+const struct pmon_sim_region_figures *
+pmon_sim_region_figures__find(const struct pmon_sim_region_figures *f, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(f[i].name, name))
+			return &f[i];
+	return NULL;
+}
+
+/* Add document @doc's regions to @f. Return: 0 or -ENOMEM. */
+static int add_report(json_t *doc, struct pmon_sim_region_figures **f, size_t *n, size_t *cap)
+{
+	size_t i, k;
+	json_t *r, *m;
+
+	json_array_foreach(json_object_get(doc, "regions"), i, r)
+	{
+		const char *name = json_string_value(json_object_get(r, "name"));
+		if (!name)
+			continue;
+		struct pmon_sim_region_figures *e =
+			(struct pmon_sim_region_figures *)pmon_sim_region_figures__find(*f, *n,
+											name);
+		if (!e) {
+			if (*n == *cap) {
+				size_t c = *cap ? *cap * 2 : 8;
+				void *p = c > SIZE_MAX / sizeof(**f) ? NULL
+								     : realloc(*f, c * sizeof(**f));
+				if (!p)
+					return -ENOMEM;
+				*f = p;
+				*cap = c;
+			}
+			e = &(*f)[(*n)++];
+			memset(e, 0, sizeof(*e));
+			pmon__strlcpy(e->name, name, sizeof(e->name));
+		}
+		e->pairs += (uint64_t)json_integer_value(json_object_get(r, "pairs"));
+		json_array_foreach(json_object_get(r, "metrics"), k, m)
+		{
+			const char *mn = json_string_value(json_object_get(m, "name"));
+			const char *unit = json_string_value(json_object_get(m, "unit"));
+			size_t j = 0;
+			if (!mn)
+				continue;
+			while (j < e->nm && strcmp(e->m[j].name, mn))
+				j++;
+			if (j == e->nm) {
+				if (e->nm == sizeof(e->m) / sizeof(e->m[0]))
+					continue;
+				pmon__strlcpy(e->m[e->nm++].name, mn, sizeof(e->m[0].name));
+			}
+			e->m[j].total += json_number_value(json_object_get(m, "total"));
+			pmon__strlcpy(e->m[j].unit, unit ? unit : "", sizeof(e->m[j].unit));
+		}
+	}
+	return 0;
+}
+
+int pmon_sim__region_figures(const char *path, struct pmon_sim_region_figures **out, size_t *n)
+{
+	FILE *f = fopen(path, "re");
+	size_t cap = 0;
+	json_t *doc;
+	int err = 0;
+
+	*out = NULL;
+	*n = 0;
+	while (f && !err && (doc = json_loadf(f, JSON_DISABLE_EOF_CHECK, NULL))) {
+		err = add_report(doc, out, n, &cap);
+		json_decref(doc);
+	}
+	if (f)
+		fclose(f);
+	if (err) {
+		free(*out);
+		*out = NULL;
+		*n = 0;
+	}
 	return err;
 }

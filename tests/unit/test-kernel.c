@@ -212,6 +212,49 @@ static void test_kernel__ksyms(void **state)
 	assert_int_equal(pmon__ksyms_load("/nonexistent/kallsyms", &k), -ENOENT);
 }
 
+/* The verdicts from synthetic facts: a VM without a PMU (software events
+ * only), the same CPU as a dump (the kernel's part cannot be told), and a
+ * paranoid setting that forbids counting. */
+static void test_kernel__verdicts(void **state)
+{
+	struct pmon_cpu_info ci = { 0 };
+	struct pmon_kernel_info k = { 0 };
+	struct pmon_tsc_choice tsc = { 0 };
+	struct pmon_verdict v[PMON_VERDICT__COUNT];
+	(void)state;
+
+	ci.id.hypervisor = true;
+	ci.id.hv_name = "KVM";
+	ci.tsc.tsc = true;
+	k.paranoid = 2;
+	k.has_tracepoints = true;
+	pmon_verdicts(&ci, &k, &tsc, v);
+	assert_string_equal(v[PMON_VERDICT_HW].key, "hardware_counters");
+	assert_int_equal(v[PMON_VERDICT_HW].state, PMON_VERDICT_NO);
+	assert_non_null(strstr(v[PMON_VERDICT_HW].why, "KVM exposes no PMU to this VM"));
+	assert_int_equal(v[PMON_VERDICT_SAMPLING].state, PMON_VERDICT_PARTIAL);
+	assert_int_equal(v[PMON_VERDICT_SW].state, PMON_VERDICT_YES);
+	assert_int_equal(v[PMON_VERDICT_TRACE].state, PMON_VERDICT_YES);
+	assert_int_equal(v[PMON_VERDICT_TSC].state, PMON_VERDICT_PARTIAL);
+	assert_int_equal(v[PMON_VERDICT_RDT].state, PMON_VERDICT_NO);
+	assert_string_equal(pmon_verdict_state_name(v[PMON_VERDICT_TSC].state), "partial");
+
+	pmon_verdicts(&ci, NULL, &tsc, v);
+	assert_int_equal(v[PMON_VERDICT_HW].state, PMON_VERDICT_NO);
+	assert_int_equal(v[PMON_VERDICT_RDPMC].state, PMON_VERDICT_NA);
+	assert_string_equal(v[PMON_VERDICT_SW].why, "depends on the kernel of that machine");
+	assert_string_equal(pmon_verdict_state_name(PMON_VERDICT_NA), "n/a");
+
+	snprintf(k.core_pmu, sizeof(k.core_pmu), "cpu");
+	k.hw_open_err = -EACCES;
+	k.sw_open_err = -EACCES;
+	pmon_verdicts(&ci, &k, &tsc, v);
+	assert_int_equal(v[PMON_VERDICT_HW].state, PMON_VERDICT_NO);
+	assert_non_null(strstr(v[PMON_VERDICT_HW].why, "perf_event_paranoid = 2"));
+	assert_int_equal(v[PMON_VERDICT_SAMPLING].state, PMON_VERDICT_NO);
+	assert_int_equal(v[PMON_VERDICT_SW].state, PMON_VERDICT_NO);
+}
+
 static void test_kernel__real(void **state)
 {
 	struct pmon_kernel_info k;
@@ -235,9 +278,8 @@ static void test_kernel__real(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_kernel__fake_tree),
-		cmocka_unit_test(test_kernel__pmu_cpus),
-		cmocka_unit_test(test_kernel__ksyms),
+		cmocka_unit_test(test_kernel__fake_tree), cmocka_unit_test(test_kernel__verdicts),
+		cmocka_unit_test(test_kernel__pmu_cpus),  cmocka_unit_test(test_kernel__ksyms),
 		cmocka_unit_test(test_kernel__real),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

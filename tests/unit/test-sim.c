@@ -561,6 +561,94 @@ static void test_sim__compare(void **state)
 	assert_null(r);
 }
 
+/* A report as plain rows: the counterpart is the first event that has one,
+ * an event's weights leave the kernel's part aside, shares are of a total. */
+static void test_sim__profile(void **state)
+{
+	struct pmon_sim_profile_row rows[] = {
+		{ 1, "spin", "wl", 900 },
+		{ 1, "main", "wl", 50 },
+		{ 1, "clear_page", "[kernel.kallsyms]", 50 },
+		{ 0, "spin", "wl", 7 },
+		{ 1, "main", "libc.so.6", 25 },
+	};
+	struct pmon_sim_profile p = {
+		.events = { "page-faults", "cpu-clock" }, .nevents = 2, .rows = rows, .n = 5
+	};
+	const struct pmon_sim_event *tab;
+	struct pmon_sim_weight *w;
+	const char *ev;
+	size_t n;
+	double kernel = 0;
+	(void)state;
+
+	pmon_sim_events(&tab);
+	int k = pmon_sim_profile__counterpart(&p, &ev);
+	assert_true(k >= 0);
+	assert_string_equal(ev, "cpu-clock");
+	assert_string_equal(tab[k].name, "sim/instructions/");
+	assert_int_equal(pmon_sim_profile__weights(&p, "cpu-clock", &w, &n, &kernel), 0);
+	assert_int_equal(n, 3);
+	assert_true(fabs(kernel - 50) < 1e-9);
+	assert_true(fabs(pmon_sim_weights_total(w, n) - 975) < 1e-9);
+	assert_true(fabs(pmon_sim_weights_share(w, n, 975, "main") - 100.0 * 75 / 975) < 1e-9);
+	assert_true(pmon_sim_weights_share(w, n, 975, "clear_page") == 0);
+	assert_true(pmon_sim_weights_share(w, n, 0, "spin") == 0);
+	free(w);
+	assert_int_equal(pmon_sim_profile__weights(&p, "cycles", &w, &n, &kernel), 0);
+	assert_int_equal(n, 0);
+	assert_non_null(w);
+	free(w);
+	/* no event with a counterpart: the first one is named; none at all */
+	p.nevents = 1;
+	assert_int_equal(pmon_sim_profile__counterpart(&p, &ev), -PMON_ERRNO__EVENT_UNKNOWN);
+	assert_non_null(strstr(pmon_errdetail(), "'page-faults' has no simulated counterpart"));
+	assert_null(ev);
+	p.nevents = 0;
+	assert_int_equal(pmon_sim_profile__counterpart(&p, &ev), -PMON_ERRNO__EVENT_UNKNOWN);
+	assert_non_null(strstr(pmon_errdetail(), "no sampled event"));
+	pmon_sim_profile_release(NULL);
+}
+
+/* Two processes' region reports appended: pairs and totals sum by name,
+ * in order of first appearance; a missing file gives none. */
+static void test_sim__region_figures(void **state)
+{
+	char path[] = "/tmp/pmon-test-regions-XXXXXX";
+	int fd = mkstemp(path);
+	const char doc[] = "{\"regions\": [{\"name\": \"a\", \"pairs\": 2, \"metrics\": "
+			   "[{\"name\": \"tsc\", \"unit\": \"ticks\", \"total\": 10.5}]},"
+			   " {\"name\": \"b\", \"pairs\": 1, \"metrics\": []}]}\n"
+			   "{\"regions\": [{\"name\": \"a\", \"pairs\": 3, \"metrics\": "
+			   "[{\"name\": \"tsc\", \"unit\": \"ticks\", \"total\": 1.5},"
+			   " {\"name\": \"task-clock\", \"unit\": \"ns\", \"total\": 7}]}]}\n";
+	struct pmon_sim_region_figures *f;
+	size_t n;
+	(void)state;
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, doc, sizeof(doc) - 1), (ssize_t)sizeof(doc) - 1);
+	close(fd);
+	assert_int_equal(pmon_sim__region_figures(path, &f, &n), 0);
+	unlink(path);
+	assert_int_equal(n, 2);
+	const struct pmon_sim_region_figures *a = pmon_sim_region_figures__find(f, n, "a");
+	assert_non_null(a);
+	assert_int_equal(a->pairs, 5);
+	assert_int_equal(a->nm, 2);
+	assert_string_equal(a->m[0].name, "tsc");
+	assert_string_equal(a->m[0].unit, "ticks");
+	assert_true(fabs(a->m[0].total - 12.0) < 1e-9);
+	assert_string_equal(a->m[1].name, "task-clock");
+	assert_string_equal(f[1].name, "b");
+	assert_int_equal(f[1].pairs, 1);
+	assert_null(pmon_sim_region_figures__find(f, n, "c"));
+	free(f);
+	assert_int_equal(pmon_sim__region_figures(path, &f, &n), 0);
+	assert_int_equal(n, 0);
+	free(f);
+}
+
 /* The loop of "chain" (8 adds, dec, jne) ran 1000 times, its set-up and
  * return once; another function's instructions and another object's "chain"
  * are not its. */
@@ -1234,6 +1322,8 @@ int main(void)
 		cmocka_unit_test(test_sim__regions),
 		cmocka_unit_test(test_sim__counterpart),
 		cmocka_unit_test(test_sim__compare),
+		cmocka_unit_test(test_sim__profile),
+		cmocka_unit_test(test_sim__region_figures),
 		cmocka_unit_test(test_sim__hot_block),
 		cmocka_unit_test(test_sim__hot_range),
 		cmocka_unit_test(test_sim__mcpu),
