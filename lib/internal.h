@@ -229,4 +229,17 @@ int pmon__spawn_wait(pid_t pid, int *status, double timeout_s);
 
 #pragma GCC visibility pop
 
+/* The one logged MSR write (lib/msr/msr.c), used by the MSR counting
+ * backend and rdt --msr: each write is recorded (what pmon changed, shown
+ * and restored from), then done. With @max > 0 the log keeps the most
+ * recent: past @max entries the oldest are dropped down to @max / 4, and
+ * counted in @dropped. */
+struct pmon_msr_write_rec;
+struct pmon__msr_log {
+	struct pmon_msr_write_rec *rec;
+	size_t n, cap, dropped, max;
+};
+int pmon__msr_log_write(struct pmon__msr_log *log, const char *device, int cpu, uint32_t addr,
+			uint64_t v, bool restore);
+
 #endif

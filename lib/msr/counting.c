@@ -90,23 +90,13 @@ struct pmon_msr_counting {
 	bool programmed, restored;
 	bool nmi_watchdog; /* the kernel's watchdog counts: named in a collision */
 	char *lost[MAX_EV]; /* event i not counted: why (NULL: counted) */
-	struct pmon_msr_write_rec *log;
-	size_t nlog, caplog;
+	struct pmon__msr_log log; /* every write, kept whole */
 	char *state_file; /* NULL: none kept */
 };
 
 static int wr(struct pmon_msr_counting *m, int cpu, uint32_t addr, uint64_t v, bool restore)
 {
-	if (m->nlog == m->caplog) {
-		size_t cap = m->caplog ? m->caplog * 2 : 64;
-		struct pmon_msr_write_rec *l = realloc(m->log, cap * sizeof(*l));
-		if (!l)
-			return -ENOMEM;
-		m->log = l;
-		m->caplog = cap;
-	}
-	m->log[m->nlog++] = (struct pmon_msr_write_rec){ cpu, addr, v, restore };
-	return pmon_msr_write(m->device, cpu, addr, v);
+	return pmon__msr_log_write(&m->log, m->device, cpu, addr, v, restore);
 }
 
 static int write_state(const struct pmon_msr_counting *m);
@@ -198,7 +188,7 @@ void pmon_msr_counting__free(struct pmon_msr_counting *m)
 	for (size_t i = 0; i < MAX_EV; i++)
 		free(m->lost[i]);
 	free(m->cpus);
-	free(m->log);
+	free(m->log.rec);
 	free(m->state_file);
 	free(m);
 }
@@ -764,15 +754,9 @@ int pmon_msr_state__restore(const char *path, struct pmon_msr_write_rec **writes
 					  pid);
 			break;
 		}
-		if (nlog == cap) {
-			size_t c2 = cap ? cap * 2 : 32;
-			struct pmon_msr_write_rec *l = realloc(log, c2 * sizeof(*l));
-			if (!l) {
-				first = -ENOMEM;
-				break;
-			}
-			log = l;
-			cap = c2;
+		if (PMON_GROW(&log, &cap, nlog + 1)) {
+			first = -ENOMEM;
+			break;
 		}
 		log[nlog++] = (struct pmon_msr_write_rec){ cpu, (uint32_t)a, v, true };
 	}
@@ -794,6 +778,6 @@ int pmon_msr_state__restore(const char *path, struct pmon_msr_write_rec **writes
 const struct pmon_msr_write_rec *pmon_msr_counting__writes(const struct pmon_msr_counting *m,
 							   size_t *n)
 {
-	*n = m->nlog;
-	return m->log;
+	*n = m->log.n;
+	return m->log.rec;
 }

@@ -446,3 +446,18 @@ int pmon_msr_write(const char *device, int cpu, uint32_t addr, uint64_t value)
 	return pmon__err(n < 0 ? -errno : -EIO, "writing MSR %#" PRIx32 " to %s: %s", addr, path,
 			 n < 0 ? strerror(errno) : "short write");
 }
+
+int pmon__msr_log_write(struct pmon__msr_log *log, const char *device, int cpu, uint32_t addr,
+			uint64_t v, bool restore)
+{
+	if (log->max && log->n >= log->max) {
+		size_t keep = log->max / 4;
+		memmove(log->rec, log->rec + (log->n - keep), keep * sizeof(*log->rec));
+		log->dropped += log->n - keep;
+		log->n = keep;
+	}
+	if (PMON_GROW(&log->rec, &log->cap, log->n + 1))
+		return pmon__err(-ENOMEM, "out of memory for the MSR write log");
+	log->rec[log->n++] = (struct pmon_msr_write_rec){ cpu, addr, v, restore };
+	return pmon_msr_write(device, cpu, addr, v);
+}

@@ -61,13 +61,9 @@ struct pmon_rdt_msr {
 	char *state_file; /* NULL: none kept */
 	/* The writes, most recent last; a long run's event-select writes (one
 	 * per event, node and domain each second) are dropped from the front
-	 * past LOG_MAX, keeping the last LOG_KEEP. */
-	struct pmon_msr_write_rec *log;
-	size_t nlog, caplog, dropped;
+	 * past 4096, keeping the last 1024. */
+	struct pmon__msr_log log;
 };
-
-#define LOG_MAX 4096
-#define LOG_KEEP 1024
 
 uint64_t pmon_rdt_mbm_delta(uint64_t prev, uint64_t cur, unsigned width, uint32_t upscale)
 {
@@ -78,21 +74,7 @@ uint64_t pmon_rdt_mbm_delta(uint64_t prev, uint64_t cur, unsigned width, uint32_
 
 static int wr(struct pmon_rdt_msr *m, int cpu, uint32_t addr, uint64_t v, bool restore)
 {
-	if (m->nlog == LOG_MAX) {
-		memmove(m->log, m->log + (LOG_MAX - LOG_KEEP), LOG_KEEP * sizeof(*m->log));
-		m->dropped += LOG_MAX - LOG_KEEP;
-		m->nlog = LOG_KEEP;
-	}
-	if (m->nlog == m->caplog) {
-		size_t cap = m->caplog ? m->caplog * 2 : 32;
-		struct pmon_msr_write_rec *l = realloc(m->log, cap * sizeof(*l));
-		if (!l)
-			return pmon__err(-ENOMEM, "out of memory for the MSR write log");
-		m->log = l;
-		m->caplog = cap;
-	}
-	m->log[m->nlog++] = (struct pmon_msr_write_rec){ cpu, addr, v, restore };
-	return pmon_msr_write(m->device, cpu, addr, v);
+	return pmon__msr_log_write(&m->log, m->device, cpu, addr, v, restore);
 }
 
 void pmon_rdt_msr__free(struct pmon_rdt_msr *m)
@@ -102,7 +84,7 @@ void pmon_rdt_msr__free(struct pmon_rdt_msr *m)
 	free(m->cpus);
 	free(m->saved_pqr);
 	free(m->state_file);
-	free(m->log);
+	free(m->log.rec);
 	free(m);
 }
 
@@ -341,6 +323,7 @@ static int rdt_msr_start(const char *device, const struct pmon_cpu_info *ci, con
 	}
 	memcpy(m->cpus, cpus, ncpus * sizeof(*cpus));
 	m->device = device;
+	m->log.max = 4096; /* a long run writes event selects every second */
 	m->ncpus = ncpus;
 	m->rmid = rmid;
 	m->snc = snc;
@@ -549,11 +532,11 @@ int pmon_rdt_msr__restore(struct pmon_rdt_msr *m)
 
 const struct pmon_msr_write_rec *pmon_rdt_msr__writes(const struct pmon_rdt_msr *m, size_t *n)
 {
-	*n = m->nlog;
-	return m->log;
+	*n = m->log.n;
+	return m->log.rec;
 }
 
 size_t pmon_rdt_msr__writes_total(const struct pmon_rdt_msr *m)
 {
-	return m->nlog + m->dropped;
+	return m->log.n + m->log.dropped;
 }

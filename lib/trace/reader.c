@@ -39,33 +39,22 @@ static int chan_room(struct pmon_trace_reader *r, size_t id)
 {
 	if (id < r->chancap)
 		return 0;
-	size_t cap = r->chancap ? r->chancap : 64;
-	while (cap <= id)
-		cap *= 2;
-	char **c = realloc(r->chan, cap * sizeof(*c));
-	if (!c)
+	/* Two arrays of one length: each grows from the same capacity, so
+	 * both reach the same one; where the second fails, the old capacity
+	 * stays (the first is only larger than needed). */
+	size_t cc = r->chancap, ck = r->chancap;
+	if (PMON_GROW(&r->chan, &cc, id + 1) || PMON_GROW(&r->kern, &ck, id + 1))
 		return -ENOMEM;
-	r->chan = c;
-	bool *k = realloc(r->kern, cap * sizeof(*k));
-	if (!k)
-		return -ENOMEM;
-	r->kern = k;
-	memset(r->chan + r->chancap, 0, (cap - r->chancap) * sizeof(*c));
-	memset(r->kern + r->chancap, 0, (cap - r->chancap) * sizeof(*k));
-	r->chancap = cap;
+	memset(r->chan + r->chancap, 0, (cc - r->chancap) * sizeof(*r->chan));
+	memset(r->kern + r->chancap, 0, (ck - r->chancap) * sizeof(*r->kern));
+	r->chancap = cc < ck ? cc : ck;
 	return 0;
 }
 
 static int push(struct pmon_trace_reader *r, const struct pmon_trace_event *e)
 {
-	if (r->nev == r->cap) {
-		size_t cap = r->cap ? r->cap * 2 : 4096;
-		struct pmon_trace_event *n = realloc(r->ev, cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		r->ev = n;
-		r->cap = cap;
-	}
+	if (PMON_GROW(&r->ev, &r->cap, r->nev + 1))
+		return -ENOMEM;
 	r->ev[r->nev++] = *e;
 	return 0;
 }
@@ -718,14 +707,8 @@ long pmon_trace_summarize(const struct pmon_trace_reader *r, uint64_t from_ns, u
 		case PMON_TRACE_BEGIN_EV:
 			if (!(o = find_open(&open, &nopen, e->tid, e->channel)))
 				goto out;
-			if (o->n == o->cap) {
-				size_t cap = o->cap ? o->cap * 2 : 8;
-				uint64_t *n = realloc(o->ns, cap * sizeof(*n));
-				if (!n)
-					goto out;
-				o->ns = n;
-				o->cap = cap;
-			}
+			if (PMON_GROW(&o->ns, &o->cap, o->n + 1))
+				goto out;
 			o->ns[o->n++] = e->ns;
 			break;
 		case PMON_TRACE_END_EV: {
@@ -736,14 +719,8 @@ long pmon_trace_summarize(const struct pmon_trace_reader *r, uint64_t from_ns, u
 				break;
 			}
 			uint64_t d = e->ns - o->ns[--o->n];
-			if (ndur[e->channel] == cdur[e->channel]) {
-				size_t cap = cdur[e->channel] ? cdur[e->channel] * 2 : 64;
-				uint64_t *n = realloc(dur[e->channel], cap * sizeof(*n));
-				if (!n)
-					goto out;
-				dur[e->channel] = n;
-				cdur[e->channel] = cap;
-			}
+			if (PMON_GROW(&dur[e->channel], &cdur[e->channel], ndur[e->channel] + 1))
+				goto out;
 			dur[e->channel][ndur[e->channel]++] = d;
 			s->spans++;
 			s->total_ns += d;

@@ -80,14 +80,9 @@ int pmon__ksyms_load(const char *path, struct pmon__ksyms *k)
 		if (ne == name)
 			continue;
 		*ne = '\0';
-		if (k->n == cap_sym) {
-			cap_sym = cap_sym ? cap_sym * 2 : 65536;
-			struct pmon__ksym *s = realloc(k->sym, cap_sym * sizeof(*s));
-			if (!s) {
-				pmon__ksyms_free(k);
-				return -ENOMEM;
-			}
-			k->sym = s;
+		if (PMON_GROW(&k->sym, &cap_sym, k->n + 1)) {
+			pmon__ksyms_free(k);
+			return -ENOMEM;
 		}
 		if (k->n && k->sym[k->n - 1].addr > addr)
 			sorted = false;
