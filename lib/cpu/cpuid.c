@@ -57,15 +57,8 @@ void pmon_cpuid__free(struct pmon_cpuid *c)
 static int snap_add(struct pmon_cpuid *c, uint32_t leaf, uint32_t sub,
 		    const struct pmon_cpuid_regs *r, unsigned line)
 {
-	if (c->n == c->cap) {
-		size_t cap = c->cap ? c->cap * 2 : 64;
-		struct cpuid_row *rows = realloc(c->rows, cap * sizeof(*rows));
-
-		if (!rows)
-			return -ENOMEM;
-		c->rows = rows;
-		c->cap = cap;
-	}
+	if (PMON_GROW(&c->rows, &c->cap, c->n + 1))
+		return -ENOMEM;
 	c->rows[c->n++] = (struct cpuid_row){ leaf, sub, *r, line };
 	return 0;
 }

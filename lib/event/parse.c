@@ -1169,14 +1169,8 @@ static int push_expanded(struct pmon_evlist *l, const struct pmon_event_desc *m,
 
 static int push(struct pmon_evlist *l, const struct pmon_event_desc *d)
 {
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 16;
-		struct pmon_event_desc *ev = realloc(l->ev, cap * sizeof(*ev));
-		if (!ev)
-			return -ENOMEM;
-		l->ev = ev;
-		l->cap = cap;
-	}
+	if (PMON_GROW(&l->ev, &l->cap, l->n + 1))
+		return -ENOMEM;
 	l->ev[l->n++] = *d;
 	return 0;
 }

@@ -57,18 +57,11 @@ static struct pmon_series *series(struct pmon_plot_data *d, const char *name, co
 /* Add a point; NAN is a gap. */
 static int point(struct pmon_series *s, double t, double v)
 {
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 64;
-		double *nt = realloc(s->t, cap * sizeof(*nt)), *nv;
-		if (!nt)
-			return -ENOMEM;
-		s->t = nt;
-		nv = realloc(s->v, cap * sizeof(*nv));
-		if (!nv)
-			return -ENOMEM;
-		s->v = nv;
-		s->cap = cap;
-	}
+	/* Two arrays of one length, grown from the same capacity. */
+	size_t ct = s->cap, cv = s->cap;
+	if (PMON_GROW(&s->t, &ct, s->n + 1) || PMON_GROW(&s->v, &cv, s->n + 1))
+		return -ENOMEM;
+	s->cap = ct < cv ? ct : cv;
 	s->t[s->n] = t;
 	s->v[s->n++] = v;
 	return 0;

@@ -202,14 +202,8 @@ static struct lane *lane_of(struct pic *p, int32_t tid)
 
 static int push_open(struct lane *l, int k, uint32_t ch, uint64_t ns)
 {
-	if (l->nopen[k] == l->capopen[k]) {
-		size_t cap = l->capopen[k] ? l->capopen[k] * 2 : 8;
-		struct open_b *o = realloc(l->open[k], cap * sizeof(*o));
-		if (!o)
-			return -ENOMEM;
-		l->open[k] = o;
-		l->capopen[k] = cap;
-	}
+	if (PMON_GROW(&l->open[k], &l->capopen[k], l->nopen[k] + 1))
+		return -ENOMEM;
 	l->open[k][l->nopen[k]++] = (struct open_b){ ch, ns };
 	return 0;
 }

@@ -71,13 +71,9 @@ int pmon__idlist_parse(const char *s, long max, long **out, size_t *n)
 			return bad_list(s, "a range runs backwards");
 		}
 		for (long x = a; x <= b; x++) {
-			if (cnt == cap) {
-				long *nv = realloc(v, (cap = cap ? cap * 2 : 16) * sizeof(*v));
-				if (!nv) {
-					free(v);
-					return -ENOMEM;
-				}
-				v = nv;
+			if (PMON_GROW(&v, &cap, cnt + 1)) {
+				free(v);
+				return -ENOMEM;
 			}
 			v[cnt++] = x;
 		}
