@@ -87,14 +87,8 @@ static int perr(const struct parser *p, const char *why)
 
 static char *store(struct pmon_callgrind *cg, const char *s, size_t n)
 {
-	if (cg->nstrs == cg->capstrs) {
-		size_t cap = cg->capstrs ? cg->capstrs * 2 : 64;
-		char **ns = realloc(cg->strs, cap * sizeof(*ns));
-		if (!ns)
-			return NULL;
-		cg->strs = ns;
-		cg->capstrs = cap;
-	}
+	if (PMON_GROW(&cg->strs, &cg->capstrs, cg->nstrs + 1))
+		return NULL;
 	char *d = malloc(n + 1);
 	if (!d)
 		return NULL;
@@ -107,14 +101,8 @@ static char *store(struct pmon_callgrind *cg, const char *s, size_t n)
 /* Start another part (the first on demand: a file may have no "part:"). */
 static int part_new(struct pmon_callgrind *cg)
 {
-	if (cg->nparts == cg->capparts) {
-		size_t cap = cg->capparts ? cg->capparts * 2 : 8;
-		struct part *n = realloc(cg->parts, cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		cg->parts = n;
-		cg->capparts = cap;
-	}
+	if (PMON_GROW(&cg->parts, &cg->capparts, cg->nparts + 1))
+		return -ENOMEM;
 	cg->parts[cg->nparts++] = (struct part){ "", NULL };
 	return 0;
 }
@@ -401,14 +389,8 @@ static int call_add(struct parser *p, uint64_t addr, uint64_t inclusive)
 
 	if (!p->cur_cfn) /* no callee named: a call site with nothing to chain */
 		return 0;
-	if (cg->ncalls == cg->capcalls) {
-		size_t cap = cg->capcalls ? cg->capcalls * 2 : 256;
-		struct pmon_callgrind_call *n = realloc(cg->calls, cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		cg->calls = n;
-		cg->capcalls = cap;
-	}
+	if (PMON_GROW(&cg->calls, &cg->capcalls, cg->ncalls + 1))
+		return -ENOMEM;
 	cg->calls[cg->ncalls++] = (struct pmon_callgrind_call){
 		.obj = p->cur_ob ? p->cur_ob : "???",
 		.fn = p->cur_fn ? p->cur_fn : "???",

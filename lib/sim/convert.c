@@ -102,14 +102,8 @@ static struct object *object_of(struct writer *x, const char *name)
 	for (size_t i = 0; i < x->nobj; i++)
 		if (!strcmp(x->obj[i].name, name))
 			return &x->obj[i];
-	if (x->nobj == x->capobj) {
-		size_t cap = x->capobj ? x->capobj * 2 : 16;
-		struct object *n = realloc(x->obj, cap * sizeof(*n));
-		if (!n)
-			return NULL;
-		x->obj = n;
-		x->capobj = cap;
-	}
+	if (PMON_GROW(&x->obj, &x->capobj, x->nobj + 1))
+		return NULL;
 	struct object *o = &x->obj[x->nobj++];
 	memset(o, 0, sizeof(*o));
 	o->name = name;

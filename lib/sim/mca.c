@@ -70,15 +70,9 @@ int pmon_sim__hot_block(struct pmon_callgrind *const *cg, size_t ncg, const char
 			while (j < n && in[j].addr != c.addr)
 				j++;
 			if (j == n) {
-				if (n == cap) {
-					size_t nc = cap ? cap * 2 : 64;
-					struct ins *x = realloc(in, nc * sizeof(*x));
-					if (!x) {
-						free(in);
-						return -ENOMEM;
-					}
-					in = x;
-					cap = nc;
+				if (PMON_GROW(&in, &cap, n + 1)) {
+					free(in);
+					return -ENOMEM;
 				}
 				in[n++] = (struct ins){ c.addr, 0 };
 			}

@@ -107,15 +107,9 @@ int pmon_sim__regions(struct pmon_callgrind *const *cg, size_t ncg, const unsign
 			while (i < nr && r[i].id != id)
 				i++;
 			if (i == nr) {
-				if (nr == cap) {
-					size_t c = cap ? cap * 2 : 8;
-					struct pmon_sim_region *x = realloc(r, c * sizeof(*x));
-					if (!x) {
-						err = -ENOMEM;
-						goto fail;
-					}
-					r = x;
-					cap = c;
+				if (PMON_GROW(&r, &cap, nr + 1)) {
+					err = -ENOMEM;
+					goto fail;
 				}
 				r[nr] = (struct pmon_sim_region){ .id = id };
 				pmon__strlcpy(r[nr].name, name, sizeof(r[nr].name));

@@ -316,14 +316,8 @@ static int see(struct pmon_trace_kernel *k, int32_t tid)
 {
 	if (k->all || traced(k, tid))
 		return 0;
-	if (k->ntids == k->captids) {
-		size_t cap = k->captids ? k->captids * 2 : 16;
-		int32_t *n = realloc(k->tids, cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		k->tids = n;
-		k->captids = cap;
-	}
+	if (PMON_GROW(&k->tids, &k->captids, k->ntids + 1))
+		return -ENOMEM;
 	k->tids[k->ntids++] = tid;
 	return 0;
 }
@@ -869,14 +863,8 @@ static int64_t field(const struct pmon_sample *smp, const struct field *f)
 
 static int add(struct pmon_trace_kernel *k, const struct pmon__krec *r)
 {
-	if (k->n == k->cap) {
-		size_t cap = k->cap ? k->cap * 2 : 4096;
-		struct pmon__krec *n = realloc(k->buf, cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		k->buf = n;
-		k->cap = cap;
-	}
+	if (PMON_GROW(&k->buf, &k->cap, k->n + 1))
+		return -ENOMEM;
 	k->buf[k->n++] = *r;
 	return 0;
 }
@@ -1235,15 +1223,9 @@ static void on_ftrace(void *ctx, uint64_t ts, const uint8_t *data, size_t n)
 		.a = raw_field(data, n, &f->waker),
 		.b = raw_field(data, n, &f->tcpu),
 	};
-	if (f->nheld == f->capheld) {
-		size_t cap = f->capheld ? f->capheld * 2 : 256;
-		struct pmon__krec *h = realloc(f->held, cap * sizeof(*h));
-		if (!h) {
-			f->err = -ENOMEM;
-			return;
-		}
-		f->held = h;
-		f->capheld = cap;
+	if (PMON_GROW(&f->held, &f->capheld, f->nheld + 1)) {
+		f->err = -ENOMEM;
+		return;
 	}
 	f->held[f->nheld++] = r;
 }
