@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The monitor layer (../shared/ARCHITECTURE.md, "features"): what stat, top,
- * serve and trace share above the counters. A target described once and
- * validated (perf's struct target and target__validate()), the one parser
- * of pid/tid/CPU lists, reading with deltas taken of raw, enabled and
+ * serve and trace share above the counters. The one parser of pid/tid/CPU
+ * lists (the target built from them is pmon_target__new(), pmon/counter.h),
+ * reading with deltas taken of raw, enabled and
  * running before scaling (perf's evsel__compute_deltas()), derived metrics
  * (perf's shadow stats), repeat statistics (Welford) and the interval
  * ticker every periodic reader uses.
