@@ -513,35 +513,35 @@ static int make_groups(const struct rdt_args *o, struct rtarget *tg, size_t *n)
  * and everything started. Return: the run, or NULL with the exit code. */
 static struct pmon_run *rdt_start(const struct rdt_args *o, struct rdt_run *r, int *rc)
 {
-	struct pmon_target t = { .sz = sizeof(t), .pid = -1, .inherit = true };
-	struct pmon_target watch = {
-		.sz = sizeof(watch), .pid = -1, .pids = o->pids, .npids = o->cmd ? 0 : o->npids
-	};
-	struct pmon_run *run = pmon_run__new(o->cmd, &watch, NULL);
+	struct pmon_open_opts how = { .sz = sizeof(how), .inherit = true };
+	/* the -p processes (each with all its threads), or one made here */
+	const struct pmon_target *t = o->tgtp;
+	struct pmon_target *own = NULL;
+	/* with a command, the command alone decides when the run ends */
+	struct pmon_run *run = pmon_run__new(o->cmd, o->cmd ? NULL : o->tgtp, NULL);
 	int err = run ? 0 : -errno;
 
 	if (!err && o->cmd) {
 		if (!o->all_cpus && !o->cpulist) /* before exec: children follow */
 			err = pmon_rdt_group__add(r->tg[0].g, pmon_run__pid(run), false);
-		t.pid = pmon_run__pid(run);
-		t.enable_on_exec = true;
+		t = own = pmon_target__new_pid(pmon_run__pid(run));
+		how.enable_on_exec = true;
 	} else if (!err) {
 		for (size_t i = 0; i < o->npids && !err; i++)
 			err = pmon_rdt_group__add(r->tg[i].g, o->pids[i], true);
-		t.pids = o->pids; /* each process with all its threads */
-		t.npids = o->npids;
 	}
 	/* Core events of the same target: the CPUs for -a and -C. */
-	if (o->all_cpus || o->cpulist) {
-		t.system_wide = true;
-		t.pid = -1;
-		t.pids = NULL;
-		t.npids = 0;
-		t.cpus = o->tgtp->cpus;
-		t.ncpus = o->tgtp->ncpus;
+	if (!err && (o->all_cpus || o->cpulist)) {
+		size_t ncpus;
+		const int *cpus = pmon_target__cpus(o->tgtp, &ncpus);
+		pmon_target__free(own);
+		t = own = pmon_target__new_cpus(cpus, ncpus);
 	}
-	if (!err && r->ev && !(r->mon = pmon_monitor__open(r->ev, &t)))
+	if (!err && !t)
 		err = -errno;
+	if (!err && r->ev && !(r->mon = pmon_monitor__open(r->ev, t, &how)))
+		err = -errno;
+	pmon_target__free(own);
 	/* CPU-wide counters start as the command is released. */
 	if (!err && (o->cmd || r->mon) && (err = pmon_run__start(run, r->mon))) {
 		cli_error("%s", pmon_errdetail());
@@ -761,19 +761,19 @@ static int run_resctrl(const struct rdt_args *o)
 	return rc;
 }
 
-static int rdt_main(int argc, char **argv, struct pmon_target *tgtp);
+static int rdt_main(int argc, char **argv, struct pmon_target **tgtp);
 
 int cmd_rdt(int argc, char **argv)
 {
-	struct pmon_target tgt = { .sz = sizeof(tgt), .pid = -1, .inherit = true };
+	struct pmon_target *tgt = NULL;
 	int rc = rdt_main(argc, argv, &tgt);
 
-	pmon_target__release(&tgt);
+	pmon_target__free(tgt);
 	return rc;
 }
 
-/* pmon rdt, with the target's lists owned by the caller. */
-static int rdt_main(int argc, char **argv, struct pmon_target *tgtp)
+/* pmon rdt, with the target owned by the caller. */
+static int rdt_main(int argc, char **argv, struct pmon_target **tgtp)
 {
 	unsigned long interval = 1000, count = 0;
 	const char *events = NULL, *root = NULL, *sep = NULL;
@@ -835,12 +835,12 @@ static int rdt_main(int argc, char **argv, struct pmon_target *tgtp)
 	char **cmd = argi < argc ? argv + argi : NULL;
 	/* The lists every command parses alike (pmon/monitor.h): -C x is an
 	 * error, not "all CPUs". */
-	if (pmon_target__parse(&spec, tgtp) || pmon_target__validate(tgtp, NULL)) {
+	if (!(*tgtp = pmon_target__new(&spec))) {
 		cli_error("%s", pmon_errdetail());
 		return CLI_USAGE;
 	}
-	const pid_t *pids = tgtp->pids;
-	size_t npids = tgtp->npids;
+	size_t npids;
+	const pid_t *pids = pmon_target__pids(*tgtp, &npids);
 	if (npids > 64) {
 		cli_error("-p: %zu processes; pmon rdt monitors at most 64 (one resctrl group "
 			  "each)",
@@ -907,6 +907,6 @@ static int rdt_main(int argc, char **argv, struct pmon_target *tgtp)
 		return run_msr(cmd, msr_dev, cpuid_file, mcpus, nmcpus, (unsigned)rmid, interval,
 			       count, sep, json);
 	struct rdt_args ra = { interval, count,	   events, root, sep,	json, plot,
-			       cpulist,	 all_cpus, cmd,	   pids, npids, tgtp };
+			       cpulist,	 all_cpus, cmd,	   pids, npids, *tgtp };
 	return run_resctrl(&ra);
 }

@@ -28,7 +28,7 @@ static int write_rec(void *ctx, const void *rec, size_t len)
  */
 static int calibrate(const struct pmon_evlist *ev, char **cmd, unsigned long hz, uint64_t *periods)
 {
-	struct pmon_target t = { .sz = sizeof(t), .inherit = true, .enable_on_exec = true };
+	struct pmon_open_opts how = { .sz = sizeof(how), .inherit = true, .enable_on_exec = true };
 	size_t nev = pmon_evlist__count(ev);
 	struct pmon_count n[16] = { 0 };
 	struct timespec t0, t1;
@@ -39,8 +39,9 @@ static int calibrate(const struct pmon_evlist *ev, char **cmd, unsigned long hz,
 		cli_error("%s", pmon_errdetail());
 		return CLI_FAIL;
 	}
-	t.pid = pmon_run__pid(run);
-	struct pmon_counters *c = pmon_counters__open(ev, &t);
+	struct pmon_target *t = pmon_target__new_pid(pmon_run__pid(run));
+	struct pmon_counters *c = t ? pmon_counters__open(ev, t, &how) : NULL;
+	pmon_target__free(t);
 	if (!c) {
 		cli_error("--calibrate: %s", pmon_errdetail());
 		pmon_run__free(run);
@@ -152,13 +153,13 @@ static int opt_call_graph(const struct cli_option *opt, const char *arg)
 	return CLI_OK;
 }
 
-static int record(struct pmon_target *t, char **cmd, bool all, unsigned long calib,
+static int record(const struct pmon_target *t, char **cmd, bool all, unsigned long calib,
 		  const char *event, const char *out, struct pmon_sample_opts *sop);
 
 int cmd_record(int argc, char **argv)
 {
 	struct pmon_sample_opts so = { .sz = sizeof(so) };
-	struct pmon_target t = { .sz = sizeof(t), .pid = -1, .inherit = true };
+	struct pmon_target *t;
 	struct pmon_target_spec spec = { .sz = sizeof(spec) };
 	const char *out = "pmon.data";
 	char events[RECORD_EVENTS_LEN] = "";
@@ -220,26 +221,27 @@ int cmd_record(int argc, char **argv)
 	if (!cli_check_output_as(out, "-o", PMON_OUTPUT_STREAM | PMON_OUTPUT_KEEP_OLD))
 		return CLI_USAGE;
 	/* One parser and one check for every command's lists (pmon/monitor.h). */
-	if (pmon_target__parse(&spec, &t) || pmon_target__validate(&t, NULL)) {
+	if (!(t = pmon_target__new(&spec))) {
 		cli_error("%s", pmon_errdetail());
-		pmon_target__release(&t);
 		return CLI_USAGE;
 	}
-	rc = record(&t, cmd, all, calib, event, out, &so);
-	pmon_target__release(&t);
+	rc = record(t, cmd, all, calib, event, out, &so);
+	pmon_target__free(t);
 	return rc;
 }
 
-static int record_run(struct pmon_target *t, struct pmon_run *run, struct pmon_evlist *ev,
+static int record_run(const struct pmon_target *t, struct pmon_run *run, struct pmon_evlist *ev,
 		      char **cmd, bool all, const char *out, struct pmon_sample_opts *so);
 
 /* The recording itself, once the options are read. */
-static int record(struct pmon_target *t, char **cmd, bool all, unsigned long calib,
+static int record(const struct pmon_target *t, char **cmd, bool all, unsigned long calib,
 		  const char *event, const char *out, struct pmon_sample_opts *sop)
 {
 	struct pmon_sample_opts so = *sop;
+	struct pmon_open_opts how = { .sz = sizeof(how), .inherit = true };
 	int rc = CLI_OK, err;
-	bool pid = t->npids > 0;
+	size_t npids;
+	bool pid = pmon_target__pids(t, &npids) != NULL;
 
 	/* With -p or -a, a command only says how long to record (perf's
 	 * "record -p PID -- sleep 1"). */
@@ -294,13 +296,24 @@ static int record(struct pmon_target *t, char **cmd, bool all, unsigned long cal
 		pmon_evlist__free(ev);
 		return CLI_FAIL;
 	}
+	/* The command itself, from its exec; or every CPU (-a); or -p's processes. */
+	struct pmon_target *own = NULL;
 	if (cmd && !span) {
-		t->pid = pmon_run__pid(run);
-		t->enable_on_exec = true;
+		own = pmon_target__new_pid(pmon_run__pid(run));
+		how.enable_on_exec = true;
+	} else if (!pid) {
+		size_t ncpus;
+		const int *cpus = pmon_target__cpus(t, &ncpus);
+		own = pmon_target__new_cpus(cpus, ncpus);
 	}
-	if (!pid && (!cmd || span))
-		t->system_wide = true;
-	rc = record_run(t, run, ev, cmd, all, out, &so);
+	so.open = &how;
+	if (own || pid) {
+		rc = record_run(own ? own : t, run, ev, cmd, all, out, &so);
+	} else {
+		cli_error("%s", strerror(errno));
+		rc = CLI_FAIL;
+	}
+	pmon_target__free(own);
 	pmon_run__free(run);
 	pmon_evlist__free(ev);
 	return rc;
@@ -391,10 +404,12 @@ static void drain_until_done(struct pmon_sampler *s, struct pmon_data_writer *w,
 }
 
 /* Open the rings, write the file, run the command and drain until it ends. */
-static int record_run(struct pmon_target *t, struct pmon_run *run, struct pmon_evlist *ev,
+static int record_run(const struct pmon_target *t, struct pmon_run *run, struct pmon_evlist *ev,
 		      char **cmd, bool all, const char *out, struct pmon_sample_opts *so)
 {
-	bool pid = t->npids > 0, span = cmd && (pid || all);
+	size_t npids;
+	const pid_t *pids = pmon_target__pids(t, &npids);
+	bool pid = npids > 0, span = cmd && (pid || all);
 	struct drained d = { 0 };
 	int rc = CLI_OK;
 	struct pmon_sampler *s = pmon_sampler__open(ev, t, so);
@@ -413,8 +428,8 @@ static int record_run(struct pmon_target *t, struct pmon_run *run, struct pmon_e
 		pmon_sampler__enable(s);
 		/* The kernel reports mappings made from now on; the ones the
 		 * running process(es) already have come from /proc. */
-		for (size_t i = 0; i < (all ? 1 : t->npids) && rc == CLI_OK; i++) {
-			long m = pmon_data_writer__add_maps(w, all ? 0 : t->pids[i]);
+		for (size_t i = 0; i < (all ? 1 : npids) && rc == CLI_OK; i++) {
+			long m = pmon_data_writer__add_maps(w, all ? 0 : pids[i]);
 			if (m < 0 && pid) {
 				cli_error("%s", pmon_errdetail());
 				rc = m == -ESRCH ? CLI_USAGE : CLI_FAIL;

@@ -358,9 +358,9 @@ static int profile(struct server *s, unsigned long secs, unsigned long hz, const
 	struct pmon_evlist *ev = pmon_evlist__new(NULL);
 	struct pmon_sampler *smp = NULL;
 	struct pmon_data_writer *w = NULL;
-	struct pmon_target t = {
-		.sz = sizeof(t), .pid = -1, .system_wide = true, .cgroup = cgroup
-	};
+	/* every CPU; a cgroup's tasks on every CPU with one */
+	struct pmon_target *t =
+		cgroup ? pmon_target__new_cgroup(cgroup) : pmon_target__new_cpus(NULL, 0);
 	struct pmon_sample_opts so = { .sz = sizeof(so), .freq = hz, .callchain = true };
 	struct pmon_report r = { 0 };
 	bool have_report = false;
@@ -377,7 +377,7 @@ static int profile(struct server *s, unsigned long secs, unsigned long hz, const
 	}
 	snprintf(path, sizeof(path), "%s/profile.pmon", dir);
 	if ((err = pmon_evlist__add(ev, "cpu-clock")) ||
-	    (err = (smp = pmon_sampler__open(ev, &t, &so)) ? 0 : -errno)) {
+	    (err = t && (smp = pmon_sampler__open(ev, t, &so)) ? 0 : -errno)) {
 		snprintf(why, whylen, "%s", pmon_errdetail());
 		goto out;
 	}
@@ -451,6 +451,7 @@ static int profile(struct server *s, unsigned long secs, unsigned long hz, const
 		*out = NULL;
 	}
 out:
+	pmon_target__free(t);
 	if (w)
 		pmon_data_writer__abandon(w);
 	pmon_sampler__close(smp);

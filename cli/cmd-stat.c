@@ -41,7 +41,8 @@ struct stat_opts {
 	const char *plot;
 	const char *msr_device, *cpuid_file;
 	struct pmon_target_spec spec; /* -p, -t, -C, -a as typed */
-	struct pmon_target tgt; /* parsed: the lists the library allocated */
+	struct pmon_target *tgt; /* built from spec and checked once */
+	size_t npids, ntids; /* its -p processes, -t threads */
 	char **argv; /* the command, or NULL */
 };
 
@@ -156,23 +157,27 @@ static int parse_args(int argc, char **argv, struct stat_opts *o)
 		return CLI_USAGE;
 	}
 	o->spec.sz = sizeof(o->spec);
-	o->tgt = (struct pmon_target){ .sz = sizeof(o->tgt), .pid = -1 };
-	if (pmon_target__parse(&o->spec, &o->tgt)) {
+	/* Once, before anything opens: the lists parse, every CPU is online,
+	 * every process and thread is there. */
+	o->tgt = pmon_target__new(&o->spec);
+	if (!o->tgt) {
 		cli_error("%s", pmon_errdetail());
 		return CLI_USAGE;
 	}
-	o->system_wide = o->tgt.system_wide;
-	if (!o->argv && !o->tgt.npids && !o->tgt.ntids && !o->system_wide) {
+	pmon_target__pids(o->tgt, &o->npids);
+	pmon_target__tids(o->tgt, &o->ntids);
+	o->system_wide = pmon_target__system_wide(o->tgt);
+	if (!o->argv && !o->npids && !o->ntids && !o->system_wide) {
 		cli_error("nothing to count: give a command ('pmon stat -- CMD') or a target (-p, "
 			  "-t, "
 			  "-a)");
 		return CLI_USAGE;
 	}
-	if ((o->tgt.npids || o->tgt.ntids) && o->system_wide) {
+	if ((o->npids || o->ntids) && o->system_wide) {
 		cli_error("-p/-t exclude -a/-C: count one kind of target");
 		return CLI_USAGE;
 	}
-	if (o->tgt.npids && o->tgt.ntids) {
+	if (o->npids && o->ntids) {
 		cli_error("-p and -t exclude each other");
 		return CLI_USAGE;
 	}
@@ -188,13 +193,13 @@ static int parse_args(int argc, char **argv, struct stat_opts *o)
 		cli_error("--interval-count needs -I");
 		return CLI_USAGE;
 	}
-	if (o->per_thread && !(o->tgt.npids || o->tgt.ntids)) {
+	if (o->per_thread && !(o->npids || o->ntids)) {
 		cli_error("--per-thread needs -p or -t");
 		return CLI_USAGE;
 	}
 	if (o->msr_backend &&
-	    (!o->argv || o->tgt.npids || o->tgt.ntids || o->repeat > 1 || o->interval_ms ||
-	     o->regions || o->fmt != FMT_TABLE)) {
+	    (!o->argv || o->npids || o->ntids || o->repeat > 1 || o->interval_ms || o->regions ||
+	     o->fmt != FMT_TABLE)) {
 		cli_error("--backend msr counts a command's run on CPUs: no "
 			  "-p/-t/-r/-I/--regions/-x/--json");
 		return CLI_USAGE;
@@ -517,23 +522,21 @@ static void print_header(struct out *o, const struct stat_opts *so, const char *
  * exec cannot start them). -p/-t: those, for as long as the command runs
  * when there is one (perf's -p PID -- sleep N), else until they exit.
  */
-static struct pmon_target run_target(const struct stat_opts *so, pid_t child)
+static const struct pmon_target *run_target(const struct stat_opts *so, pid_t child,
+					    struct pmon_open_opts *how, struct pmon_target **own)
 {
-	struct pmon_target t = so->tgt;
-
-	t.sz = sizeof(t);
-	t.inherit = !so->no_inherit;
-	t.pid = -1;
-	if (so->tgt.npids || so->tgt.ntids) {
-		t.start_disabled = true;
+	*how = (struct pmon_open_opts){ .sz = sizeof(*how), .inherit = !so->no_inherit };
+	*own = NULL;
+	if (so->npids || so->ntids) {
+		how->start_disabled = true;
 	} else if (so->system_wide) {
-		t.enable_on_exec = child > 0;
-		t.start_disabled = true;
+		how->enable_on_exec = child > 0;
+		how->start_disabled = true;
 	} else if (child > 0) {
-		t.pid = child;
-		t.enable_on_exec = true;
+		how->enable_on_exec = true;
+		return *own = pmon_target__new_pid(child);
 	}
-	return t;
+	return so->tgt;
 }
 
 /* Open the counters of one run; on failure, say why. Return: the monitor,
@@ -541,8 +544,12 @@ static struct pmon_target run_target(const struct stat_opts *so, pid_t child)
 static struct pmon_monitor *open_counters(const struct stat_opts *so, struct pmon_evlist *l,
 					  struct pmon_run *run, int *rc)
 {
-	struct pmon_target t = run_target(so, pmon_run__pid(run));
-	struct pmon_monitor *m = pmon_monitor__open(l, &t);
+	struct pmon_open_opts how;
+	struct pmon_target *own;
+	const struct pmon_target *t = run_target(so, pmon_run__pid(run), &how, &own);
+	struct pmon_monitor *m = t ? pmon_monitor__open(l, t, &how) : NULL;
+
+	pmon_target__free(own);
 
 	if (m)
 		return m;
@@ -606,7 +613,7 @@ static int run_once(struct out *o, const struct stat_opts *so, struct pmon_evlis
 
 	memset(rr, 0, sizeof(*rr));
 	/* -p/-t with a command: the command alone decides (perf's -p PID -- sleep N) */
-	run = pmon_run__new(so->argv, so->argv ? NULL : &so->tgt, NULL);
+	run = pmon_run__new(so->argv, so->argv ? NULL : so->tgt, NULL);
 	if (!run) {
 		cli_error("%s", pmon_errdetail());
 		return CLI_FAIL;
@@ -639,19 +646,20 @@ out:
 
 static void print_header(struct out *o, const struct stat_opts *so, const char *set)
 {
-	const struct pmon_target *t = &so->tgt;
+	size_t n, ncpus;
 
 	if (o->fmt != FMT_TABLE)
 		return;
 	fprintf(o->f, "\n Performance counter stats for ");
-	if (t->npids || t->ntids) {
-		fprintf(o->f, "%s", t->npids ? "process id(s)" : "thread id(s)");
-		const pid_t *ids = t->npids ? t->pids : t->tids;
-		size_t n = t->npids ? t->npids : t->ntids;
+	if (so->npids || so->ntids) {
+		fprintf(o->f, "%s", so->npids ? "process id(s)" : "thread id(s)");
+		const pid_t *ids =
+			so->npids ? pmon_target__pids(so->tgt, &n) : pmon_target__tids(so->tgt, &n);
 		for (size_t i = 0; i < n; i++)
 			fprintf(o->f, "%s%d", i ? "," : " ", (int)ids[i]);
 	} else if (so->system_wide) {
-		fprintf(o->f, "%s", t->ncpus ? "the listed CPUs" : "the whole system");
+		pmon_target__cpus(so->tgt, &ncpus);
+		fprintf(o->f, "%s", ncpus ? "the listed CPUs" : "the whole system");
 	} else if (so->argv) {
 		fputc('\'', o->f);
 		for (char **a = so->argv; *a; a++)
@@ -716,7 +724,7 @@ static void print_footer(struct out *o, const struct stat_opts *so, const struct
 /* --simulate: the engine's totals in stat's forms (docs/simulate.md). */
 static int stat_simulate(const struct stat_opts *o)
 {
-	if (o->tgt.npids || o->tgt.ntids || o->system_wide || o->repeat > 1 || o->interval_ms ||
+	if (o->npids || o->ntids || o->system_wide || o->repeat > 1 || o->interval_ms ||
 	    o->regions || o->msr_backend || o->plot || o->no_inherit) {
 		cli_error("--simulate runs a command under the engine: no -p/-t/-a/-C/-r/-I/"
 			  "--regions/--backend/--plot/--no-inherit");
@@ -893,12 +901,6 @@ int cmd_stat(int argc, char **argv)
 		rc = stat_simulate(&so);
 		goto out;
 	}
-	/* Once, before anything opens: every CPU online, every process there. */
-	if (pmon_target__validate(&so.tgt, NULL)) {
-		cli_error("%s", pmon_errdetail());
-		rc = CLI_USAGE;
-		goto out;
-	}
 	l = make_events(&so, &set);
 	if (!l) {
 		rc = errno == EOPNOTSUPP ? CLI_UNSUPPORTED : CLI_USAGE;
@@ -915,8 +917,9 @@ int cmd_stat(int argc, char **argv)
 	if ((rc = open_output(&so, &o)) != CLI_OK)
 		goto out;
 	if (so.msr_backend) {
-		rc = stat_msr_backend(o.f, so.argv, l, so.tgt.cpus, so.tgt.ncpus, so.msr_device,
-				      so.cpuid_file);
+		size_t ncpus;
+		const int *cpus = pmon_target__cpus(so.tgt, &ncpus);
+		rc = stat_msr_backend(o.f, so.argv, l, cpus, ncpus, so.msr_device, so.cpuid_file);
 		goto close_out;
 	}
 	char regfile[4096] = "";
@@ -981,6 +984,6 @@ out:
 	free(s);
 	pmon_evlist__free(l);
 	free(so.events.v);
-	pmon_target__release(&so.tgt);
+	pmon_target__free(so.tgt);
 	return rc;
 }

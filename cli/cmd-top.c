@@ -61,7 +61,8 @@ struct top {
 	struct pmon_count *unit_cur; /* the same per unit (CPU) */
 	double dt; /* the last interval's real length */
 	bool reopened; /* new counters: the next interval starts with them */
-	struct pmon_target target; /* -p/-C parsed once (pmon_target__parse) */
+	struct pmon_target *target; /* -p/-C checked once; then the command or all CPUs */
+	struct pmon_open_opts how; /* inherit; enable_on_exec until the command runs */
 	size_t npids, ncpus;
 	char **cmd;
 	struct pmon_run *run; /* the command, or what -p watches */
@@ -107,7 +108,7 @@ static int reopen(struct top *t)
 		return err;
 	}
 	/* New counters are a new baseline: rates never mix two sets of them. */
-	struct pmon_monitor *m = pmon_monitor__open(l, &t->target);
+	struct pmon_monitor *m = pmon_monitor__open(l, t->target, &t->how);
 	if (!m) {
 		snprintf(t->status, sizeof(t->status), "%s", pmon_errdetail());
 		pmon_evlist__free(l);
@@ -165,14 +166,13 @@ static void proc_sampler(struct top *t)
 	struct pmon_evlist *l = pmon_evlist__new(NULL);
 	const char *mod = t->ring == RING_USER ? ":u" : t->ring == RING_KERNEL ? ":k" : "";
 	char spec[160];
-	struct pmon_target tg = t->target;
-	struct pmon_sample_opts o = { .sz = sizeof(o), .freq = 250, .pages = 16 };
+	struct pmon_sample_opts o = { .sz = sizeof(o), .freq = 250, .pages = 16, .open = &t->how };
 	snprintf(spec, sizeof(spec), "%s%s", t->ev[t->sel].text, mod);
 	/* Opened on a command before it runs (cmd_top()), the sampler starts at
 	 * its exec, so that the processes it forks at once inherit it; later
 	 * (another event, the 't' key) it starts now, on every thread. */
-	if (!l || pmon_evlist__add(l, spec) || !(t->smp = pmon_sampler__open(l, &tg, &o)) ||
-	    (!tg.enable_on_exec && pmon_sampler__enable(t->smp))) {
+	if (!l || pmon_evlist__add(l, spec) || !(t->smp = pmon_sampler__open(l, t->target, &o)) ||
+	    (!t->how.enable_on_exec && pmon_sampler__enable(t->smp))) {
 		snprintf(t->smp_why, sizeof(t->smp_why), "cannot sample %s: %s", spec,
 			 pmon_errdetail());
 		pmon_sampler__close(t->smp);
@@ -636,21 +636,29 @@ static int top_start(struct top *t, const char *logpath)
 {
 	int rc = CLI_OK;
 
-	t->run = pmon_run__new(t->cmd, &t->target, NULL);
+	t->run = pmon_run__new(t->cmd, t->target, NULL);
 	if (!t->run) {
 		cli_error("%s", pmon_errdetail());
 		return CLI_FAIL;
 	}
+	struct pmon_target *who = NULL;
 	if (t->cmd) {
-		t->target.pid = pmon_run__pid(t->run);
-		t->target.enable_on_exec = true;
-	} else if (!t->npids) {
-		t->target.system_wide = true; /* all CPUs, or the -C ones */
+		who = pmon_target__new_pid(pmon_run__pid(t->run));
+		t->how.enable_on_exec = true;
+	} else if (!t->npids && !t->ncpus) {
+		who = pmon_target__new_cpus(NULL, 0); /* all CPUs (-C: those already) */
+	}
+	if (who) {
+		pmon_target__free(t->target);
+		t->target = who;
+	} else if (t->cmd || (!t->npids && !t->ncpus)) {
+		cli_error("%s", strerror(errno));
+		return CLI_FAIL;
 	}
 	int oerr = reopen(t);
 	if (oerr) {
 		cli_error("%s%s", t->status,
-			  t->target.system_wide && strstr(t->status, "paranoid")
+			  pmon_target__system_wide(t->target) && strstr(t->status, "paranoid")
 				  ? " (all CPUs need root; try -p PID or -- command)"
 				  : "");
 		/* Bad names and vanished targets are input errors; refusals are not. */
@@ -686,7 +694,7 @@ static int top_start(struct top *t, const char *logpath)
 static int top_loop(struct top *t)
 {
 	/* Events added later open on the running command at once. */
-	t->target.enable_on_exec = false;
+	t->how.enable_on_exec = false;
 	if (!t->batch) {
 		/* cli/pmon.c set LC_CTYPE (ncurses needs it for the trace's block
 		 * characters); numbers stay in the C locale. */
@@ -799,14 +807,14 @@ int cmd_top(int argc, char **argv)
 	}
 	if (argi < argc)
 		t->cmd = argv + argi;
-	t->target = (struct pmon_target){ .sz = sizeof(t->target), .pid = -1, .inherit = true };
-	if (pmon_target__parse(&spec, &t->target) || pmon_target__validate(&t->target, NULL)) {
+	t->how = (struct pmon_open_opts){ .sz = sizeof(t->how), .inherit = true };
+	if (!(t->target = pmon_target__new(&spec))) {
 		cli_error("%s", pmon_errdetail());
 		rc = CLI_USAGE;
 		goto out;
 	}
-	t->npids = t->target.npids;
-	t->ncpus = t->target.ncpus;
+	pmon_target__pids(t->target, &t->npids);
+	pmon_target__cpus(t->target, &t->ncpus);
 	if ((t->cmd != NULL) + (t->npids > 0) + (t->ncpus > 0) > 1) {
 		cli_error("give one target: -p, -C or a command");
 		rc = CLI_USAGE;
@@ -863,7 +871,7 @@ out:
 	pmon_evlist__free(t->list);
 	free(t->cur);
 	free(t->unit_cur);
-	pmon_target__release(&t->target);
+	pmon_target__free(t->target);
 	for (size_t i = 0; i < t->nnames; i++)
 		free(t->names[i]);
 	free(t->names);

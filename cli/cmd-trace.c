@@ -210,10 +210,9 @@ static int run(int argc, char **argv)
 		cli_error("--no-hooks records nothing without -e CHANNELS");
 		return CLI_USAGE;
 	}
-	struct pmon_target t = { .sz = sizeof(t), .pid = -1 };
-	if (pmon_target__parse(&o.spec, &t) || pmon_target__validate(&t, NULL)) {
+	struct pmon_target *t = pmon_target__new(&o.spec);
+	if (!t) {
 		cli_error("%s", pmon_errdetail());
-		pmon_target__release(&t);
 		return CLI_USAGE;
 	}
 	/* The program writes its hooks, and pmon the kernel's events, into
@@ -226,24 +225,25 @@ static int run(int argc, char **argv)
 	if (!out || !(kout = pmon_output__open(o.out, &oo))) {
 		cli_error("%s", pmon_errdetail());
 		pmon_output__abandon(out);
-		pmon_target__release(&t);
+		pmon_target__free(t);
 		return CLI_USAGE;
 	}
-	int rc = trace_run(&o, &t, out, kout);
-	pmon_target__release(&t);
+	int rc = trace_run(&o, t, out, kout);
+	pmon_target__free(t);
 	return rc;
 }
 
 /* The command line of what is traced, for the trace's header. */
 static void describe(const struct run_opts *o, const struct pmon_target *t, char *buf, size_t len)
 {
-	size_t n = 0;
+	size_t n = 0, npids;
+	const pid_t *pids = pmon_target__pids(t, &npids);
 	buf[0] = '\0';
 	if (o->all)
 		n = (size_t)snprintf(buf, len, "%s", o->cmd ? "all CPUs: " : "all CPUs");
-	if (t->npids) {
+	if (npids) {
 		char comm[64] = "", path[64];
-		snprintf(path, sizeof(path), "/proc/%d/comm", (int)t->pids[0]);
+		snprintf(path, sizeof(path), "/proc/%d/comm", (int)pids[0]);
 		FILE *f = fopen(path, "re");
 		if (f) {
 			if (!fgets(comm, sizeof(comm), f))
@@ -330,30 +330,33 @@ static struct pmon_run *trace_start(const struct run_opts *o, const struct pmon_
 static int open_kernel(const struct run_opts *o, const struct pmon_target *pt, pid_t child,
 		       const char *kpath, char *cmdline, struct pmon_trace_kernel **k)
 {
-	struct pmon_target t = { .sz = sizeof(t), .pid = -1, .inherit = true };
+	struct pmon_open_opts how = { .sz = sizeof(how), .inherit = true };
+	const struct pmon_target *t = pt; /* -p's processes, each with all its threads */
+	struct pmon_target *own = NULL;
+	size_t npids;
+	const pid_t *pids = pmon_target__pids(pt, &npids);
 	int err;
 
 	*k = NULL;
 	if (!o->channels && o->cmd && !o->all)
 		return 0;
 	if (o->all) {
-		t.system_wide = true;
-	} else if (pt->npids) {
-		t.pids = pt->pids;
-		t.npids = pt->npids;
-	} else {
-		t.pid = child;
-		t.enable_on_exec = true;
+		t = own = pmon_target__new_cpus(NULL, 0);
+	} else if (!npids) {
+		t = own = pmon_target__new_pid(child);
+		how.enable_on_exec = true;
 	}
 	struct pmon_trace_kernel_opts ko = {
 		.sz = sizeof(ko),
 		.groups = o->channels,
-		.pid = pt->npids    ? pt->pids[0]
+		.pid = npids	    ? pids[0]
 			: child > 0 ? child
 				    : 0,
 		.command = cmdline,
+		.open = &how,
 	};
-	err = pmon_trace_kernel__open(&t, kpath, &ko, k);
+	err = t ? pmon_trace_kernel__open(t, kpath, &ko, k) : -errno;
+	pmon_target__free(own);
 	bool missing = err == -EACCES || err == -EPERM || err == -ENOENT;
 	if (err && missing && o->cmd && o->hooks && !o->all) {
 		/* Named and skipped, not fatal (issue #18): the command's hooks
@@ -431,8 +434,10 @@ static int trace_record(struct run_opts *o, struct pmon_target *pt, const char *
 		pmon_run__free(run);
 		return err;
 	}
-	for (size_t i = 0; i < pt->npids; i++)
-		note_own_hooks(pt->pids[i]);
+	size_t npids;
+	const pid_t *pids = pmon_target__pids(pt, &npids);
+	for (size_t i = 0; i < npids; i++)
+		note_own_hooks(pids[i]);
 	struct trace_tick tt = { o, k, pmon_monotonic_s(), false };
 	char why[512] = "";
 	err = pmon_run__start(run, NULL);

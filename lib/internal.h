@@ -227,6 +227,25 @@ int pmon__spawn_start(char *const argv[], const struct pmon_spawn_opts *o, int o
  * Return: 0 with *@status (if not NULL), -ETIMEDOUT or -errno. */
 int pmon__spawn_wait(pid_t pid, int *status, double timeout_s);
 
+/* ---- the target (lib/counter/target.c) ----
+ * struct pmon_target is opaque to callers (pmon/counter.h); the library
+ * reads its fields here. Built only by the pmon_target__new*() constructors,
+ * never changed after. */
+struct pmon_target {
+	pid_t pid; /* > 0: that process; 0: the caller; -1: none */
+	pid_t *tids; /* explicit threads (override pids and pid) */
+	size_t ntids;
+	pid_t *pids; /* processes, each with all its threads; combine with cpus */
+	size_t npids;
+	bool system_wide; /* every task on the CPUs (pid -1) */
+	int *cpus; /* CPUs to count on; NULL: all online (system-wide) or any */
+	size_t ncpus;
+	char *cgroup; /* a cgroup directory (perf's cgroup mode), or NULL */
+};
+/* @user (NULL: all false) checked and copied into @out. Return: 0 or -EINVAL. */
+struct pmon_open_opts;
+int pmon__open_opts_get(const struct pmon_open_opts *user, struct pmon_open_opts *out);
+
 #pragma GCC visibility pop
 
 /* The one logged MSR write (lib/msr/msr.c), used by the MSR counting

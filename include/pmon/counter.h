@@ -23,43 +23,124 @@
 extern "C" {
 #endif
 
-struct pmon_target {
-	size_t sz; /* sizeof(struct pmon_target) */
-	pid_t pid; /* > 0: that process, all its threads; 0: the caller; -1: none */
-	const pid_t *tids; /* explicit threads (overrides pid) */
-	size_t ntids;
-	bool system_wide; /* every task on the CPUs (pid -1) */
-	const int *cpus; /* CPUs to count on; NULL: all online (system-wide) or any */
-	size_t ncpus;
-	bool inherit; /* count children and threads created later */
-	bool enable_on_exec; /* start when the target calls exec (a forked child) */
-	bool start_disabled; /* start with pmon_counters__enable(); else counting starts
-				* when open returns (every group member at once) */
-	/* Processes, each with all its threads (listed from /proc/PID/task when
-	 * the counters open, each opened with inherit so the threads they
-	 * create later count too, as perf does for -p). Used when tids is
-	 * empty; combines with cpus. */
-	const pid_t *pids;
-	size_t npids;
+/* ---- the target: who is counted -------------------------------------- */
+
+/*
+ * A target names who is counted (perf's struct target): processes, threads,
+ * CPUs, a cgroup, a forked command or the caller. It is built and checked
+ * once by a constructor and is opaque: every open call that takes one reads
+ * the same lists. How the events count on it (inherit, enable_on_exec,
+ * start_disabled) goes beside it, in struct pmon_open_opts.
+ */
+struct pmon_target;
+
+/* What the user named. Strings as typed, or NULL. */
+struct pmon_target_spec {
+	size_t sz; /* sizeof(struct pmon_target_spec) */
+	const char *pid; /* processes: each means all its threads */
+	const char *tid; /* threads */
+	const char *cpu_list; /* CPUs (implies system-wide) */
+	bool system_wide;
 	/* A cgroup directory (a perf_event hierarchy of cgroup v1, or cgroup v2
 	 * with the perf_event controller): count the tasks of that cgroup and
-	 * its descendants on every CPU of cpus (all online when NULL), one
-	 * counter per CPU (perf's cgroup mode, PERF_FLAG_PID_CGROUP; the kernel's
-	 * perf_cgroup_connect() takes the cgroup from the directory's fd). Needs
-	 * CPU-wide counting rights; pid, tids and pids are ignored. NULL: none. */
+	 * its descendants on every CPU of cpu_list (all online when NULL), one
+	 * counter per CPU (perf's cgroup mode, PERF_FLAG_PID_CGROUP). Needs
+	 * CPU-wide counting rights; implies system-wide; pid and tid are
+	 * ignored. */
 	const char *cgroup;
+	/* The online CPU list that cpu_list is checked against ("0-1", as
+	 * /sys/devices/system/cpu/online reads); NULL: read from sysfs. */
+	const char *online;
 };
+
+enum pmon_target_kind {
+	PMON_TARGET_NONE = 0, /* nothing named (an empty spec) */
+	PMON_TARGET_SELF, /* the calling process */
+	PMON_TARGET_PID, /* one process, e.g. a forked command (pmon_target__new_pid()) */
+	PMON_TARGET_PIDS, /* processes, each with all its threads (-p) */
+	PMON_TARGET_TIDS, /* threads (-t) */
+	PMON_TARGET_CPUS, /* every task on CPUs (-a, -C) */
+	PMON_TARGET_CGROUP, /* the tasks of a cgroup, per CPU (-G) */
+};
+
+/**
+ * pmon_target__new() - the target @spec names, parsed and checked once,
+ * before anything opens: every list well-formed, every CPU online, every
+ * process and thread present, a cgroup a directory holding cgroup.procs.
+ * Processes (each with all its threads, listed when the counters open, each
+ * opened with inherit so that threads created later count too, as perf does
+ * for -p) combine with CPUs; threads override processes.
+ * Return: the target (free it with pmon_target__free()), or NULL with errno:
+ * EINVAL (a list that does not parse; the detail names which, or an
+ * unreadable online list), ENODEV (detail: "CPU 5 does not exist (online:
+ * 0-1)"), ESRCH (a missing process or thread), ENOENT or ENOTDIR (a cgroup
+ * that is not one), ENOMEM.
+ */
+PMON_API struct pmon_target *pmon_target__new(const struct pmon_target_spec *spec);
+/**
+ * pmon_target__new_pid() - one process: @pid > 0 (e.g. a forked command,
+ * counted from its exec with pmon_open_opts.enable_on_exec; otherwise all
+ * its threads), or 0 for the calling process. Not checked: a process that
+ * is gone fails at open with ESRCH.
+ * Return: the target, or NULL with errno EINVAL (@pid < 0), ENOMEM.
+ */
+PMON_API struct pmon_target *pmon_target__new_pid(pid_t pid);
+/**
+ * pmon_target__new_cpus() - every task on the @n CPUs of @cpus (copied), or
+ * on every online CPU when @n is 0. The CPUs are not checked against the
+ * online list (pmon_target__new() does that for typed lists).
+ * Return: the target, or NULL with errno ENOMEM.
+ */
+PMON_API struct pmon_target *pmon_target__new_cpus(const int *cpus, size_t n);
+/**
+ * pmon_target__new_cgroup() - the tasks of the cgroup directory @path on
+ * every online CPU, checked as pmon_target__new() checks a cgroup.
+ * Return: the target, or NULL with errno EINVAL (no @path), ENOENT,
+ * ENOTDIR, ENOMEM.
+ */
+PMON_API struct pmon_target *pmon_target__new_cgroup(const char *path);
+/** Free @t; @t may be NULL. */
+PMON_API void pmon_target__free(struct pmon_target *t);
+
+/** What @t names (cgroup, then threads, processes, CPUs, one process). */
+PMON_API enum pmon_target_kind pmon_target__kind(const struct pmon_target *t);
+/** The processes of @t, *@n of them (owned by @t; NULL, 0 when none). */
+PMON_API const pid_t *pmon_target__pids(const struct pmon_target *t, size_t *n);
+/** The threads of @t, *@n of them (owned by @t; NULL, 0 when none). */
+PMON_API const pid_t *pmon_target__tids(const struct pmon_target *t, size_t *n);
+/** The CPUs listed for @t, *@n of them (owned by @t; NULL, 0: all online or any). */
+PMON_API const int *pmon_target__cpus(const struct pmon_target *t, size_t *n);
+/** Does @t count every task on its CPUs (-a, -C, a cgroup)? */
+PMON_API bool pmon_target__system_wide(const struct pmon_target *t);
+/** The one process of @t: > 0 a pid, 0 the caller, -1 none (lists, CPUs). */
+PMON_API pid_t pmon_target__pid(const struct pmon_target *t);
+/** The cgroup directory of @t, or NULL. Owned by @t. */
+PMON_API const char *pmon_target__cgroup(const struct pmon_target *t);
 
 /**
  * pmon_target__threads() - the threads @t names, expanded once (perf's
  * thread map): explicit tids as given, each process of pids (or pid, when
  * not a child started on exec) as all its threads from /proc/PID/task,
  * otherwise one entry: the child's pid, 0 (the caller) or -1 (every task,
- * system-wide).
+ * system-wide). @enable_on_exec: a single process is a command started on
+ * exec (its threads come later, inherited): itself alone.
  * Return: 0 with a malloc()ed array the caller frees, or -ESRCH (the detail
  * names the process or thread that does not exist), -ENOMEM.
  */
-PMON_API int pmon_target__threads(const struct pmon_target *t, pid_t **tids, size_t *n);
+PMON_API int pmon_target__threads(const struct pmon_target *t, bool enable_on_exec, pid_t **tids,
+				  size_t *n);
+
+/*
+ * How events open on a target (perf's attr bits beside the target). NULL
+ * wherever it is taken means all false.
+ */
+struct pmon_open_opts {
+	size_t sz; /* sizeof(struct pmon_open_opts) */
+	bool inherit; /* count children and threads created later */
+	bool enable_on_exec; /* start when the target calls exec (a forked child) */
+	bool start_disabled; /* start with pmon_counters__enable(); else counting starts
+			      * when open returns (every group member at once) */
+};
 
 /**
  * pmon_perf_event_open() - the one perf_event_open(2) call of the library.
@@ -101,13 +182,14 @@ struct pmon_counters;
  * and the others still open (a refused group leader hands the group to the
  * next member). Where perf_event_paranoid forbids kernel counting and the
  * event named no u/k/h modifier, it is retried user-only and marked so.
- * @events must outlive the counters.
+ * @events must outlive the counters. @opts: how (NULL: all false).
  * Return: the counters, or NULL with errno and pmon_errdetail(): ESRCH (the
  * process does not exist), EINVAL (bad target), ENOMEM, or the error of the
  * first event when no event at all could be opened.
  */
 PMON_API struct pmon_counters *pmon_counters__open(const struct pmon_evlist *events,
-						   const struct pmon_target *target);
+						   const struct pmon_target *target,
+						   const struct pmon_open_opts *opts);
 PMON_API void pmon_counters__close(struct pmon_counters *c);
 
 PMON_API int pmon_counters__enable(struct pmon_counters *c);

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The monitor layer (../shared/ARCHITECTURE.md, "features"): what stat, top,
- * serve and trace share above the counters. A target described once and
- * validated (perf's struct target and target__validate()), the one parser
- * of pid/tid/CPU lists, reading with deltas taken of raw, enabled and
+ * serve and trace share above the counters. The one parser of pid/tid/CPU
+ * lists (the target built from them is pmon_target__new(), pmon/counter.h),
+ * reading with deltas taken of raw, enabled and
  * running before scaling (perf's evsel__compute_deltas()), derived metrics
  * (perf's shadow stats), repeat statistics (Welford) and the interval
  * ticker every periodic reader uses.
@@ -57,38 +57,7 @@ PMON_API int pmon_cpus_online(const char *sysfs_root, int **cpus, size_t *n);
  */
 PMON_API bool pmon_process_alive(pid_t pid);
 
-/* What the user named: perf's struct target. Strings as typed, or NULL. */
-struct pmon_target_spec {
-	size_t sz; /* sizeof(struct pmon_target_spec) */
-	const char *pid; /* processes: each means all its threads */
-	const char *tid; /* threads */
-	const char *cpu_list; /* CPUs (implies system-wide) */
-	bool system_wide;
-	const char *cgroup; /* a cgroup directory (struct pmon_target's cgroup) */
-};
-
-/**
- * pmon_target__parse() - turn @spec into @t (a struct pmon_target whose
- * arrays this allocates; release them with pmon_target__release()). Other
- * fields of @t (inherit, enable_on_exec, ...) are left as they are.
- * Return: 0, or -EINVAL with the detail naming which list is wrong, -ENOMEM.
- */
-PMON_API int pmon_target__parse(const struct pmon_target_spec *spec, struct pmon_target *t);
-/** Free the arrays pmon_target__parse() allocated; @t may be NULL. */
-PMON_API void pmon_target__release(struct pmon_target *t);
-
-/**
- * pmon_target__validate() - check once, before anything opens, that what
- * @t names exists: every CPU online, every process and thread present.
- * @online: the online CPU list ("0-1", as /sys/devices/system/cpu/online
- * reads), or NULL to read it from sysfs.
- * A cgroup must be a directory holding cgroup.procs.
- * Return: 0; -ENODEV for a CPU that does not exist (detail: "CPU 5 does not
- * exist (online: 0-1)"), -ESRCH for a missing process or thread, -ENOENT
- * or -ENOTDIR for a cgroup that is not one, -EINVAL for an unreadable
- * @online.
- */
-PMON_API int pmon_target__validate(const struct pmon_target *t, const char *online);
+/* Targets (struct pmon_target, pmon_target__new()) live in pmon/counter.h. */
 
 /* ---- the run engine: a command or the processes it watches ------------- */
 
@@ -228,13 +197,14 @@ PMON_API double pmon_count__scale(uint64_t raw, uint64_t enabled, uint64_t runni
 struct pmon_monitor;
 
 /**
- * pmon_monitor__open() - open @events on @target (pmon_counters__open()),
- * with the readings' baseline taken at open.
+ * pmon_monitor__open() - open @events on @target with @opts
+ * (pmon_counters__open()), with the readings' baseline taken at open.
  * Return: the monitor, or NULL with errno and the detail as
  * pmon_counters__open().
  */
 PMON_API struct pmon_monitor *pmon_monitor__open(const struct pmon_evlist *events,
-						 const struct pmon_target *target);
+						 const struct pmon_target *target,
+						 const struct pmon_open_opts *opts);
 PMON_API void pmon_monitor__close(struct pmon_monitor *m);
 /** The counters underneath (owned by the monitor). */
 PMON_API struct pmon_counters *pmon_monitor__counters(struct pmon_monitor *m);
@@ -242,7 +212,7 @@ PMON_API struct pmon_counters *pmon_monitor__counters(struct pmon_monitor *m);
 /**
  * pmon_monitor__start() - start counting for a command: enable the
  * counters that an exec cannot start (CPU-wide ones, or all of them when
- * the target has no enable_on_exec), and release @child (NULL: none)
+ * the monitor was not opened with enable_on_exec), and release @child (NULL: none)
  * with pmon_child__start(). The baseline is set here.
  * Return: 0, the -errno of the exec, or of the enable.
  */

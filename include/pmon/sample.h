@@ -44,13 +44,16 @@ struct pmon_sample_opts {
 	bool context_switch;
 	/* No MMAP2/COMM/FORK/EXIT side-band records. */
 	bool no_side_band;
+	/* How the events open on the target: inherit and enable_on_exec (a
+	 * sampler always opens disabled: pmon_sampler__enable()). NULL: neither. */
+	const struct pmon_open_opts *open;
 };
 
 struct pmon_sampler;
 
 /**
  * pmon_sampler__open() - sample every event of @events on @target: one ring
- * buffer per CPU (with the target's pid and inherit for a command or
+ * buffer per CPU (with the target's pid and @opts->open for a command or
  * process, every task for system-wide); the other events of a CPU write
  * into its first event's ring (PERF_EVENT_IOC_SET_OUTPUT). Records: SAMPLE
  * (identifier, ip, pid/tid, time, cpu, period, callchain), MMAP2, COMM,

@@ -88,6 +88,7 @@ PMON_API void pmon_trace_counter(uint32_t channel, int64_t value);
 /* ---- kernel events (the "non-invasive hooks") ---------------------------- */
 
 struct pmon_target;
+struct pmon_open_opts;
 
 /* A group of kernel events -e names (pmon_trace_kernel_opts.groups). */
 struct pmon_trace_kernel_group {
@@ -124,14 +125,17 @@ struct pmon_trace_kernel_opts {
 	const char *tracefs_root; /* NULL: /sys/kernel/tracing (mounted if root) */
 	int32_t pid; /* the header's pid and command when no program writes one */
 	const char *command;
+	/* How the events open on the target (inherit, enable_on_exec for a
+	 * command; start_disabled is implied). NULL: neither. */
+	const struct pmon_open_opts *open;
 };
 
 struct pmon_trace_kernel;
 
 /**
  * pmon_trace_kernel__open() - record the kernel events of @o->groups for
- * @target (a command's pid with inherit and enable_on_exec, as stat and
- * record build it; processes, each with all its threads; or system-wide,
+ * @target (a command's pid, with inherit and enable_on_exec in @o->open, as
+ * stat and record open it; processes, each with all its threads; or system-wide,
  * every task on every CPU) through perf rings, stamped with the perf clock
  * where the perf mmap page converts the TSC to it, else CLOCK_MONOTONIC
  * (the base and the alignment measured go in the file's TCLK chunk), into

@@ -51,6 +51,7 @@ struct pmon_counters {
 	long **pmu_cpus;
 	size_t *npmu_cpus;
 	int cgroup_fd; /* the target's cgroup directory while opening, or -1 */
+	struct pmon_open_opts how; /* the caller's, copied at open */
 };
 
 /* Whether event @e may open on @cpu: perf opens a hybrid PMU's events only
@@ -265,7 +266,7 @@ static int online_cpus(int **out, size_t *n)
 	return 0;
 }
 
-int pmon_target__threads(const struct pmon_target *t, pid_t **out, size_t *n)
+int pmon_target__threads(const struct pmon_target *t, bool enable_on_exec, pid_t **out, size_t *n)
 {
 	pid_t *tids;
 
@@ -287,9 +288,9 @@ int pmon_target__threads(const struct pmon_target *t, pid_t **out, size_t *n)
 		*n = t->ntids;
 		return 0;
 	}
-	if (PMON_OPTS_GET(t, npids, 0) && t->pids)
+	if (t->npids && t->pids)
 		return list_processes(t->pids, t->npids, out, n);
-	if (t->pid > 0 && !t->enable_on_exec && !t->system_wide)
+	if (t->pid > 0 && !enable_on_exec && !t->system_wide)
 		return list_threads(t->pid, out, n);
 	tids = malloc(sizeof(*tids));
 	if (!tids)
@@ -317,7 +318,7 @@ static int build_units(struct pmon_counters *c, const struct pmon_target *t)
 		tids[0] = -1;
 		ntids = 1;
 	} else {
-		err = pmon_target__threads(t, &tids, &ntids);
+		err = pmon_target__threads(t, c->how.enable_on_exec, &tids, &ntids);
 		if (err)
 			return err;
 	}
@@ -370,7 +371,7 @@ void pmon_counters__close(struct pmon_counters *c)
 	free(c);
 }
 
-static int open_one(struct pmon_counters *c, size_t u, size_t e, const struct pmon_target *t)
+static int open_one(struct pmon_counters *c, size_t u, size_t e)
 {
 	const struct pmon_event_desc *d = pmon_evlist__event(c->list, e);
 	struct perf_event_attr a = d->attr;
@@ -390,7 +391,7 @@ static int open_one(struct pmon_counters *c, size_t u, size_t e, const struct pm
 	a.size = sizeof(a);
 	a.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING |
 		PERF_FORMAT_ID | PERF_FORMAT_GROUP;
-	a.inherit = t->inherit;
+	a.inherit = c->how.inherit;
 	/* Leaders start disabled: a sibling added to a running group is not
 	 * scheduled until the group is next switched in, so it would miss
 	 * counts. The whole group is enabled once every member exists. */
@@ -398,7 +399,7 @@ static int open_one(struct pmon_counters *c, size_t u, size_t e, const struct pm
 	/* enable_on_exec fires for the events of the task that calls exec
 	 * (perf_event_enable_on_exec() walks that task's contexts): a CPU-wide
 	 * event (pid -1) would never start. Those wait for pmon_counters__enable(). */
-	a.enable_on_exec = lead < 0 && t->enable_on_exec && c->units[u].tid != -1;
+	a.enable_on_exec = lead < 0 && c->how.enable_on_exec && c->units[u].tid != -1;
 
 	bool ex = a.exclude_kernel;
 	fd = pmon_perf_event_open(&a, c->cgroup_fd >= 0 ? c->cgroup_fd : c->units[u].tid,
@@ -433,8 +434,10 @@ static int open_one(struct pmon_counters *c, size_t u, size_t e, const struct pm
 }
 
 struct pmon_counters *pmon_counters__open(const struct pmon_evlist *events,
-					  const struct pmon_target *t)
+					  const struct pmon_target *t,
+					  const struct pmon_open_opts *opts)
 {
+	struct pmon_open_opts how;
 	struct pmon_counters *c;
 	int err = 0;
 
@@ -445,9 +448,8 @@ struct pmon_counters *pmon_counters__open(const struct pmon_evlist *events,
 		errno = EINVAL;
 		return NULL;
 	}
-	/* First release: up to start_disabled; pids, npids, cgroup came later. */
-	if (PMON_OPTS_CHECK(t, struct pmon_target, start_disabled)) {
-		errno = EINVAL;
+	if ((err = pmon__open_opts_get(opts, &how))) {
+		errno = -err;
 		return NULL;
 	}
 	c = calloc(1, sizeof(*c));
@@ -458,7 +460,8 @@ struct pmon_counters *pmon_counters__open(const struct pmon_evlist *events,
 	c->list = events;
 	c->nev = pmon_evlist__count(events);
 	c->cgroup_fd = -1;
-	if (PMON_OPTS_GET(t, cgroup, NULL)) {
+	c->how = how;
+	if (t->cgroup) {
 		/* Each event takes its own reference to the cgroup
 		 * (perf_cgroup_connect()): the directory is closed once all are open. */
 		c->cgroup_fd = open(t->cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -490,7 +493,7 @@ struct pmon_counters *pmon_counters__open(const struct pmon_evlist *events,
 		c->st[e].scale = pmon_evlist__event(events, e)->scale;
 	for (size_t u = 0; u < c->nunits && !err; u++)
 		for (size_t e = 0; e < c->nev && !err; e++)
-			err = open_one(c, u, e, t);
+			err = open_one(c, u, e);
 	if (c->cgroup_fd >= 0) {
 		close(c->cgroup_fd);
 		c->cgroup_fd = -1;
@@ -500,7 +503,7 @@ struct pmon_counters *pmon_counters__open(const struct pmon_evlist *events,
 	size_t opened = 0;
 	for (size_t e = 0; e < c->nev; e++)
 		opened += c->st[e].opened > 0;
-	if (opened && !t->enable_on_exec && !t->start_disabled) {
+	if (opened && !how.enable_on_exec && !how.start_disabled) {
 		/* (with enable_on_exec, CPU-wide units wait for the caller's enable) */
 		err = pmon_counters__enable(c);
 		if (err) {

@@ -339,7 +339,8 @@ static int make_rows(const struct pmon_collector *c, struct source *s)
  * opened (the kernel refused, or the cgroup went away meanwhile). */
 static struct source *source_open(struct pmon_collector *c, const char *path, ino_t ino)
 {
-	struct pmon_target t = { .sz = sizeof(t), .pid = -1, .system_wide = true, .cgroup = path };
+	/* Built here, not checked: a cgroup gone meanwhile fails to open. */
+	struct pmon_target t = { .pid = -1, .system_wide = true, .cgroup = (char *)path };
 	struct source *s = calloc(1, sizeof(*s));
 
 	if (!s)
@@ -347,7 +348,7 @@ static struct source *source_open(struct pmon_collector *c, const char *path, in
 	s->ino = ino;
 	s->path = path ? strdup(path) : NULL;
 	s->label = path ? cgroup_label(c, path) : strdup("");
-	s->m = pmon_monitor__open(c->ev, &t);
+	s->m = pmon_monitor__open(c->ev, &t, NULL);
 	if (!s->m || !s->label || (path && !s->path)) {
 		source_free(c, s);
 		return NULL;
@@ -869,19 +870,18 @@ int pmon_collector__add_system_wide(struct pmon_collector *c)
 
 int pmon_collector__add_cgroup(struct pmon_collector *c, const char *path)
 {
-	struct pmon_target t = { .sz = sizeof(t), .pid = -1, .cgroup = path };
+	struct pmon_target *t;
 	char **cg = realloc(c->o.cgroups, (c->o.ncgroups + 1) * sizeof(*cg));
 	struct source *s;
 	struct stat st;
-	int err;
 
 	if (!cg)
 		return pmon__err(-ENOMEM, "out of memory");
 	c->o.cgroups = cg;
 	rdt_cleanup_once(c);
-	err = pmon_target__validate(&t, NULL);
-	if (err)
-		return err;
+	if (!(t = pmon_target__new_cgroup(path)))
+		return -errno;
+	pmon_target__free(t);
 	if (stat(path, &st))
 		return pmon__err(-errno, "%s: %s", path, strerror(errno));
 	if (!(cg[c->o.ncgroups] = strdup(path)))
@@ -901,13 +901,12 @@ int pmon_collector__add_cgroup(struct pmon_collector *c, const char *path)
 
 int pmon_collector__watch_root(struct pmon_collector *c, const char *root)
 {
-	struct pmon_target t = { .sz = sizeof(t), .pid = -1, .cgroup = root };
-	int err;
+	struct pmon_target *t;
 
 	rdt_cleanup_once(c);
-	err = pmon_target__validate(&t, NULL);
-	if (err)
-		return err;
+	if (!(t = pmon_target__new_cgroup(root)))
+		return -errno;
+	pmon_target__free(t);
 	free(c->o.cgroup_root);
 	if (!(c->o.cgroup_root = strdup(root)))
 		return pmon__err(-ENOMEM, "out of memory");

@@ -104,7 +104,8 @@ void pmon_monitor__close(struct pmon_monitor *m)
 }
 
 struct pmon_monitor *pmon_monitor__open(const struct pmon_evlist *events,
-					const struct pmon_target *target)
+					const struct pmon_target *target,
+					const struct pmon_open_opts *opts)
 {
 	struct pmon_monitor *m = calloc(1, sizeof(*m));
 	int e;
@@ -113,7 +114,7 @@ struct pmon_monitor *pmon_monitor__open(const struct pmon_evlist *events,
 		errno = ENOMEM;
 		return NULL;
 	}
-	m->c = pmon_counters__open(events, target);
+	m->c = pmon_counters__open(events, target, opts);
 	if (!m->c) {
 		e = errno;
 		free(m);
@@ -123,7 +124,7 @@ struct pmon_monitor *pmon_monitor__open(const struct pmon_evlist *events,
 	m->list = events;
 	m->nev = pmon_evlist__count(events);
 	m->nunits = pmon_counters__nunits(m->c);
-	m->exec_enables = target->enable_on_exec;
+	m->exec_enables = PMON_OPTS_GET(opts, enable_on_exec, false); /* checked at open */
 	m->base = calloc(m->nunits * m->nev, sizeof(*m->base));
 	m->now = calloc(m->nev, sizeof(*m->now));
 	m->sum = calloc(m->nev, sizeof(*m->sum));

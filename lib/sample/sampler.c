@@ -32,6 +32,7 @@ struct ring {
 };
 
 struct pmon_sampler {
+	struct pmon_open_opts how; /* the caller's (inherit, enable_on_exec) */
 	struct ring *r;
 	size_t n;
 	int *extra; /* the other events' fds, writing into their CPU's ring */
@@ -96,8 +97,8 @@ static int open_one(struct pmon_sampler *s, const struct pmon_event_desc *d,
 		a.sample_freq = o && o->freq ? o->freq : 1000;
 	}
 	a.disabled = 1;
-	a.enable_on_exec = t->enable_on_exec;
-	a.inherit = t->inherit;
+	a.enable_on_exec = s->how.enable_on_exec;
+	a.inherit = s->how.inherit;
 	/* Side-band records (mmaps, comms, tasks) once, from the first event. */
 	a.mmap = a.mmap2 = a.comm = a.task = ev == 0 && !(o && o->no_side_band);
 	a.build_id = a.mmap2 && s->build_id; /* MMAP2 with the file's build id (5.12+) */
@@ -177,8 +178,8 @@ static int set_sample_type(struct pmon_sampler *s, const struct pmon_evlist *eve
 static int sampler_units(struct pmon_sampler *s, const struct pmon_target *t, pid_t **tids,
 			 size_t *ntids, int *cgfd)
 {
-	if (!PMON_OPTS_GET(t, cgroup, NULL))
-		return pmon_target__threads(t, tids, ntids);
+	if (!t || !t->cgroup)
+		return pmon_target__threads(t, s->how.enable_on_exec, tids, ntids);
 	/* perf record -G: the cgroup's tasks on every CPU; each event holds
 	 * the cgroup (perf_cgroup_connect()), so its fd closes after */
 	*cgfd = open(t->cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -249,7 +250,8 @@ static int sampler_open(const struct pmon_evlist *events, const struct pmon_targ
 
 	if (err)
 		return err;
-	if (t && (err = PMON_OPTS_CHECK(t, struct pmon_target, start_disabled)))
+	struct pmon_open_opts how;
+	if ((err = pmon__open_opts_get(o ? o->open : NULL, &how)))
 		return err;
 	const struct pmon_event_desc *d = pmon_evlist__event(events, 0);
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -266,6 +268,7 @@ static int sampler_open(const struct pmon_evlist *events, const struct pmon_targ
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
+	s->how = how;
 	s->maplen = (size_t)(pages + 1) * (size_t)sysconf(_SC_PAGESIZE);
 	s->buflen = 65536; /* a record's size is a u16 */
 	s->buf = malloc(s->buflen);

@@ -129,6 +129,7 @@ struct pmon_trace_kernel {
 		bool mounted; /* tracefs mounted by ftrace_open(), for the trace */
 	} ft;
 	char ft_why[256]; /* why not through ftrace */
+	struct pmon_open_opts how; /* the caller's (inherit, enable_on_exec) */
 	int32_t *tids; /* the traced threads: the target's, then those seen */
 	size_t ntids, captids;
 	const struct kdef *def[NDEFS]; /* per event of the list */
@@ -332,7 +333,7 @@ static int seed_threads(struct pmon_trace_kernel *k, const struct pmon_target *t
 
 	if (k->all)
 		return 0;
-	if ((err = pmon_target__threads(t, &tids, &n)))
+	if ((err = pmon_target__threads(t, k->how.enable_on_exec, &tids, &n)))
 		return err;
 	for (size_t i = 0; i < n && !err; i++)
 		if (tids[i] > 0)
@@ -542,8 +543,9 @@ static void time_base(struct pmon_trace_kernel *k)
 	pmon__strlcpy(k->clk.clocksource, cur, sizeof(k->clk.clocksource));
 }
 
-static int open_sampler(struct pmon_evlist *ev, const struct pmon_target *t, unsigned pages,
-			bool sched, bool mono, struct pmon_sampler **out)
+static int open_sampler(struct pmon_evlist *ev, const struct pmon_target *t,
+			const struct pmon_open_opts *how, unsigned pages, bool sched, bool mono,
+			struct pmon_sampler **out)
 {
 	struct pmon_sample_opts so = {
 		.sz = sizeof(so),
@@ -554,6 +556,7 @@ static int open_sampler(struct pmon_evlist *ev, const struct pmon_target *t, uns
 		.clockid = CLOCK_MONOTONIC,
 		.context_switch = sched,
 		.no_side_band = true,
+		.open = how,
 	};
 	*out = pmon_sampler__open(ev, t, &so);
 	return *out ? 0 : -errno;
@@ -564,14 +567,14 @@ static int open_sampler(struct pmon_evlist *ev, const struct pmon_target *t, uns
 static int open_wide(struct pmon_trace_kernel *k, const struct kdef *df,
 		     const struct pmon_event_opts *eo, unsigned pages)
 {
-	struct pmon_target all = { .sz = sizeof(all), .pid = -1, .system_wide = true };
+	struct pmon_target all = { .pid = -1, .system_wide = true };
 	int err;
 
 	if (!(k->wev = pmon_evlist__new(eo)))
 		return -errno;
 	if (!(err = pmon_evlist__add(k->wev, df->event)))
-		err = open_sampler(k->wev, &all, pages, false, k->clk.base == PMON_TIMEBASE_MONO,
-				   &k->ws);
+		err = open_sampler(k->wev, &all, NULL, pages, false,
+				   k->clk.base == PMON_TIMEBASE_MONO, &k->ws);
 	if (err == -ENOMEM)
 		return err;
 	if (err) {
@@ -659,7 +662,7 @@ static int open_candidates(struct pmon_trace_kernel *k, const struct pmon_target
 					k->skipped);
 			return err;
 		}
-		err = open_sampler(k->ev, t, d.pages ? d.pages : 128, sched,
+		err = open_sampler(k->ev, t, &k->how, d.pages ? d.pages : 128, sched,
 				   k->clk.base == PMON_TIMEBASE_MONO, &k->s);
 		if (!err)
 			break;
@@ -675,7 +678,8 @@ static int open_candidates(struct pmon_trace_kernel *k, const struct pmon_target
 			k->ev = pmon_evlist__new(eo);
 			int e = k->ev ? pmon_evlist__add(k->ev, cand[i]->event) : -ENOMEM;
 			if (!e)
-				e = open_sampler(k->ev, t, 1, cand[i]->type == PMON__K_SWITCH_OUT,
+				e = open_sampler(k->ev, t, &k->how, 1,
+						 cand[i]->type == PMON__K_SWITCH_OUT,
 						 k->clk.base == PMON_TIMEBASE_MONO, &s1);
 			pmon_sampler__close(s1);
 			pmon_evlist__free(k->ev);
@@ -738,7 +742,7 @@ static int finish_open(struct pmon_trace_kernel *k, const struct pmon_target *t,
 		return err;
 	}
 	/* A command's events start at its exec (enable_on_exec). */
-	if ((!t->enable_on_exec && (err = pmon_sampler__enable(k->s))) ||
+	if ((!k->how.enable_on_exec && (err = pmon_sampler__enable(k->s))) ||
 	    (k->ws && (err = pmon_sampler__enable(k->ws)))) {
 		err = pmon__err(err, "cannot enable the kernel events: %s", strerror(-err));
 		return err;
@@ -775,6 +779,10 @@ int pmon_trace_kernel__open(const struct pmon_target *t, const char *path,
 	if (!k)
 		return -ENOMEM;
 	k->fd = -1;
+	if ((err = pmon__open_opts_get(d.open, &k->how))) {
+		free(k);
+		return err;
+	}
 	time_base(k);
 	/* System-wide, every task is traced: the wide events join the others. */
 	k->all = t->system_wide;

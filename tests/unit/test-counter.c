@@ -160,7 +160,7 @@ static bool perf_allowed(void)
 static void test_counter__self_group(void **state)
 {
 	struct pmon_evlist *l;
-	struct pmon_target t = { .sz = sizeof(t), .pid = 0 };
+	struct pmon_target *t = pmon_target__new_pid(0);
 	struct pmon_counters *c;
 	struct pmon_count v[3];
 	volatile char *mem;
@@ -169,7 +169,7 @@ static void test_counter__self_group(void **state)
 	if (!perf_allowed())
 		skip();
 	l = events("{task-clock,page-faults,cs}");
-	c = pmon_counters__open(l, &t);
+	c = pmon_counters__open(l, t, NULL);
 	assert_non_null(c);
 	mem = mmap(NULL, 64 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	madvise((void *)mem, 64 * 4096, MADV_NOHUGEPAGE);
@@ -183,6 +183,7 @@ static void test_counter__self_group(void **state)
 	munmap((void *)mem, 64 * 4096);
 	pmon_counters__close(c);
 	pmon_evlist__free(l);
+	pmon_target__free(t);
 }
 
 /* A self group's reads carry the group's time enabled and running: both
@@ -230,10 +231,10 @@ static void test_counter__child_on_exec(void **state)
 		skip();
 	l = events("task-clock,page-faults");
 	assert_int_equal(pmon_child__fork(argv, &ch), 0);
-	struct pmon_target t = {
-		.sz = sizeof(t), .pid = ch.pid, .enable_on_exec = true, .inherit = true
-	};
-	c = pmon_counters__open(l, &t);
+	struct pmon_target *t = pmon_target__new_pid(ch.pid);
+	struct pmon_open_opts how = { .sz = sizeof(how), .enable_on_exec = true, .inherit = true };
+	c = pmon_counters__open(l, t, &how);
+	pmon_target__free(t); /* not kept by the counters */
 	assert_non_null(c);
 	assert_int_equal(pmon_counters__read(c, v), 0);
 	assert_int_equal(v[1].raw, 0); /* not started before exec */
@@ -258,7 +259,7 @@ static void test_counter__child_on_exec(void **state)
 static void test_counter__refused_event_reason(void **state)
 {
 	struct pmon_evlist *l;
-	struct pmon_target t = { .sz = sizeof(t), .pid = 0 };
+	struct pmon_target *t = pmon_target__new_pid(0);
 	struct pmon_counters *c;
 	struct pmon_count v[2];
 
@@ -266,7 +267,7 @@ static void test_counter__refused_event_reason(void **state)
 	if (!perf_allowed())
 		skip();
 	l = events("{cycles,task-clock}");
-	c = pmon_counters__open(l, &t);
+	c = pmon_counters__open(l, t, NULL);
 	assert_non_null(c);
 	assert_int_equal(pmon_counters__read(c, v), 0);
 	assert_int_equal(v[1].status, PMON_COUNT_OK);
@@ -283,16 +284,18 @@ static void test_counter__refused_event_reason(void **state)
 
 	/* Nothing countable at all, or a vanished target: NULL with a reason. */
 	l = events("cycles");
-	c = pmon_counters__open(l, &t);
+	c = pmon_counters__open(l, t, NULL);
 	if (!c)
 		assert_non_null(strstr(pmon_errdetail(), "cannot open 'cycles'"));
 	pmon_counters__close(c);
-	struct pmon_target gone = { .sz = sizeof(gone), .pid = 999999999 };
+	struct pmon_target *gone = pmon_target__new_pid(999999999);
 	errno = 0;
-	assert_null(pmon_counters__open(l, &gone));
+	assert_null(pmon_counters__open(l, gone, NULL));
 	assert_int_equal(errno, ESRCH);
 	assert_non_null(strstr(pmon_errdetail(), "999999999 does not exist"));
 	pmon_evlist__free(l);
+	pmon_target__free(gone);
+	pmon_target__free(t);
 }
 
 /* pmon_self: rdpmc where the page allows it, read() otherwise; either way

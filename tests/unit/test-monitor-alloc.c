@@ -92,11 +92,24 @@ static void fault_pages(size_t pages)
 	munmap(p, pages * (size_t)ps);
 }
 
+/* The calling thread alone (-t TID). */
+static struct pmon_target *this_thread(void)
+{
+	char tid[32];
+	snprintf(tid, sizeof(tid), "%ld", (long)syscall(SYS_gettid));
+	struct pmon_target_spec spec = { .sz = sizeof(spec), .tid = tid };
+	struct pmon_target *t = pmon_target__new(&spec);
+
+	if (!t)
+		fail_msg("target: %s", pmon_errdetail());
+	return t;
+}
+
 /* Readings after the first allocate nothing, on @t with @spec. */
 static void no_alloc_on(const char *spec, const struct pmon_target *t)
 {
 	struct pmon_evlist *l = events(spec);
-	struct pmon_monitor *m = pmon_monitor__open(l, t);
+	struct pmon_monitor *m = pmon_monitor__open(l, t, NULL);
 
 	if (!m)
 		fail_msg("open %s: %s", spec, pmon_errdetail());
@@ -133,12 +146,10 @@ static void no_alloc_on(const char *spec, const struct pmon_target *t)
 
 static void test_monitor_alloc__steady_state(void **state)
 {
-	pid_t self = (pid_t)syscall(SYS_gettid);
-	struct pmon_target t = { .sz = sizeof(t), .pid = -1, .tids = &self, .ntids = 1 };
-
 	(void)state;
 	if (!perf_allowed(2))
 		skip();
+	struct pmon_target *t = this_thread();
 	/* The wrapper counts: an allocation while counting is seen. */
 	allocs = 0;
 	counting = true;
@@ -147,30 +158,30 @@ static void test_monitor_alloc__steady_state(void **state)
 	free(p);
 	assert_int_equal(allocs, 1);
 
-	no_alloc_on("{task-clock,page-faults,context-switches},cpu-clock", &t);
+	no_alloc_on("{task-clock,page-faults,context-switches},cpu-clock", t);
+	pmon_target__free(t);
 	if (!perf_allowed(0))
 		return; /* (CPU-wide counting needs paranoid 0 or root) */
-	struct pmon_target sw = { .sz = sizeof(sw), .pid = -1, .system_wide = true };
+	struct pmon_target *sw = pmon_target__new_cpus(NULL, 0);
 	no_alloc_on("{cpu-clock,task-clock,context-switches,cpu-migrations,page-faults,"
 		    "minor-faults,major-faults,alignment-faults}",
-		    &sw);
+		    sw);
+	pmon_target__free(sw);
 }
 
 static void test_monitor_alloc__group_by_position(void **state)
 {
-	pid_t self = (pid_t)syscall(SYS_gettid);
-	struct pmon_target t = { .sz = sizeof(t), .pid = -1, .tids = &self, .ntids = 1 };
-
 	(void)state;
 	if (!perf_allowed(2))
 		skip();
+	struct pmon_target *t = this_thread();
 	/* A hardware event between software ones: on a machine without a PMU
 	 * it does not open, and the kernel's group has two values where the
 	 * list has three events (each value goes to the next member that
 	 * opened). With a PMU, cycles opens too and the group moves to the
 	 * hardware context; page-faults still reads its own count. */
 	struct pmon_evlist *l = events("{page-faults,cycles,task-clock,minor-faults}");
-	struct pmon_monitor *m = pmon_monitor__open(l, &t);
+	struct pmon_monitor *m = pmon_monitor__open(l, t, NULL);
 	struct pmon_count out[4];
 	double dt;
 
@@ -191,6 +202,7 @@ static void test_monitor_alloc__group_by_position(void **state)
 		assert_int_equal(out[1].raw, 0);
 	pmon_monitor__close(m);
 	pmon_evlist__free(l);
+	pmon_target__free(t);
 }
 
 int main(void)

@@ -101,88 +101,216 @@ static void test_monitor__idlist_no_cap(void **state)
 
 static void test_monitor__target_validate(void **state)
 {
-	struct pmon_target t = { .sz = sizeof(t), .pid = -1 };
-	struct pmon_target_spec spec = { .sz = sizeof(spec), .cpu_list = "0,5" };
+	struct pmon_target_spec spec = { .sz = sizeof(spec), .cpu_list = "0,5", .online = "0-1" };
+	struct pmon_target *t;
+	const int *cpus;
+	size_t n;
 	char self[32];
 
 	(void)state;
-	assert_int_equal(pmon_target__parse(&spec, &t), 0);
-	assert_true(t.system_wide); /* -C implies system-wide, as perf */
-	assert_int_equal(t.ncpus, 2);
 	/* CPU 5 on a two-CPU machine: named, with the online list. */
-	assert_int_equal(pmon_target__validate(&t, "0-1"), -ENODEV);
+	errno = 0;
+	assert_null(pmon_target__new(&spec));
+	assert_int_equal(errno, ENODEV);
 	assert_string_equal(pmon_errdetail(), "CPU 5 does not exist (online: 0-1)");
-	assert_int_equal(pmon_target__validate(&t, "0-7"), 0);
-	assert_int_equal(pmon_target__validate(&t, "0,2-5"), 0);
-	pmon_target__release(&t);
+	spec.online = "0,2-5";
+	assert_non_null(t = pmon_target__new(&spec));
+	assert_true(pmon_target__system_wide(t)); /* -C implies system-wide, as perf */
+	assert_int_equal(pmon_target__kind(t), PMON_TARGET_CPUS);
+	assert_non_null(cpus = pmon_target__cpus(t, &n));
+	assert_int_equal(n, 2);
+	assert_int_equal(cpus[0], 0);
+	assert_int_equal(cpus[1], 5);
+	assert_int_equal(pmon_target__pid(t), -1);
+	pmon_target__free(t);
 
 	/* Processes: this one exists, pid 0x3fffffff almost surely not. */
 	snprintf(self, sizeof(self), "%d", (int)getpid());
 	spec = (struct pmon_target_spec){ .sz = sizeof(spec), .pid = self };
-	t = (struct pmon_target){ .sz = sizeof(t), .pid = -1 };
-	assert_int_equal(pmon_target__parse(&spec, &t), 0);
-	assert_int_equal(t.npids, 1);
-	assert_false(t.system_wide);
-	assert_int_equal(pmon_target__validate(&t, NULL), 0);
-	pmon_target__release(&t);
+	assert_non_null(t = pmon_target__new(&spec));
+	const pid_t *pids = pmon_target__pids(t, &n);
+	assert_int_equal(n, 1);
+	assert_int_equal(pids[0], getpid());
+	assert_false(pmon_target__system_wide(t));
+	assert_int_equal(pmon_target__kind(t), PMON_TARGET_PIDS);
+	assert_null(pmon_target__tids(t, &n));
+	assert_int_equal(n, 0);
+	pmon_target__free(t);
 	spec.pid = "1073741823";
-	assert_int_equal(pmon_target__parse(&spec, &t), 0);
-	assert_int_equal(pmon_target__validate(&t, NULL), -ESRCH);
+	errno = 0;
+	assert_null(pmon_target__new(&spec));
+	assert_int_equal(errno, ESRCH);
 	assert_string_equal(pmon_errdetail(), "process 1073741823 does not exist");
-	pmon_target__release(&t);
 
 	/* The same list parser behind each list: "1,,2" refused, named. */
 	spec = (struct pmon_target_spec){ .sz = sizeof(spec), .tid = "1,,2" };
-	assert_int_equal(pmon_target__parse(&spec, &t), -EINVAL);
+	errno = 0;
+	assert_null(pmon_target__new(&spec));
+	assert_int_equal(errno, EINVAL);
 	assert_non_null(strstr(pmon_errdetail(), "threads: '1,,2' is not a valid list"));
-	assert_null(t.tids);
+}
+
+/* Each constructor's target: what it names, read back through accessors. */
+static void test_monitor__target_constructors(void **state)
+{
+	static const struct {
+		int line;
+		pid_t pid; /* new_pid() */
+		enum pmon_target_kind kind;
+		pid_t want_pid;
+	} rows[] = {
+		{ __LINE__, 0, PMON_TARGET_SELF, 0 },
+		{ __LINE__, 1, PMON_TARGET_PID, 1 },
+		{ __LINE__, 4242, PMON_TARGET_PID, 4242 },
+	};
+	struct pmon_target *t;
+	size_t n;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		t = pmon_target__new_pid(rows[i].pid);
+		if (!t)
+			fail_msg("row %d: NULL", rows[i].line);
+		if (pmon_target__kind(t) != rows[i].kind ||
+		    pmon_target__pid(t) != rows[i].want_pid || pmon_target__system_wide(t))
+			fail_msg("row %d: kind %d pid %d", rows[i].line, (int)pmon_target__kind(t),
+				 (int)pmon_target__pid(t));
+		pmon_target__free(t);
+	}
+	errno = 0;
+	assert_null(pmon_target__new_pid(-1));
+	assert_int_equal(errno, EINVAL);
+
+	/* Every CPU, or the ones given (copied). */
+	assert_non_null(t = pmon_target__new_cpus(NULL, 0));
+	assert_int_equal(pmon_target__kind(t), PMON_TARGET_CPUS);
+	assert_true(pmon_target__system_wide(t));
+	assert_null(pmon_target__cpus(t, &n));
+	assert_int_equal(n, 0);
+	pmon_target__free(t);
+	int cpus[2] = { 1, 0 };
+	assert_non_null(t = pmon_target__new_cpus(cpus, 2));
+	cpus[0] = 7;
+	assert_int_equal(pmon_target__cpus(t, &n)[0], 1);
+	assert_int_equal(n, 2);
+	pmon_target__free(t);
+
+	/* An empty spec names nothing; -a alone is every CPU. */
+	struct pmon_target_spec spec = { .sz = sizeof(spec) };
+	assert_non_null(t = pmon_target__new(&spec));
+	assert_int_equal(pmon_target__kind(t), PMON_TARGET_NONE);
+	assert_int_equal(pmon_target__pid(t), -1);
+	pmon_target__free(t);
+	spec.system_wide = true;
+	assert_non_null(t = pmon_target__new(&spec));
+	assert_int_equal(pmon_target__kind(t), PMON_TARGET_CPUS);
+	pmon_target__free(t);
+
+	/* Threads: this one, by its tid. */
+	char tid[32];
+	snprintf(tid, sizeof(tid), "%d", (int)getpid());
+	spec = (struct pmon_target_spec){ .sz = sizeof(spec), .tid = tid };
+	assert_non_null(t = pmon_target__new(&spec));
+	assert_int_equal(pmon_target__kind(t), PMON_TARGET_TIDS);
+	assert_int_equal(pmon_target__tids(t, &n)[0], getpid());
+	assert_int_equal(n, 1);
+	pmon_target__free(t);
+
+	/* No spec, and a spec smaller than the first release's: refused. */
+	errno = 0;
+	assert_null(pmon_target__new(NULL));
+	assert_int_equal(errno, EINVAL);
+	spec = (struct pmon_target_spec){ .sz = offsetof(struct pmon_target_spec, cpu_list) };
+	errno = 0;
+	assert_null(pmon_target__new(&spec));
+	assert_int_equal(errno, EINVAL);
+	pmon_target__free(NULL); /* accepted */
+	assert_int_equal(pmon_target__kind(NULL), PMON_TARGET_NONE);
 }
 
 /* A cgroup target (perf's -G): per CPU, so system-wide; validated as a
  * directory with cgroup.procs before anything opens (a fake tree here). */
 static void test_monitor__target_cgroup(void **state)
 {
-	char dir[] = "/tmp/pmon-test-cgroup-XXXXXX", path[128];
-	struct pmon_target t = { .sz = sizeof(t), .pid = 0 };
+	char dir[] = "/tmp/pmon-test-cgroup-XXXXXX", path[128], procs[160];
 	struct pmon_target_spec spec = { .sz = sizeof(spec) };
+	struct pmon_target *t;
 
 	(void)state;
 	assert_non_null(mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/gone", dir);
 	spec.cgroup = path;
-	assert_int_equal(pmon_target__parse(&spec, &t), 0);
-	assert_true(t.system_wide);
-	assert_int_equal(t.pid, -1);
-	assert_string_equal(t.cgroup, path);
-	assert_int_equal(pmon_target__validate(&t, NULL), -ENOENT);
+	errno = 0;
+	assert_null(pmon_target__new(&spec));
+	assert_int_equal(errno, ENOENT);
 	assert_non_null(strstr(pmon_errdetail(), "does not exist"));
-	/* Opening it fails before any counter, naming the cgroup. */
+	errno = 0;
+	assert_null(pmon_target__new_cgroup(path));
+	assert_int_equal(errno, ENOENT);
+
+	/* a directory, but no cgroup.procs */
+	errno = 0;
+	assert_null(pmon_target__new_cgroup(dir));
+	assert_int_equal(errno, ENOTDIR);
+	errno = 0;
+	assert_null(pmon_target__new_cgroup(NULL));
+	assert_int_equal(errno, EINVAL);
+
+	snprintf(path, sizeof(path), "%s/cg", dir);
+	assert_int_equal(mkdir(path, 0700), 0);
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", path);
+	FILE *f = fopen(procs, "w");
+	assert_non_null(f);
+	fclose(f);
+	assert_non_null(t = pmon_target__new(&spec));
+	assert_int_equal(pmon_target__kind(t), PMON_TARGET_CGROUP);
+	assert_true(pmon_target__system_wide(t));
+	assert_int_equal(pmon_target__pid(t), -1);
+	assert_string_equal(pmon_target__cgroup(t), path);
+	pmon_target__free(t);
+	assert_non_null(t = pmon_target__new_cgroup(path));
+	assert_string_equal(pmon_target__cgroup(t), path);
+
+	/* Gone between the check and the open: the open fails before any
+	 * counter, naming the cgroup. */
+	unlink(procs);
+	rmdir(path);
 	struct pmon_evlist *l = pmon_evlist__new(NULL);
 	assert_int_equal(pmon_evlist__add(l, "task-clock"), 0);
 	errno = 0;
-	assert_null(pmon_counters__open(l, &t));
+	assert_null(pmon_counters__open(l, t, NULL));
 	assert_int_equal(errno, ENOENT);
 	assert_non_null(strstr(pmon_errdetail(), "cannot open cgroup"));
 	pmon_evlist__free(l);
-
-	t.cgroup = dir; /* a directory, but no cgroup.procs */
-	assert_int_equal(pmon_target__validate(&t, NULL), -ENOTDIR);
-	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
-	FILE *f = fopen(path, "w");
-	assert_non_null(f);
-	fclose(f);
-	assert_int_equal(pmon_target__validate(&t, NULL), 0);
-	unlink(path);
+	pmon_target__free(t);
 	rmdir(dir);
-	pmon_target__release(&t);
 
 	/* An older caller's spec (without the field) names no cgroup. */
-	struct pmon_target t2 = { .sz = sizeof(t2), .pid = 0 };
 	spec = (struct pmon_target_spec){ .sz = offsetof(struct pmon_target_spec, cgroup),
 					  .cgroup = "/nonexistent" };
-	assert_int_equal(pmon_target__parse(&spec, &t2), 0);
-	assert_null(t2.cgroup);
-	assert_false(t2.system_wide);
+	assert_non_null(t = pmon_target__new(&spec));
+	assert_null(pmon_target__cgroup(t));
+	assert_false(pmon_target__system_wide(t));
+	pmon_target__free(t);
+}
+
+/* Open options: a struct smaller than the first release's is refused. */
+static void test_monitor__open_opts_size(void **state)
+{
+	struct pmon_target *t = pmon_target__new_pid(0);
+	struct pmon_evlist *l = pmon_evlist__new(NULL);
+	struct pmon_open_opts how = { .sz = offsetof(struct pmon_open_opts, enable_on_exec) };
+
+	(void)state;
+	assert_non_null(t);
+	assert_int_equal(pmon_evlist__add(l, "task-clock"), 0);
+	errno = 0;
+	assert_null(pmon_counters__open(l, t, &how));
+	assert_int_equal(errno, EINVAL);
+	assert_null(pmon_monitor__open(l, t, &how));
+	assert_int_equal(errno, EINVAL);
+	pmon_evlist__free(l);
+	pmon_target__free(t);
 }
 
 /* ---- deltas ----------------------------------------------------------------- */
@@ -364,25 +492,29 @@ static void test_monitor__process_is_all_threads(void **state)
 	pthread_t th;
 	pid_t *tids;
 	size_t n;
-	struct pmon_target t = { .sz = sizeof(t), .pid = -1, .inherit = true };
-	pid_t self = getpid();
+	struct pmon_open_opts how = { .sz = sizeof(how), .inherit = true };
+	char self[32];
 
 	(void)state;
+	snprintf(self, sizeof(self), "%d", (int)getpid());
+	struct pmon_target_spec spec = { .sz = sizeof(spec), .pid = self };
+	struct pmon_target *t = pmon_target__new(&spec);
+	assert_non_null(t);
 	stop_spin = 0;
 	assert_int_equal(pthread_create(&th, NULL, spin, NULL), 0);
-	t.pids = &self;
-	t.npids = 1;
-	assert_int_equal(pmon_target__threads(&t, &tids, &n), 0);
+	assert_int_equal(pmon_target__threads(t, false, &tids, &n), 0);
 	assert_true(n >= 2);
 	free(tids);
 	if (!perf_allowed()) {
 		stop_spin = 1;
 		pthread_join(th, NULL);
+		pmon_target__free(t);
 		skip();
 	}
 	/* Counting the process counts the spinning thread, not only main. */
 	struct pmon_evlist *l = events("task-clock");
-	struct pmon_monitor *m = pmon_monitor__open(l, &t);
+	struct pmon_monitor *m = pmon_monitor__open(l, t, &how);
+	pmon_target__free(t); /* not kept by the monitor */
 	assert_non_null(m);
 	assert_true(pmon_counters__nunits(pmon_monitor__counters(m)) >= 2);
 	assert_int_equal(pmon_monitor__start(m, NULL), 0);
@@ -426,7 +558,7 @@ static void rebase_rate(const char *spec, const struct pmon_target *t, double ma
 {
 	enum { PAIRS = 2001 };
 	struct pmon_evlist *l = events(spec);
-	struct pmon_monitor *m = pmon_monitor__open(l, t);
+	struct pmon_monitor *m = pmon_monitor__open(l, t, NULL);
 	double *ratio = calloc(PAIRS, sizeof(*ratio));
 
 	assert_non_null(m);
@@ -452,15 +584,17 @@ static void rebase_rate(const char *spec, const struct pmon_target *t, double ma
 
 static void test_monitor__rebase_interval(void **state)
 {
-	struct pmon_target self = { .sz = sizeof(self), .pid = 0 };
-	struct pmon_target all = { .sz = sizeof(all), .pid = -1, .system_wide = true };
-
 	(void)state;
 	if (!perf_allowed())
 		skip();
-	rebase_rate("task-clock", &self, 1000); /* msec per second */
+	struct pmon_target *self = pmon_target__new_pid(0), *all = pmon_target__new_cpus(NULL, 0);
+	assert_non_null(self);
+	assert_non_null(all);
+	rebase_rate("task-clock", self, 1000); /* msec per second */
 	if (geteuid() == 0) /* every CPU: a reading is one IPI per CPU */
-		rebase_rate("cpu-clock", &all, 1000);
+		rebase_rate("cpu-clock", all, 1000);
+	pmon_target__free(self);
+	pmon_target__free(all);
 }
 
 /* ---- run-command ------------------------------------------------------------------ */
@@ -615,6 +749,8 @@ int main(void)
 		cmocka_unit_test(test_monitor__idlist_parse),
 		cmocka_unit_test(test_monitor__idlist_no_cap),
 		cmocka_unit_test(test_monitor__target_validate),
+		cmocka_unit_test(test_monitor__target_constructors),
+		cmocka_unit_test(test_monitor__open_opts_size),
 		cmocka_unit_test(test_monitor__delta_scales_after_subtracting),
 		cmocka_unit_test(test_monitor__welford_no_cancellation),
 		cmocka_unit_test(test_monitor__rel_stderr_is_perfs),

@@ -144,8 +144,13 @@ static void test_run__watch_until_gone(void **state)
 		pause();
 		_exit(0);
 	}
-	struct pmon_target t = { .sz = sizeof(t), .pid = -1, .pids = &pid, .npids = 1 };
-	struct pmon_run *r = pmon_run__new(NULL, &t, NULL);
+	char pids[32];
+	snprintf(pids, sizeof(pids), "%d", (int)pid);
+	struct pmon_target_spec spec = { .sz = sizeof(spec), .pid = pids };
+	struct pmon_target *t = pmon_target__new(&spec);
+	assert_non_null(t);
+	struct pmon_run *r = pmon_run__new(NULL, t, NULL);
+	pmon_target__free(t); /* its lists are copied */
 	assert_non_null(r);
 	assert_int_equal(pmon_run__pid(r), -1);
 	assert_int_equal(pmon_run__start(r, NULL), 0);
