@@ -32,6 +32,7 @@ struct top {
 	struct pmon_run *run; /* the command, or what -p watches */
 	FILE *log;
 	struct top_view *view;
+	const char *status; /* the view's: why the counters did not open */
 };
 
 /* The view on the target, the rows as given. */
@@ -82,9 +83,9 @@ static int top_start(struct top *t, const char *logpath)
 		return CLI_FAIL;
 	int oerr = top_view__open(t->view);
 	if (oerr) {
-		const char *status = top_view__status(t->view);
-		cli_error("%s%s", status,
-			  t->target.system_wide && strstr(status, "paranoid")
+		t->status = top_view__status(t->view);
+		cli_error("%s%s", t->status,
+			  t->target.system_wide && strstr(t->status, "paranoid")
 				  ? " (all CPUs need root; try -p PID or -- command)"
 				  : "");
 		/* Bad names and vanished targets are input errors; refusals are not. */
