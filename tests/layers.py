@@ -3,7 +3,8 @@
 """Check that the code keeps the layer drawing of ../shared/ARCHITECTURE.md.
 
 For every object file built from lib/<folder>/*.c (and cli/*.c), list the
-pmon_ functions and variables it uses that another folder's .c defines (from
+pmon_ functions and variables it uses (and the cli_ helpers and lib/top's
+top_ entry points, which the pmon-ui module links by those names) that another folder's .c defines (from
 `nm` on the build's objects: what the linker really resolves, macros and
 inline functions of public headers aside), rank each folder as the drawing
 does, and print
@@ -32,7 +33,7 @@ RANK = {
     "counter": 3, "msr": 3,  # counting
     "monitor": 4, "sample": 4, "sim": 4, "region": 4, "trace": 4, "rdt": 4,
     "bench": 4,  # features
-    "report": 5, "plot": 5,  # presentation
+    "report": 5, "plot": 5, "top": 5,  # presentation
     "cli": 6,
 }
 LAYER = {0: "support", 1: "knowing", 2: "naming", 3: "counting", 4: "features",
@@ -66,14 +67,20 @@ def objects(build):
                 yield folder, "/".join(parts + [f[:-2]]), os.path.join(root, f)
 
 
+# lib/top is compiled into the pmon-ui module, where t0140 allows no pmon_
+# names: its entry points are top_*, and a call from it to cli/util.c's
+# cli_* would be an arrow up, so both prefixes are followed too.
+PREFIXES = ("pmon_", "cli_", "top_")
+
+
 def symbols(path):
-    """The pmon_ symbols @path defines (globally) and the ones it uses."""
+    """The PREFIXES symbols @path defines (globally) and the ones it uses."""
     out = subprocess.run(["nm", "-P", path], check=True, capture_output=True,
                          text=True).stdout
     defs, uses = set(), set()
     for line in out.splitlines():
         f = line.split()
-        if len(f) < 2 or not f[0].startswith("pmon_"):
+        if len(f) < 2 or not f[0].startswith(PREFIXES):
             continue
         if f[1] == "U":
             uses.add(f[0])
