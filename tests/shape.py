@@ -92,7 +92,9 @@ def module_functions(build):
         r = subprocess.run(["nm", "--defined-only", so], capture_output=True, text=True)
         names = sorted({l.split()[-1] for l in r.stdout.splitlines()
                         if len(l.split()) == 3 and l.split()[1] in "Tt"
-                        and l.split()[-1].startswith("pmon_")})
+                        and l.split()[-1].startswith("pmon_")
+                        # pmon-serve.so's own server (lib/serve/), no copy
+                        and not l.split()[-1].startswith("pmon_serve__")})
         out.append((os.path.basename(so), names))
     return out
 
