@@ -33,7 +33,7 @@ RANK = {
     "counter": 3, "msr": 3,  # counting
     "monitor": 4, "sample": 4, "sim": 4, "region": 4, "trace": 4, "rdt": 4,
     "bench": 4,  # features
-    "report": 5, "plot": 5, "top": 5,  # presentation
+    "report": 5, "plot": 5, "top": 5, "serve": 5,  # presentation
     "cli": 6,
 }
 LAYER = {0: "support", 1: "knowing", 2: "naming", 3: "counting", 4: "features",

@@ -20,7 +20,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "../../cli/serve.h"
+#include "serve/serve.h"
 #include "monitor/collect.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

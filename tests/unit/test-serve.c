@@ -20,7 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../cli/serve.h"
+#include "serve/serve.h"
 #include "monitor/collect.h"
 #include <pmon/pmon.h>
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * pmon serve's request-facing text (cli/serve.h), apart from the HTTP
+ * pmon serve's request-facing text (lib/serve/serve.h), apart from the HTTP
  * library so that the unit tests and the fuzz harness
  * (tests/fuzz/fuzz-serve.c) link it alone: content negotiation on the Accept
  * header, the numbers of ?seconds= and ?hz=. libc only. (Metric names and
