@@ -38,21 +38,6 @@ bool cli_parse_uint(const char *s, unsigned long max, const char *what, unsigned
 /* A 64-bit value in @base; -EINVAL not a number, -ERANGE wider than 64 bits. */
 int cli_parse_u64(const char *s, int base, uint64_t *out);
 
-/* A temporary file "$TMPDIR/pmon-STEM-XXXXXX" (/tmp without TMPDIR),
- * created 0600 with mkstemp; its name in @path. Return: the fd or -1. */
-int cli_mkstemp(char *path, size_t len, const char *stem);
-
-/* A temporary directory "$TMPDIR/pmon-STEM-XXXXXX" (/tmp without TMPDIR),
- * made 0700 with mkdtemp; its name in @path. Return: true, or false after
- * one line naming the directory it could not be made in. */
-bool cli_mkdtemp(char *path, size_t len, const char *stem);
-
-/* @name found as execvp(3) finds it: a name with a '/' as it is, else the
- * first executable regular file of that name in $PATH (its default without
- * one); in @found, absolute, the path to run and to say. Return: whether it
- * is there. */
-bool cli_on_path(const char *name, char *found, size_t len);
-
 /* Output stream: stdout for NULL or "-", else what -o names, opened by
  * pmon_output__open() (include/pmon/output.h) with @flags: a regular file
  * is written to a temporary beside it and replaced at cli_close_output()
@@ -213,9 +198,6 @@ const char *cli_state_path(const char *device, const char *dev_suffix, const cha
  * state file at @path (NULL or absent: nothing to do), listing each write
  * on @f; @who ("pmon stat") begins the summary lines. Return: CLI status. */
 int cli_msr_cleanup(FILE *f, const char *who, const char *path);
-/* The whole of the regular file @path, NUL-terminated, *@len bytes; NULL
- * with errno (EFBIG: not regular, or over @max bytes). */
-char *cli_slurp(const char *path, uint64_t max, size_t *len);
 /* @v with a comma between each group of three digits ("1,234,567"). */
 void cli_group_digits(char *buf, size_t len, uint64_t v);
 

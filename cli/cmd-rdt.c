@@ -668,7 +668,7 @@ static int rdt_tick(void *ctx, double at, bool last)
  * after a kill). Return: CLI_OK, or CLI_FAIL (said). */
 static int open_plot_log(struct rdt_run *r, char *plotlog, size_t len)
 {
-	int pfd = cli_mkstemp(plotlog, len, "rdtplot");
+	int pfd = pmon_spawn_tmpfile("rdtplot", plotlog, len);
 
 	if (pfd >= 0) {
 		fcntl(pfd, F_SETFD, FD_CLOEXEC);

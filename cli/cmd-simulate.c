@@ -709,14 +709,15 @@ int sim_run(const struct sim_req *q)
 	if (!pick_events(q, ev, &nev, &branch))
 		return CLI_USAGE;
 	char valgrind[4096], prog[4096];
-	if (!cli_on_path("valgrind", valgrind, sizeof(valgrind))) {
+	if (pmon_spawn_which("valgrind", valgrind, sizeof(valgrind))) {
 		cli_error("valgrind is not installed: simulate runs valgrind's callgrind "
 			  "(Debian package 'valgrind')");
 		return CLI_UNSUPPORTED;
 	}
-	if (!cli_on_path(q->argv[0], prog, sizeof(prog))) {
+	int werr = pmon_spawn_which(q->argv[0], prog, sizeof(prog));
+	if (werr) {
 		cli_error("cannot run '%s': %s", q->argv[0],
-			  errno == EACCES ? "permission denied" : "no such file or directory");
+			  werr == -EACCES ? "permission denied" : "no such file or directory");
 		return 127;
 	}
 	/* The recording written is -o, else pmon.data, unless --stat --compare
@@ -747,7 +748,8 @@ int sim_run(const struct sim_req *q)
 			goto out_file;
 		}
 		snprintf(dir, sizeof(dir), "%s", q->keep);
-	} else if (!cli_mkdtemp(dir, sizeof(dir), "sim")) {
+	} else if (pmon_spawn_workdir("sim", dir, sizeof(dir))) {
+		cli_error("%s", pmon_errdetail());
 		rc = CLI_FAIL;
 		goto out_file;
 	}

@@ -839,7 +839,7 @@ static int open_output(const struct stat_opts *so, struct out *o)
  * descriptor (nothing left after a kill). Return: 0, or -1 (said). */
 static int open_plot_log(struct out *po, char *plotlog, size_t len)
 {
-	int pfd = cli_mkstemp(plotlog, len, "plot");
+	int pfd = pmon_spawn_tmpfile("plot", plotlog, len);
 
 	if (pfd >= 0) {
 		fcntl(pfd, F_SETFD, FD_CLOEXEC);
@@ -925,7 +925,7 @@ int cmd_stat(int argc, char **argv)
 	char regfile[4096] = "";
 	int regfd = -1;
 	if (so.regions) {
-		regfd = cli_mkstemp(regfile, sizeof(regfile), "regions");
+		regfd = pmon_spawn_tmpfile("regions", regfile, sizeof(regfile));
 		/* Named by its descriptor and unlinked at once, so that a pmon
 		 * killed by SIGKILL leaves no file behind (#14.6); the command
 		 * appends through /proc (lib/region opens it "a"). */

@@ -162,7 +162,8 @@ int sim_mca_annotation(FILE *f, const struct pmon_annotation *a, bool exact, con
 		free(in);
 		return CLI_USAGE;
 	}
-	if (!cli_mkdtemp(tmpl, sizeof(tmpl), "mca")) {
+	if (pmon_spawn_workdir("mca", tmpl, sizeof(tmpl))) {
+		cli_error("%s", pmon_errdetail());
 		free(in);
 		return CLI_FAIL;
 	}

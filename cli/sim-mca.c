@@ -23,8 +23,6 @@
 #include "sim.h"
 #include <pmon/pmon.h>
 
-#define MAX_TEXT (64u << 20) /* llvm-mca's or objdump's output larger than this is refused */
-
 /* The tools, found on PATH once and run by that absolute path, the one the
  * output names (NULL: not there). */
 static const char *tool(const char *name)
@@ -35,7 +33,7 @@ static const char *tool(const char *name)
 	char *buf = is_mca ? mca : objdump;
 
 	if (!looked[is_mca]) {
-		there[is_mca] = cli_on_path(name, buf, sizeof(mca));
+		there[is_mca] = !pmon_spawn_which(name, buf, sizeof(mca));
 		looked[is_mca] = true;
 	}
 	return there[is_mca] ? buf : NULL;
@@ -76,18 +74,6 @@ bool sim_mca_cpu(const char *cpuid_file, char *mcpu, size_t mcpulen, char *cpu, 
 	return true;
 }
 
-/* Run @argv (argv[0] a name for tool()) with its standard output in @path.
- * Return: its exit status, or -1 when it could not run or died. */
-static int run_to_file(char *argv[], const char *path)
-{
-	struct pmon_spawn_opts o = { .sz = sizeof(o), .stdout_path = path };
-	int status = 0;
-
-	if (!(argv[0] = (char *)tool(argv[0])) || pmon_spawn(argv, &o, &status))
-		return -1;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
 int sim_mca_run(const char *asmtext, const char *mcpu, unsigned iterations, const char *dir,
 		const char *what, char **text, size_t *len, struct pmon_mca_summary *sum)
 {
@@ -107,26 +93,14 @@ int sim_mca_run(const char *asmtext, const char *mcpu, unsigned iterations, cons
 
 int sim_mca_block(FILE *f, const struct sim_mca_block *b, const char *dir)
 {
-	char start[32], stop[32], dump[4200];
 	const char *what = b->what;
-
-	snprintf(start, sizeof(start), "--start-address=0x%llx", (unsigned long long)b->start);
-	snprintf(stop, sizeof(stop), "--stop-address=0x%llx", (unsigned long long)b->last + 16);
-	snprintf(dump, sizeof(dump), "%s/block.objdump", dir);
-	char *od[] = { "objdump", "-d", "--no-show-raw-insn", start, stop, (char *)b->obj, NULL };
-	if (run_to_file(od, dump)) {
-		cli_error("%s: objdump could not disassemble '%s' (Debian package 'binutils')",
-			  what, b->obj);
-		return CLI_FAIL;
-	}
+	char *asmtext = NULL, *mtext = NULL;
 	size_t len = 0, n = 0;
-	char *text = cli_slurp(dump, MAX_TEXT, &len), *asmtext = malloc(1 << 16), *mtext = NULL;
-	int err, rc = CLI_FAIL;
-	if (!text || !asmtext ||
-	    (err = pmon_sim__objdump_asm(text, len, b->last, asmtext, 1 << 16, &n))) {
-		if (text && asmtext)
-			cli_error("%s: %s", what, pmon_errdetail());
-		goto out;
+	int rc = CLI_FAIL;
+
+	if (pmon_sim__block_asm(tool("objdump"), b->obj, b->start, b->last, dir, &asmtext, &n)) {
+		cli_error("%s: %s", what, pmon_errdetail());
+		return CLI_FAIL;
 	}
 	struct pmon_mca_summary sum;
 	if ((rc = sim_mca_run(asmtext, b->mcpu, 100, dir, what, &mtext, &len, &sum)))
@@ -185,7 +159,6 @@ int sim_mca_block(FILE *f, const struct sim_mca_block *b, const char *dir)
 	rc = CLI_OK;
 out:
 	free(mtext);
-	free(text);
 	free(asmtext);
 	return rc;
 }
@@ -194,11 +167,7 @@ out:
 
 int sim_mca_predict(const char *body, const char *mcpu, struct sim_prediction *pr)
 {
-	char tmpl[4096];
-	char *asmtext = NULL, *text = NULL;
-	size_t len = 0, cap = strlen(body) * 2 + 64;
 	struct pmon_mca_summary sum;
-	int rc;
 
 	memset(pr, 0, sizeof(*pr));
 	if (mcpu) {
@@ -207,35 +176,14 @@ int sim_mca_predict(const char *body, const char *mcpu, struct sim_prediction *p
 	} else if (!sim_mca_cpu(NULL, pr->mcpu, sizeof(pr->mcpu), pr->cpu, sizeof(pr->cpu))) {
 		return CLI_USAGE;
 	}
-	/* bench's body: Intel syntax, instructions separated by ';' */
-	if (!(asmtext = malloc(cap)))
-		return CLI_FAIL;
-	size_t o = (size_t)snprintf(asmtext, cap, ".intel_syntax noprefix\n");
-	for (const char *p = body; *p;) {
-		size_t n = strcspn(p, ";\n");
-		while (n && (*p == ' ' || *p == '\t'))
-			p++, n--;
-		if (n)
-			o += (size_t)snprintf(asmtext + o, cap - o, "%.*s\n", (int)n, p);
-		p += n;
-		if (*p)
-			p++;
-	}
-	if (!cli_mkdtemp(tmpl, sizeof(tmpl), "mca")) {
-		free(asmtext);
+	if (!tool("llvm-mca")) {
+		cli_error("--predict: llvm-mca failed on the block (its message is above)");
 		return CLI_FAIL;
 	}
-	rc = sim_mca_run(asmtext, pr->mcpu, 1000, tmpl, "--predict", &text, &len, &sum);
-	char p[4200];
-	snprintf(p, sizeof(p), "%s/block.s", tmpl);
-	unlink(p);
-	snprintf(p, sizeof(p), "%s/mca.txt", tmpl);
-	unlink(p);
-	rmdir(tmpl);
-	free(asmtext);
-	free(text);
-	if (rc)
-		return rc;
+	if (pmon_sim__predict(tool("llvm-mca"), body, pr->mcpu, 1000, &sum)) {
+		cli_error("--predict: %s", pmon_errdetail());
+		return CLI_FAIL;
+	}
 	pr->cycles = sum.cycles / sum.iterations;
 	pr->rthroughput = sum.rthroughput;
 	pr->ipc = sum.instructions / sum.cycles;

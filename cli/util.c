@@ -138,69 +138,6 @@ void cli_warn(const char *fmt, ...)
 	va_end(ap);
 }
 
-int cli_mkstemp(char *path, size_t len, const char *stem)
-{
-	const char *dir = getenv("TMPDIR");
-	if (!dir || !*dir)
-		dir = "/tmp";
-	if (snprintf(path, len, "%s/pmon-%s-XXXXXX", dir, stem) >= (int)len) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	return mkstemp(path);
-}
-
-bool cli_mkdtemp(char *path, size_t len, const char *stem)
-{
-	const char *dir = getenv("TMPDIR");
-	bool env = dir && *dir;
-
-	if (!env)
-		dir = "/tmp";
-	if (snprintf(path, len, "%s/pmon-%s-XXXXXX", dir, stem) >= (int)len)
-		errno = ENAMETOOLONG;
-	else if (mkdtemp(path))
-		return true;
-	cli_error("cannot make a temporary directory in '%s'%s: %s", dir, env ? " ($TMPDIR)" : "",
-		  strerror(errno));
-	return false;
-}
-
-/* A relative PATH entry ("", ".") or name ("./prog") made absolute, so the
- * path said is the one run whatever the directory then. */
-static bool found_at(const char *rel, char *found, size_t len)
-{
-	char cwd[4096];
-
-	if (rel[0] == '/' || !getcwd(cwd, sizeof(cwd)))
-		return snprintf(found, len, "%s", rel) < (int)len;
-	return snprintf(found, len, "%s/%s", cwd, rel) < (int)len;
-}
-
-bool cli_on_path(const char *name, char *found, size_t len)
-{
-	char cand[4096];
-
-	if (strchr(name, '/')) {
-		found_at(name, found, len);
-		return access(name, X_OK) == 0;
-	}
-	const char *path = getenv("PATH");
-	if (!path)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	for (const char *p = path;; p++) {
-		const char *e = strchr(p, ':');
-		size_t n = e ? (size_t)(e - p) : strlen(p);
-		snprintf(cand, sizeof(cand), "%.*s%s%s", (int)n, p, n ? "/" : "", name);
-		struct stat st;
-		if (!access(cand, X_OK) && !stat(cand, &st) && S_ISREG(st.st_mode))
-			return found_at(cand, found, len);
-		if (!e)
-			return false;
-		p = e;
-	}
-}
-
 int cli_event_error_code(int err)
 {
 	const char *d = pmon_errdetail();
@@ -583,25 +520,4 @@ int cli_msr_cleanup(FILE *f, const char *who, const char *path)
 	}
 	fprintf(f, "%s: restored %zu MSR writes from '%s'\n", who, n, path);
 	return CLI_OK;
-}
-
-char *cli_slurp(const char *path, uint64_t max, size_t *len)
-{
-	FILE *f = fopen(path, "re");
-	struct stat st;
-	char *buf = NULL;
-
-	if (!f)
-		return NULL;
-	if (fstat(fileno(f), &st) || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > max) {
-		fclose(f);
-		errno = EFBIG;
-		return NULL;
-	}
-	if ((buf = malloc((size_t)st.st_size + 1))) {
-		*len = fread(buf, 1, (size_t)st.st_size, f);
-		buf[*len] = '\0';
-	}
-	fclose(f);
-	return buf;
 }

@@ -434,6 +434,28 @@ PMON_API int pmon_sim__mca_run(const char *llvm_mca, const char *asmtext, const 
 			       unsigned iterations, const char *dir, char **text, size_t *len,
 			       struct pmon_mca_summary *sum);
 
+/**
+ * pmon_sim__block_asm() - the instructions of @obj from @start up to @last
+ * (an ELF file's virtual addresses), disassembled by @objdump (an absolute
+ * path; its output kept in @dir/block.objdump) and turned into llvm-mca's
+ * input (pmon_sim__objdump_asm()).
+ * Return: 0 with *@asmtext (malloc()ed, the caller frees) and its count of
+ * instructions in *@ninsn; -errno with pmon_errdetail() set (objdump could
+ * not run or failed, no instruction there); *@asmtext NULL then.
+ */
+PMON_API int pmon_sim__block_asm(const char *objdump, const char *obj, uint64_t start,
+				 uint64_t last, const char *dir, char **asmtext, size_t *ninsn);
+
+/**
+ * pmon_sim__predict() - llvm-mca's prediction for a loop body in pmon
+ * bench's syntax (Intel syntax, instructions separated by ';' or new
+ * lines), repeated @iterations times on -mcpu=@mcpu by @llvm_mca (an
+ * absolute path), in a work folder removed afterwards.
+ * Return: 0 with llvm-mca's summary in @sum; -errno with pmon_errdetail().
+ */
+PMON_API int pmon_sim__predict(const char *llvm_mca, const char *body, const char *mcpu,
+			       unsigned iterations, struct pmon_mca_summary *sum);
+
 /* ---- the runner (lib/sim/run.c) ----------------------------------- */
 
 struct pmon_sim_run_opts {

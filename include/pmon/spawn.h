@@ -39,4 +39,32 @@ struct pmon_spawn_opts {
  */
 PMON_API int pmon_spawn(char *const argv[], const struct pmon_spawn_opts *opts, int *status);
 
+/**
+ * pmon_spawn_which() - the absolute path a tool @name would run from: a
+ * name with a slash as it is (made absolute), else the first executable
+ * regular file of that name on $PATH (/usr/local/bin:/usr/bin:/bin when
+ * unset), a relative PATH entry made absolute, so the path pmon names is
+ * the one it runs whatever the directory then.
+ * Return: 0 with the path in @found; -ENOENT when there is none (a name
+ * with a slash: access()'s -errno, e.g. -EACCES), or -ENAMETOOLONG when
+ * it does not fit @len.
+ */
+PMON_API int pmon_spawn_which(const char *name, char *found, size_t len);
+
+/**
+ * pmon_spawn_workdir() - a new private folder for a tool's files,
+ * $TMPDIR/pmon-@stem-XXXXXX (/tmp without $TMPDIR), its name in @path.
+ * Return: 0, or -errno with pmon_errdetail() naming the folder it could
+ * not make it in and why.
+ */
+PMON_API int pmon_spawn_workdir(const char *stem, char *path, size_t len);
+
+/**
+ * pmon_spawn_tmpfile() - a new private file $TMPDIR/pmon-@stem-XXXXXX
+ * (/tmp without $TMPDIR), open for reading and writing, its name in @path.
+ * Return: the descriptor (the caller closes it and removes the file), or
+ * -errno (errno set too).
+ */
+PMON_API int pmon_spawn_tmpfile(const char *stem, char *path, size_t len);
+
 #endif

@@ -512,3 +512,106 @@ int pmon_sim__mca_run(const char *llvm_mca, const char *asmtext, const char *mcp
 	}
 	return err;
 }
+
+/* objdump's or llvm-mca's output larger than this is not read */
+#define MAX_TOOL_TEXT (64u << 20)
+
+/* @path's bytes, NUL-terminated (malloc()ed), at most MAX_TOOL_TEXT. */
+static char *read_text(const char *path, size_t *len)
+{
+	int fd = pmon__open_regular(path, true); /* our own file, in our own folder */
+	struct stat st;
+	char *buf = NULL;
+
+	if (fd < 0)
+		return NULL;
+	if (!fstat(fd, &st) && (uint64_t)st.st_size <= MAX_TOOL_TEXT &&
+	    (buf = malloc((size_t)st.st_size + 1))) {
+		ssize_t n = pread(fd, buf, (size_t)st.st_size, 0);
+		*len = n > 0 ? (size_t)n : 0;
+		buf[*len] = '\0';
+	}
+	close(fd);
+	return buf;
+}
+
+int pmon_sim__block_asm(const char *objdump, const char *obj, uint64_t start, uint64_t last,
+			const char *dir, char **asmtext, size_t *ninsn)
+{
+	char from[32], to[32], dump[4200];
+	struct pmon_spawn_opts o = { .sz = sizeof(o), .stdout_path = dump };
+	int status = 0, err;
+	size_t len = 0;
+
+	*asmtext = NULL;
+	snprintf(from, sizeof(from), "--start-address=0x%llx", (unsigned long long)start);
+	snprintf(to, sizeof(to), "--stop-address=0x%llx", (unsigned long long)last + 16);
+	snprintf(dump, sizeof(dump), "%s/block.objdump", dir);
+	char *od[] = { (char *)objdump, "-d", "--no-show-raw-insn", from, to, (char *)obj, NULL };
+	if (pmon_spawn(od, &o, &status) || !WIFEXITED(status) || WEXITSTATUS(status))
+		return pmon__err(-EIO,
+				 "objdump could not disassemble '%s' (Debian package "
+				 "'binutils')",
+				 obj);
+	char *text = read_text(dump, &len), *out = malloc(1 << 16);
+	if (!text || !out) {
+		free(text);
+		free(out);
+		return pmon__err(-ENOMEM, "cannot read objdump's output");
+	}
+	err = pmon_sim__objdump_asm(text, len, last, out, 1 << 16, ninsn);
+	free(text);
+	if (err) {
+		free(out);
+		return err;
+	}
+	*asmtext = out;
+	return 0;
+}
+
+/* bench's body (Intel syntax, ';' between instructions) as llvm-mca's input. */
+static char *body_asm(const char *body)
+{
+	size_t cap = strlen(body) * 2 + 64;
+	char *asmtext = malloc(cap);
+
+	if (!asmtext)
+		return NULL;
+	size_t o = (size_t)snprintf(asmtext, cap, ".intel_syntax noprefix\n");
+	for (const char *p = body; *p;) {
+		size_t n = strcspn(p, ";\n");
+		while (n && (*p == ' ' || *p == '\t'))
+			p++, n--;
+		if (n)
+			o += (size_t)snprintf(asmtext + o, cap - o, "%.*s\n", (int)n, p);
+		p += n;
+		if (*p)
+			p++;
+	}
+	return asmtext;
+}
+
+int pmon_sim__predict(const char *llvm_mca, const char *body, const char *mcpu, unsigned iterations,
+		      struct pmon_mca_summary *sum)
+{
+	char dir[4096], path[4200];
+	char *asmtext = body_asm(body), *text = NULL;
+	size_t len = 0;
+	int err;
+
+	if (!asmtext)
+		return pmon__err(-ENOMEM, "out of memory");
+	if ((err = pmon_spawn_workdir("mca", dir, sizeof(dir)))) {
+		free(asmtext);
+		return err;
+	}
+	err = pmon_sim__mca_run(llvm_mca, asmtext, mcpu, iterations, dir, &text, &len, sum);
+	snprintf(path, sizeof(path), "%s/block.s", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/mca.txt", dir);
+	unlink(path);
+	rmdir(dir);
+	free(asmtext);
+	free(text);
+	return err;
+}

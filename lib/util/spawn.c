@@ -14,6 +14,8 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -144,4 +146,79 @@ int pmon_spawn(char *const argv[], const struct pmon_spawn_opts *opts, int *stat
 		return err;
 	}
 	return pmon__spawn_wait(pid, status, o.timeout_s);
+}
+
+/* A relative PATH entry ("", ".") or name ("./prog") made absolute. */
+static int found_at(const char *rel, char *found, size_t len)
+{
+	char cwd[4096];
+	int n = rel[0] == '/' || !getcwd(cwd, sizeof(cwd))
+		? snprintf(found, len, "%s", rel)
+		: snprintf(found, len, "%s/%s", cwd, rel);
+
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+int pmon_spawn_which(const char *name, char *found, size_t len)
+{
+	char cand[4096];
+	const char *path = getenv("PATH");
+
+	if (strchr(name, '/')) {
+		int err = found_at(name, found, len);
+		return err ? err : access(name, X_OK) ? -errno : 0;
+	}
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (const char *p = path;; p++) {
+		const char *e = strchr(p, ':');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		struct stat st;
+		snprintf(cand, sizeof(cand), "%.*s%s%s", (int)n, p, n ? "/" : "", name);
+		if (!access(cand, X_OK) && !stat(cand, &st) && S_ISREG(st.st_mode))
+			return found_at(cand, found, len);
+		if (!e)
+			return -ENOENT;
+		p = e;
+	}
+}
+
+/* $TMPDIR/pmon-@stem-XXXXXX into @path; the folder in *@dir, and whether it
+ * came from $TMPDIR. */
+static int tmp_name(const char *stem, char *path, size_t len, const char **dir, bool *env)
+{
+	const char *t = getenv("TMPDIR");
+
+	*env = t && *t;
+	*dir = *env ? t : "/tmp";
+	int n = snprintf(path, len, "%s/pmon-%s-XXXXXX", *dir, stem);
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+int pmon_spawn_workdir(const char *stem, char *path, size_t len)
+{
+	const char *dir;
+	bool env;
+	int err = tmp_name(stem, path, len, &dir, &env);
+
+	if (!err && !mkdtemp(path))
+		err = -errno;
+	if (err)
+		return pmon__err(err, "cannot make a temporary directory in '%s'%s: %s", dir,
+				 env ? " ($TMPDIR)" : "", strerror(-err));
+	return 0;
+}
+
+int pmon_spawn_tmpfile(const char *stem, char *path, size_t len)
+{
+	const char *dir;
+	bool env;
+	int err = tmp_name(stem, path, len, &dir, &env), fd;
+
+	if (err) {
+		errno = -err;
+		return err;
+	}
+	fd = mkstemp(path);
+	return fd < 0 ? -errno : fd;
 }

@@ -1309,6 +1309,40 @@ static void test_sim__mca_run(void **state)
 	assert_int_equal(system(rm), 0);
 }
 
+/* A block of a real ELF file through objdump, and bench's body syntax
+ * through llvm-mca, each in its own work folder. */
+static void test_sim__block_asm_predict(void **state)
+{
+	char dir[] = "/tmp/pmon-test-blk-XXXXXX", rm[200], sh[4096], *asmtext = (char *)"x";
+	struct pmon_mca_summary sum;
+	size_t n = 0;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	assert_true(pmon_sim__block_asm("/nonexistent/objdump", "/bin/sh", 0x1000, 0x1010, dir,
+					&asmtext, &n) < 0);
+	assert_null(asmtext);
+	assert_non_null(strstr(pmon_errdetail(), "objdump could not disassemble '/bin/sh'"));
+	assert_true(pmon_sim__predict("/nonexistent/llvm-mca", "add rax, 1", "skylake", 10, &sum) <
+		    0);
+	if (access("/usr/bin/llvm-mca", X_OK) == 0) {
+		/* two instructions, ';' between them: llvm-mca counts both */
+		assert_int_equal(pmon_sim__predict("/usr/bin/llvm-mca", " add rax, 1; imul rbx, rax",
+						   "skylake", 10, &sum),
+				 0);
+		assert_true(sum.iterations == 10);
+		assert_true(sum.instructions == 20);
+	}
+	if (access("/usr/bin/objdump", X_OK) == 0 && !pmon_spawn_which("sh", sh, sizeof(sh))) {
+		/* an address with no code: objdump prints nothing to convert */
+		assert_true(pmon_sim__block_asm("/usr/bin/objdump", sh, 0x10, 0x20, dir, &asmtext,
+						&n) < 0);
+		assert_null(asmtext);
+	}
+	snprintf(rm, sizeof(rm), "rm -rf '%s'", dir);
+	assert_int_equal(system(rm), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1337,6 +1371,7 @@ int main(void)
 		cmocka_unit_test(test_sim__event_role),
 		cmocka_unit_test(test_sim__run),
 		cmocka_unit_test(test_sim__mca_run),
+		cmocka_unit_test(test_sim__block_asm_predict),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -242,6 +242,48 @@ static void test_util__spawn(void **state)
 	assert_int_equal(pmon_spawn(stuck, &to, &status), -ETIMEDOUT);
 }
 
+/* The tools' paths and work files: found as execvp(3) finds them, made
+ * absolute; folders and files under $TMPDIR, private. */
+static void test_util__spawn_which_workdir(void **state)
+{
+	char found[4096], dir[4096], file[4096], saved[4096];
+	const char *tmp = getenv("TMPDIR");
+	struct stat st;
+
+	(void)state;
+	assert_int_equal(pmon_spawn_which("sh", found, sizeof(found)), 0);
+	assert_true(found[0] == '/');
+	assert_int_equal(access(found, X_OK), 0);
+	assert_int_equal(pmon_spawn_which("pmon-no-such-tool", found, sizeof(found)), -ENOENT);
+	assert_int_equal(pmon_spawn_which("/nonexistent/tool", found, sizeof(found)), -ENOENT);
+	assert_int_equal(pmon_spawn_which("sh", found, 3), -ENAMETOOLONG);
+
+	snprintf(saved, sizeof(saved), "%s", tmp ? tmp : "");
+	assert_int_equal(pmon_spawn_workdir("unit", dir, sizeof(dir)), 0);
+	assert_int_equal(stat(dir, &st), 0);
+	assert_true(S_ISDIR(st.st_mode) && (st.st_mode & 077) == 0);
+	assert_non_null(strstr(dir, "/pmon-unit-"));
+	setenv("TMPDIR", dir, 1);
+	int fd = pmon_spawn_tmpfile("f", file, sizeof(file));
+	assert_true(fd >= 0);
+	assert_int_equal(strncmp(file, dir, strlen(dir)), 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	assert_true(S_ISREG(st.st_mode) && (st.st_mode & 077) == 0);
+	close(fd);
+	assert_int_equal(unlink(file), 0);
+	/* a $TMPDIR that is not there: the detail names it */
+	setenv("TMPDIR", "/nonexistent/pmon", 1);
+	assert_int_equal(pmon_spawn_workdir("unit", file, sizeof(file)), -ENOENT);
+	assert_non_null(strstr(pmon_errdetail(), "'/nonexistent/pmon' ($TMPDIR)"));
+	assert_true(pmon_spawn_tmpfile("f", file, sizeof(file)) < 0);
+	assert_int_equal(errno, ENOENT);
+	if (saved[0])
+		setenv("TMPDIR", saved, 1);
+	else
+		unsetenv("TMPDIR");
+	assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -251,6 +293,7 @@ int main(void)
 		cmocka_unit_test(test_util__opts_convention),
 		cmocka_unit_test(test_util__opts_public_zero_tail),
 		cmocka_unit_test(test_util__spawn),
+		cmocka_unit_test(test_util__spawn_which_workdir),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
