@@ -213,7 +213,7 @@ int cmd_annotate(int argc, char **argv)
 	struct pmon_report_opts ro = { .sz = sizeof(ro),
 				       .debug_dir = debug_dir,
 				       .event = stack_event };
-	int err = mca ? sim_mca_annotate(in, symbol, &ro, &a, &exact)
+	int err = mca ? pmon_annotate_exact(in, symbol, &ro, &a, &exact)
 		      : pmon_annotate(in, symbol, &ro, &a);
 	if (err) {
 		cli_error("%s", pmon_errdetail());

@@ -74,17 +74,12 @@ struct pmon_mca_summary;
 int sim_mca_run(const char *asmtext, const char *mcpu, unsigned iterations, const char *dir,
 		const char *what, char **text, size_t *len, struct pmon_mca_summary *sum);
 
-/* pmon annotate --mca: pmon_annotate() of @path, of sim/instructions/ in
- * a simulated recording when @ro names no event (*@exact: counts are
- * executions). Return: pmon_annotate()'s. */
-struct pmon_report_opts;
-struct pmon_annotation;
-int sim_mca_annotate(const char *path, const char *symbol, struct pmon_report_opts *ro,
-		     struct pmon_annotation *a, bool *exact);
 /* The hottest block of annotation @a (pmon_sim__hot_range()) through
  * llvm-mca, printed on @f, beside the cost measured in recording @path
  * (read with @ro) where it samples cycles and instructions. @mcpu NULL:
  * from this CPU or @cpuid_file. */
+struct pmon_report_opts;
+struct pmon_annotation;
 int sim_mca_annotation(FILE *f, const struct pmon_annotation *a, bool exact, const char *mcpu,
 		       const char *cpuid_file, const char *path, const struct pmon_report_opts *ro);
 

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 #include <pmon/common.h>
+#include <pmon/sim.h>
 #include <pmon/counter.h>
 #include <pmon/event.h>
 
@@ -336,6 +337,53 @@ struct pmon_annotation {
  */
 PMON_API int pmon_annotate(const char *path, const char *symbol,
 			   const struct pmon_report_opts *opts, struct pmon_annotation *out);
+
+/**
+ * pmon_annotate_exact() - pmon_annotate(), with exact counts where they
+ * exist: in a recording of pmon simulate (with no event asked for in
+ * @opts) the executions of sim/instructions/, whatever else was simulated.
+ * *@exact says whether the counts are executions (a simulation's) rather
+ * than samples. Return: as pmon_annotate().
+ */
+PMON_API int pmon_annotate_exact(const char *path, const char *symbol,
+				 const struct pmon_report_opts *opts, struct pmon_annotation *out,
+				 bool *exact);
+
+/* The hottest block of an annotated function (pmon annotate --mca), and
+ * what was measured in it. */
+struct pmon_annotate_block {
+	size_t lo, hi, hot; /* indexes into the annotation's instructions */
+	uint64_t start, last; /* ELF addresses of the first and last instruction */
+	uint64_t count; /* the hottest instruction's executions (exact) or samples */
+	uint64_t in_block; /* samples in the block */
+	uint64_t executed; /* instructions executed in it (exact counts only) */
+	/* Measured by sampled cycles and instructions (pmon_annotate_block_cost()). */
+	char cycles_event[64], instructions_event[64]; /* the recording's names */
+	bool ref_cycles; /* reference cycles stand for core cycles */
+	struct pmon_sim_block_cost cost;
+};
+
+/**
+ * pmon_annotate_hot_block() - the hottest block of @a (pmon_sim__hot_range()
+ * over its instructions, Capstone's text telling the branches and their
+ * direct targets), counts as executions when @exact.
+ * Return: 0 with @b's block fields; -ENOENT when no instruction has a
+ * count, -ENOMEM.
+ */
+PMON_API int pmon_annotate_hot_block(const struct pmon_annotation *a, bool exact,
+				     struct pmon_annotate_block *b);
+
+/**
+ * pmon_annotate_block_cost() - the measured cost of @b's block of @a's
+ * function in the recording at @path: where it samples core (or reference)
+ * cycles and instructions, their events and the block's IPC and cycles an
+ * iteration (pmon_sim__block_cost()) in @b.
+ * Return: 0; -ENOENT (detail: which events the recording samples instead),
+ * or the error of reading it (detail set).
+ */
+PMON_API int pmon_annotate_block_cost(const char *path, const struct pmon_report_opts *opts,
+				      const struct pmon_annotation *a,
+				      struct pmon_annotate_block *b);
 PMON_API void pmon_annotation_release(struct pmon_annotation *a);
 
 #ifdef __cplusplus

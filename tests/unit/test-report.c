@@ -328,12 +328,49 @@ static void test_report__exports_in_a_comma_locale(void **state)
 	setlocale(LC_NUMERIC, "C");
 }
 
+/* annotate --mca's block: the loop around the hottest instruction, found
+ * from Capstone's text (a backward jne to the loop's head), its samples
+ * and, with exact counts, its executions. */
+static void test_report__annotate_hot_block(void **state)
+{
+	struct pmon_annotate_insn insn[] = {
+		{ .addr = 0x1000, .text = "mov ecx, 10", .samples = 1, .period = 1 },
+		{ .addr = 0x1005, .text = "add eax, 3", .samples = 40, .period = 10 },
+		{ .addr = 0x1008, .text = "dec ecx", .samples = 30, .period = 10 },
+		{ .addr = 0x100a, .text = "jne 0x1005", .samples = 20, .period = 10 },
+		{ .addr = 0x100c, .text = "ret", .samples = 2, .period = 1 },
+	};
+	struct pmon_annotation a = { .symbol = "loop", .insn = insn, .n = 5, .samples = 93 };
+	struct pmon_annotate_block b;
+
+	(void)state;
+	assert_int_equal(pmon_annotate_hot_block(&a, false, &b), 0);
+	assert_int_equal(b.lo, 1);
+	assert_int_equal(b.hi, 3);
+	assert_int_equal(b.hot, 1);
+	assert_int_equal(b.start, 0x1005);
+	assert_int_equal(b.last, 0x100a);
+	assert_int_equal(b.count, 40);
+	assert_int_equal(b.in_block, 90);
+	assert_int_equal(b.executed, 0);
+	assert_int_equal(pmon_annotate_hot_block(&a, true, &b), 0);
+	assert_int_equal(b.lo, 1);
+	assert_int_equal(b.hi, 3);
+	assert_int_equal(b.count, 10);
+	assert_int_equal(b.executed, 30);
+	/* no counts at all: no block */
+	for (size_t i = 0; i < 5; i++)
+		insn[i].samples = insn[i].period = 0;
+	assert_int_equal(pmon_annotate_hot_block(&a, false, &b), -ENOENT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_report__kernel_chains_merge),
 		cmocka_unit_test(test_report__flamegraph_of_a_garbage_chain),
 		cmocka_unit_test(test_report__exports_in_a_comma_locale),
+		cmocka_unit_test(test_report__annotate_hot_block),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
