@@ -20,7 +20,7 @@ DEB_DEPS := cmake make gcc clang pkg-config python3 libcmocka-dev libpfm4-dev li
 	libprotobuf-c-dev protobuf-c-compiler protobuf-compiler golang-github-google-pprof-dev \
 	tmux cpuid clang-format cppcheck locales valgrind llvm \
 	libmicrohttpd-dev prometheus golang-go prometheus-node-exporter python3-prometheus-client \
-	chromium abigail-tools
+	chromium abigail-tools universal-ctags
 
 # A real trace viewer for the Chrome JSON test (t1840): speedscope, pinned,
 # from npm into a folder of the work tree (git-ignored), never globally.

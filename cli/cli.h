@@ -188,12 +188,6 @@ bool cli_no_operands_at(const char *cmd, int argi, int argc, char **argv);
 /* The --help text of cli_parse_options(), on @f. */
 void cli_usage(FILE *f, const char *usage, const struct cli_option *opts);
 
-/* Where an MSR user's state file lives (lib/msr/state.c): beside a device
- * file given by --msr-device (tests: DEVICE@dev_suffix), else
- * /run/pmon/@name (root only writes MSRs), or $XDG_RUNTIME_DIR/pmon-@name
- * when /run/pmon cannot be made. Return: @buf, or NULL when none. */
-const char *cli_state_path(const char *device, const char *dev_suffix, const char *name, char *buf,
-			   size_t len);
 /* --cleanup of an MSR user (stat --backend msr, rdt --msr): replay the
  * state file at @path (NULL or absent: nothing to do), listing each write
  * on @f; @who ("pmon stat") begins the summary lines. Return: CLI status. */

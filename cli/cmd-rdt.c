@@ -180,7 +180,7 @@ static int msr_cleanup(const char *device)
 
 	return cli_msr_cleanup(
 		stdout, "pmon rdt",
-		cli_state_path(device, ".pmon-rdt-state", "rdt-state", path, sizeof(path)));
+		pmon_msr_state_path(device, ".pmon-rdt-state", "rdt-state", path, sizeof(path)));
 }
 
 /* --msr: the seed's interface, on CPUs rather than tasks. */
@@ -323,9 +323,9 @@ static int run_msr(char **cmd, const char *dev, const char *cpuid_file, const in
 	 * meanwhile leaves what puts them back (--cleanup replays it). */
 	char state[4096];
 	struct pmon_rdt_msr_opts mo = { .sz = sizeof(mo),
-					.state_file =
-						cli_state_path(dev, ".pmon-rdt-state", "rdt-state",
-							       state, sizeof(state)) };
+					.state_file = pmon_msr_state_path(dev, ".pmon-rdt-state",
+									  "rdt-state", state,
+									  sizeof(state)) };
 	m = pmon_rdt_msr__start_opts(dev, &ci, cpus, ncpus, have_l3 ? l3 : NULL, rmid,
 				     k.resctrl_mounted && !dev, &mo);
 	err = m ? 0 : -errno;

@@ -45,7 +45,7 @@ int stat_msr_cleanup(FILE *f, const char *device)
 
 	return cli_msr_cleanup(
 		f, "pmon stat",
-		cli_state_path(device, ".pmon-state", "msr-state", path, sizeof(path)));
+		pmon_msr_state_path(device, ".pmon-state", "msr-state", path, sizeof(path)));
 }
 
 int stat_msr_backend(FILE *f, char **argv, const struct pmon_evlist *l, const int *cpus_in,
@@ -113,9 +113,9 @@ int stat_msr_backend(FILE *f, char **argv, const struct pmon_evlist *l, const in
 	}
 	char state[4096];
 	struct pmon_msr_counting_opts mo = { .sz = sizeof(mo),
-					     .state_file = cli_state_path(device, ".pmon-state",
-									  "msr-state", state,
-									  sizeof(state)),
+					     .state_file = pmon_msr_state_path(
+						     device, ".pmon-state", "msr-state", state,
+						     sizeof(state)),
 					     .cpu_info = perp };
 	m = pmon_msr_counting__start_opts(device, &ci, l, cpus, ncpus, wd > 0, &mo);
 	err = m ? 0 : -errno;

@@ -460,22 +460,6 @@ int cli_parse_u64(const char *s, int base, uint64_t *out)
 	return 0;
 }
 
-const char *cli_state_path(const char *device, const char *dev_suffix, const char *name, char *buf,
-			   size_t len)
-{
-	const char *xdg = getenv("XDG_RUNTIME_DIR");
-
-	if (device)
-		snprintf(buf, len, "%s%s", device, dev_suffix);
-	else if (mkdir("/run/pmon", 0700) == 0 || errno == EEXIST)
-		snprintf(buf, len, "/run/pmon/%s", name);
-	else if (xdg && *xdg)
-		snprintf(buf, len, "%s/pmon-%s", xdg, name);
-	else
-		return NULL;
-	return buf;
-}
-
 void cli_group_digits(char *buf, size_t len, uint64_t v)
 {
 	char num[32];

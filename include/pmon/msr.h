@@ -163,6 +163,14 @@ pmon_msr_counting__start_opts(const char *device, const struct pmon_cpu_info *ci
 PMON_API int pmon_msr_state__restore(const char *path, struct pmon_msr_write_rec **writes,
 				     size_t *n);
 /**
+ * pmon_msr_state_path() - where a state file named @name is kept: beside a
+ * fake MSR @device (@device + @dev_suffix, tests), else in /run/pmon/
+ * (made 0700 when missing: root), else in $XDG_RUNTIME_DIR as pmon-@name.
+ * Return: @buf, or NULL when there is nowhere to keep it.
+ */
+PMON_API const char *pmon_msr_state_path(const char *device, const char *dev_suffix,
+					 const char *name, char *buf, size_t len);
+/**
  * pmon_msr_counting__stop() - stop (GLOBAL_CTRL without pmon's bits) and read
  * every counter, summed over the CPUs. First the control MSRs are read back on
  * each CPU: an event select, fixed-counter field or GLOBAL_CTRL enable that is

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -82,4 +83,20 @@ int pmon__msr_state_check(const char *path, const char *what)
 			 "a pmon that ended without restoring them (pid %d) left %s "
 			 "programmed (saved in '%s')",
 			 pid, what, path);
+}
+
+const char *pmon_msr_state_path(const char *device, const char *dev_suffix, const char *name,
+				char *buf, size_t len)
+{
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+
+	if (device)
+		snprintf(buf, len, "%s%s", device, dev_suffix);
+	else if (mkdir("/run/pmon", 0700) == 0 || errno == EEXIST)
+		snprintf(buf, len, "/run/pmon/%s", name);
+	else if (xdg && *xdg)
+		snprintf(buf, len, "%s/pmon-%s", xdg, name);
+	else
+		return NULL;
+	return buf;
 }

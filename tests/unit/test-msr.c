@@ -542,6 +542,21 @@ static void test_msr__counting_hybrid_per_cpu(void **state)
 	pmon_evlist__free(l6);
 }
 
+/* The state file beside a fake device (tests), else under /run/pmon or
+ * $XDG_RUNTIME_DIR: never NULL where one of them can be made. */
+static void test_msr__state_path(void **state)
+{
+	char buf[256];
+
+	(void)state;
+	assert_string_equal(pmon_msr_state_path("/tmp/fake-msr", ".pmon-state", "msr-state", buf,
+						sizeof(buf)),
+			    "/tmp/fake-msr.pmon-state");
+	const char *p = pmon_msr_state_path(NULL, ".pmon-state", "msr-state", buf, sizeof(buf));
+	if (p)
+		assert_true(!strcmp(p, "/run/pmon/msr-state") || strstr(p, "/pmon-msr-state"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -557,6 +572,7 @@ int main(void)
 		cmocka_unit_test(test_msr__counting_nmi_watchdog_is_a_collision_only),
 		cmocka_unit_test(test_msr__counting_counter_taken_mid_run),
 		cmocka_unit_test(test_msr__counting_hybrid_per_cpu),
+		cmocka_unit_test(test_msr__state_path),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
