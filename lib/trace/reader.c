@@ -556,15 +556,24 @@ struct pmon_trace_reader *pmon_trace_reader__open(const char *path)
 		errno = ENOMEM;
 		return NULL;
 	}
-	FILE *f = fopen(path, "rbe");
+	/* The one safe open of an input (a FIFO or device never blocks), which
+	 * says what a directory, a recording or a perf.data is (#14.11). */
+	int fd = pmon__open_format(path, PMON__FILE_TRACE);
+	FILE *f = NULL;
 	struct stat st;
-	if (!f) {
-		err = pmon__err(-errno, "cannot read trace '%s': %s", path, strerror(errno));
+	if (fd == -ENOENT || fd == -EACCES || fd == -ELOOP) {
+		err = pmon__err(fd, "cannot read trace '%s': %s", path, strerror(-fd));
 		goto fail;
 	}
-	/* A directory, a recording, perf.data...: say what it is (#14.11). */
-	if ((err = pmon__file_check(fileno(f), path, PMON__FILE_TRACE)))
+	if (fd < 0) {
+		err = fd;
 		goto fail;
+	}
+	if (!(f = fdopen(fd, "rb"))) {
+		err = pmon__err(-errno, "cannot read trace '%s': %s", path, strerror(errno));
+		close(fd);
+		goto fail;
+	}
 	if (fstat(fileno(f), &st)) {
 		err = pmon__err(-errno, "cannot read trace '%s': %s", path, strerror(errno));
 		goto fail;

@@ -7,6 +7,7 @@
 
 printf 'garbage\n' >"$TMP/bad.txt"
 mkdir "$TMP/dir"
+mkfifo "$TMP/fifo" # a trace read from a FIFO must not wait for a writer
 # What a reader given the wrong file says it is (#14.11): perf's file and
 # pipe headers (tools/perf/util/header.c: the magic, then the header's size),
 # an empty file, and pmon's own recording and trace given to the other reader.
@@ -94,6 +95,7 @@ done <<ROWS
 2|'$TMP/perf.data' is perf's recording, not a pmon trace: 'perf report -i $TMP/perf.data'|trace report $TMP/perf.data
 2|'$TMP/rec.data' is a pmon recording, not a pmon trace ('pmon report -i' reads it)|trace report $TMP/rec.data
 2|cannot read trace '$TMP/nonexistent.trace': No such file or directory|trace report $TMP/nonexistent.trace
+2|'$TMP/fifo' is not a regular file, so not a pmon trace|trace report $TMP/fifo
 2|'NOSUCH' is not an MSR pmon knows by name|msr read NOSUCH
 2|is not a 32-bit value|rdpmc --ecx 0x1ffffffff
 # vanished processes
