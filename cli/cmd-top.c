@@ -43,6 +43,7 @@ static struct top_view *view_new(struct top *t)
 	struct top_opts o = {
 		.events = events,
 		.nev = t->nev,
+		.title = "pmon top",
 		.target = t->target,
 		.how = &t->how,
 		.run = t->run,

@@ -25,8 +25,10 @@ static void block_measured(const char *path, const struct pmon_report_opts *ro,
 			   const struct pmon_annotation *a, struct pmon_annotate_block *b,
 			   char *text, size_t len, double *cycles)
 {
+	int err = pmon_annotate_block_cost(path, ro, a, b);
+
 	*cycles = -1;
-	if (!pmon_annotate_block_cost(path, ro, a, b)) {
+	if (!err) {
 		*cycles = b->cost.cycles_per_iteration;
 		snprintf(
 			text, len,
@@ -39,10 +41,13 @@ static void block_measured(const char *path, const struct pmon_report_opts *ro,
 	}
 	snprintf(text, len,
 		 "%llu of the function's %llu samples fell in the block (%.1f%%); no measured "
-		 "cycles: %s",
+		 "cycles: %s%s",
 		 (unsigned long long)b->in_block, (unsigned long long)a->samples,
 		 a->samples ? 100.0 * (double)b->in_block / (double)a->samples : 0.0,
-		 pmon_errdetail());
+		 pmon_errdetail(),
+		 err == -ENOENT ? " (hardware events: 'pmon record -e cycles,instructions' "
+				  "where a PMU counts them)"
+				: "");
 }
 
 int sim_mca_annotation(FILE *f, const struct pmon_annotation *a, bool exact, const char *mcpu,

@@ -378,7 +378,8 @@ PMON_API int pmon_annotate_hot_block(const struct pmon_annotation *a, bool exact
  * function in the recording at @path: where it samples core (or reference)
  * cycles and instructions, their events and the block's IPC and cycles an
  * iteration (pmon_sim__block_cost()) in @b.
- * Return: 0; -ENOENT (detail: which events the recording samples instead),
+ * Return: 0; -ENOENT (detail: which events the recording samples instead:
+ * hardware events recorded where a PMU counts them give the cost),
  * or the error of reading it (detail set).
  */
 PMON_API int pmon_annotate_block_cost(const char *path, const struct pmon_report_opts *opts,

@@ -110,9 +110,7 @@ static int pick_events(const struct pmon_report *r, struct pmon_annotate_block *
 	}
 	if (b->cycles_event[0] && b->instructions_event[0])
 		return 0;
-	return pmon__err(-ENOENT,
-			 "the recording samples %s, not cycles and instructions (hardware "
-			 "events: 'pmon record -e cycles,instructions' where a PMU counts them)",
+	return pmon__err(-ENOENT, "the recording samples %s, not cycles and instructions",
 			 names[0] ? names : "no event");
 }
 

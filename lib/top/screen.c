@@ -141,7 +141,7 @@ void top_screen__draw(struct top_view *v)
 	struct top_cols fc = top_fit_columns(cols);
 	erase();
 	attron(A_REVERSE);
-	put(y++, 0, cols, " pmon top -- %s -- every %lu ms -- counting %s%s ", v->o.what,
+	put(y++, 0, cols, " %s -- %s -- every %lu ms -- counting %s%s ", v->o.title, v->o.what,
 	    s->interval_ms, top_ring__name(s->ring), s->paused ? " -- PAUSED" : "");
 	attroff(A_REVERSE);
 	put(++y, 0, cols, "%-*.*s %12s%s%s%s", fc.name, fc.name, "EVENT", "RATE/s",

@@ -26,6 +26,7 @@ struct top_opts {
 	const struct pmon_target *target; /* the caller's: read when counters open */
 	const struct pmon_open_opts *how; /* the caller's: read when counters open */
 	struct pmon_run *run; /* the caller's: watched, never stopped */
+	const char *title; /* the header's first words: the tool's name ("pmon top") */
 	const char *what; /* the header's subject: the command, "CPUs"... */
 	size_t ncpus; /* -C's CPUs: one needs no per-CPU view */
 	unsigned long interval_ms, count; /* count 0: until the run ends */
