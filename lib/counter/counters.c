@@ -272,6 +272,8 @@ int pmon_target__threads(const struct pmon_target *t, bool enable_on_exec, pid_t
 
 	*out = NULL;
 	*n = 0;
+	if (!t)
+		return pmon__err(-EINVAL, "no target");
 	if (t->tids && t->ntids) {
 		for (size_t i = 0; i < t->ntids; i++) {
 			char path[64];

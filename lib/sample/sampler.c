@@ -178,7 +178,9 @@ static int set_sample_type(struct pmon_sampler *s, const struct pmon_evlist *eve
 static int sampler_units(struct pmon_sampler *s, const struct pmon_target *t, pid_t **tids,
 			 size_t *ntids, int *cgfd)
 {
-	if (!t || !t->cgroup)
+	if (!t)
+		return pmon__err(-EINVAL, "no target to sample");
+	if (!t->cgroup)
 		return pmon_target__threads(t, s->how.enable_on_exec, tids, ntids);
 	/* perf record -G: the cgroup's tasks on every CPU; each event holds
 	 * the cgroup (perf_cgroup_connect()), so its fd closes after */

@@ -93,6 +93,7 @@ static int collect(int fd, const struct pmon_spawn_opts *o)
 	if (!buf)
 		return -ENOMEM;
 	for (;;) {
+		// cppcheck-suppress legacyUninitvar ; read() fills it, nothing reads it
 		char *to = got < cap ? buf + got : sink;
 		size_t room = got < cap ? cap - got : sizeof(sink);
 		n = read(fd, to, room);

@@ -549,9 +549,9 @@ static void test_msr__state_path(void **state)
 	char buf[256];
 
 	(void)state;
-	assert_string_equal(pmon_msr_state_path("/tmp/fake-msr", ".pmon-state", "msr-state", buf,
-						sizeof(buf)),
-			    "/tmp/fake-msr.pmon-state");
+	assert_string_equal(
+		pmon_msr_state_path("/tmp/fake-msr", ".pmon-state", "msr-state", buf, sizeof(buf)),
+		"/tmp/fake-msr.pmon-state");
 	const char *p = pmon_msr_state_path(NULL, ".pmon-state", "msr-state", buf, sizeof(buf));
 	if (p)
 		assert_true(!strcmp(p, "/run/pmon/msr-state") || strstr(p, "/pmon-msr-state"));

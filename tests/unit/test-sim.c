@@ -1327,8 +1327,9 @@ static void test_sim__block_asm_predict(void **state)
 		    0);
 	if (access("/usr/bin/llvm-mca", X_OK) == 0) {
 		/* two instructions, ';' between them: llvm-mca counts both */
-		assert_int_equal(pmon_sim__predict("/usr/bin/llvm-mca", " add rax, 1; imul rbx, rax",
-						   "skylake", 10, &sum),
+		assert_int_equal(pmon_sim__predict("/usr/bin/llvm-mca",
+						   " add rax, 1; imul rbx, rax", "skylake", 10,
+						   &sum),
 				 0);
 		assert_true(sum.iterations == 10);
 		assert_true(sum.instructions == 20);
