@@ -143,11 +143,18 @@ PMON_API int pmon_region_sweep(const struct pmon_sweep_opts *opts, void (*fn)(vo
  * number of events from the running library at their first begin: a
  * library built with other limits does not break compiled programs. */
 
+/* A region's slot: these two, then the events at begin (the library's nev
+ * of them, pmon__rslot_v0()). Not a flexible array member, which ISO C++
+ * has not: the layout is the same. */
 struct pmon__rslot {
 	uint64_t t0; /* TSC at begin */
 	uint64_t open; /* begin seen, end not yet */
-	uint64_t v0[]; /* the events at begin: the library's nev of them */
 };
+
+static inline uint64_t *pmon__rslot_v0(struct pmon__rslot *s)
+{
+	return (uint64_t *)(void *)(s + 1);
+}
 
 struct pmon__rthread {
 	unsigned char *slot; /* slot of id i at slot + i * stride */
@@ -223,7 +230,7 @@ static inline void pmon_region_begin(unsigned id)
 	s = (struct pmon__rslot *)(void *)(t->slot + (size_t)id * t->stride);
 	/* Events first, the TSC last: the TSC interval excludes the event read. */
 	if (t->nev)
-		pmon__region_read(t, s->v0);
+		pmon__region_read(t, pmon__rslot_v0(s));
 	s->open = 1;
 	s->t0 = pmon__tsc_begin(t->fence);
 }
@@ -238,24 +245,26 @@ static inline void pmon_region_end(unsigned id)
 		pmon__region_end(t, id, pmon__tsc_end(t->fence));
 }
 
-/* The id of a call site's region, looked up once. Several threads may race
- * to fill the cache: each stores the same value (pmon_region_id() returns
- * one id per name), so relaxed atomics suffice; a failure (-ENOSPC) is
- * cached too, and makes begin and end ignore the site. */
-#define PMON__REGION_ID(name)                                                                      \
-	({                                                                                         \
+/* The id of a call site's region, looked up once into the site's static,
+ * then @fn(id). Several threads may race to fill it: each stores the same
+ * value (pmon_region_id() returns one id per name), so relaxed atomics
+ * suffice; a failure (-ENOSPC) is cached too, and makes begin and end
+ * ignore the site. A statement, in ISO C and C++ (a block with the site's
+ * static, no statement expression). */
+#define PMON__REGION_SITE(name, fn)                                                                \
+	do {                                                                                       \
 		static int pmon__id_ = -1;                                                         \
 		int pmon__i_ = __atomic_load_n(&pmon__id_, __ATOMIC_RELAXED);                      \
 		if (__builtin_expect(pmon__i_ == -1, 0)) {                                         \
 			pmon__i_ = pmon_region_id(name);                                           \
 			__atomic_store_n(&pmon__id_, pmon__i_, __ATOMIC_RELAXED);                  \
 		}                                                                                  \
-		(unsigned)pmon__i_;                                                                \
-	})
+		fn((unsigned)pmon__i_);                                                            \
+	} while (0)
 
 /* By name; the id is looked up once per call site. */
-#define PMON_REGION_BEGIN(name) pmon_region_begin(PMON__REGION_ID(name))
-#define PMON_REGION_END(name) pmon_region_end(PMON__REGION_ID(name))
+#define PMON_REGION_BEGIN(name) PMON__REGION_SITE(name, pmon_region_begin)
+#define PMON_REGION_END(name) PMON__REGION_SITE(name, pmon_region_end)
 
 #ifdef __cplusplus
 }

@@ -192,17 +192,17 @@ void pmon__region_end(struct pmon__rthread *pt, unsigned id, uint64_t t1)
 	/* A thread whose events could not be opened, or a read that failed
 	 * (the group reads as zeros then; counts never decrease): the pair is
 	 * dropped, never a difference taken from zero. */
-	if (pt->nev != G.nev || rerr || (pt->nev && !sl->v0[pt->nev + 2])) {
+	if (pt->nev != G.nev || rerr || (pt->nev && !pmon__rslot_v0(sl)[pt->nev + 2])) {
 		st->dropped++;
 		return;
 	}
 	for (unsigned e = 0; e < pt->nev; e++)
-		if (t->v1[e] < sl->v0[e]) {
+		if (t->v1[e] < pmon__rslot_v0(sl)[e]) {
 			st->dropped++;
 			return;
 		}
 	/* Time-shared within this pair: enabled grew more than running. */
-	if (pt->nev && en1 - sl->v0[pt->nev] != run1 - sl->v0[pt->nev + 1])
+	if (pt->nev && en1 - pmon__rslot_v0(sl)[pt->nev] != run1 - pmon__rslot_v0(sl)[pt->nev + 1])
 		st->shared++;
 	if (!st->ring) {
 		st->ring = malloc((size_t)G.ring * w * sizeof(uint64_t));
@@ -216,7 +216,7 @@ void pmon__region_end(struct pmon__rthread *pt, unsigned id, uint64_t t1)
 	r[0] = t1 - sl->t0;
 	st->sum[0] += r[0];
 	for (unsigned e = 0; e < pt->nev; e++) {
-		r[1 + e] = t->v1[e] - sl->v0[e];
+		r[1 + e] = t->v1[e] - pmon__rslot_v0(sl)[e];
 		st->sum[1 + e] += r[1 + e];
 	}
 	st->count++;
@@ -1007,8 +1007,7 @@ static void sim_begin(struct pmon__rthread *pt, const uint64_t *v)
 {
 #ifdef HAVE_CALLGRIND
 	/* begin reads into its slot's v0 before it marks the slot open */
-	size_t off =
-		(size_t)((const unsigned char *)v - pt->slot) - offsetof(struct pmon__rslot, v0);
+	size_t off = (size_t)((const unsigned char *)v - pt->slot) - sizeof(struct pmon__rslot);
 	unsigned id = (unsigned)(off / pt->stride);
 	char label[64 + 32], num[32];
 
