@@ -557,8 +557,13 @@ static struct pmon_monitor *open_counters(const struct stat_opts *so, struct pmo
 		cli_error("%s", pmon_errdetail());
 		*rc = CLI_USAGE;
 	} else {
+		/* Software events as the way out only where the hardware is what
+		 * is missing, never when the rights are (they are refused too). */
+		bool rights = errno == EACCES || errno == EPERM;
 		cli_error("%s%s", pmon_errdetail(),
-			  core_pmu() ? "" : "; software events still work, e.g. -e task-clock");
+			  core_pmu() || rights
+				  ? ""
+				  : "; software events still work, e.g. -e task-clock");
 		*rc = CLI_UNSUPPORTED;
 	}
 	return NULL;

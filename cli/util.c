@@ -145,6 +145,10 @@ int cli_event_error_code(int err)
 	if (err == -PMON_ERRNO__PMU_MISSING &&
 	    (strstr(d, "exposes no core PMU") || strstr(d, "this machine has another one")))
 		return CLI_UNSUPPORTED;
+	/* A known event this user may not use (a tracepoint without
+	 * CAP_PERFMON): not possible with these rights (docs/exit-codes.md). */
+	if (err == -EACCES || err == -EPERM)
+		return CLI_UNSUPPORTED;
 	return CLI_USAGE;
 }
 

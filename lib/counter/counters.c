@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -113,7 +114,44 @@ static int paranoid(void)
 	return pmon__read_long("/proc/sys/kernel/perf_event_paranoid", &v) ? INT_MIN : (int)v;
 }
 
-static void set_reason(struct evstate *st, const struct pmon_event_desc *d, int err)
+/* The owner of thread @tid, or -1 when it cannot be told. */
+static long thread_uid(pid_t tid)
+{
+	char path[64];
+	struct stat st;
+
+	pmon__fmt(path, sizeof(path), "/proc/%d", (int)tid);
+	return stat(path, &st) ? -1 : (long)st.st_uid;
+}
+
+/* Why the kernel refused @d on thread @tid (-1: every task of a CPU) for
+ * rights: the check that failed, as perf_event_open(2) makes them
+ * (perf_event_paranoid_check() for CPU-wide events, ptrace_may_access()
+ * for another user's task), and what would allow it. */
+static void rights_reason(struct evstate *st, pid_t tid)
+{
+	int p = paranoid();
+	long uid = tid > 0 ? thread_uid(tid) : -1;
+
+	if (tid == -1)
+		pmon__fmt(st->reason, sizeof(st->reason),
+			  "counting every task of a CPU needs root or CAP_PERFMON at "
+			  "perf_event_paranoid %d (above 0); this user's own processes can be "
+			  "counted without",
+			  p);
+	else if (uid >= 0 && (uid_t)uid != geteuid())
+		pmon__fmt(st->reason, sizeof(st->reason),
+			  "thread %d belongs to another user (uid %ld): counting it needs root, "
+			  "CAP_PERFMON or the right to ptrace it",
+			  (int)tid, uid);
+	else
+		pmon__fmt(st->reason, sizeof(st->reason),
+			  "perf_event_paranoid = %d forbids it; run as root, grant CAP_PERFMON, "
+			  "or lower /proc/sys/kernel/perf_event_paranoid",
+			  p);
+}
+
+static void set_reason(struct evstate *st, const struct pmon_event_desc *d, int err, pid_t tid)
 {
 	const char *hw = d->needs_core_pmu && !core_pmu_present()
 		? "this machine exposes no hardware PMU"
@@ -132,10 +170,7 @@ static void set_reason(struct evstate *st, const struct pmon_event_desc *d, int 
 		break;
 	case EACCES:
 	case EPERM:
-		pmon__fmt(st->reason, sizeof(st->reason),
-			  "perf_event_paranoid = %d forbids it; run as root, grant CAP_PERFMON, "
-			  "or lower /proc/sys/kernel/perf_event_paranoid",
-			  paranoid());
+		rights_reason(st, tid);
 		break;
 	case EBUSY:
 		pmon__strlcpy(st->reason, "the counter is held by another user (EBUSY)",
@@ -424,7 +459,7 @@ static int open_one(struct pmon_counters *c, size_t u, size_t e)
 					 (int)c->units[u].tid);
 		if (!c->st[e].err) {
 			c->st[e].err = err;
-			set_reason(&c->st[e], d, err);
+			set_reason(&c->st[e], d, err, c->cgroup_fd >= 0 ? -1 : c->units[u].tid);
 		}
 		return 0;
 	}
