@@ -142,9 +142,17 @@ int cmd_list(int argc, char **argv)
 		return CLI_FAIL;
 	}
 	n += list_simulated(&c, filter);
+	/* Tracepoints this user cannot see are not listed: say so, and why. */
+	bool no_tp = pmon_event_tracepoints_listable(NULL) != 0;
 	if (!n && filter) {
-		cli_error("no event matches '%s'", filter);
+		if (no_tp)
+			cli_error("no event matches '%s' (tracepoints are not listed: %s)", filter,
+				  pmon_errdetail());
+		else
+			cli_error("no event matches '%s'", filter);
 		return CLI_USAGE;
 	}
+	if (no_tp)
+		cli_warn("tracepoints are not listed: %s", pmon_errdetail());
 	return CLI_OK;
 }

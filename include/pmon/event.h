@@ -133,6 +133,16 @@ PMON_API void pmon_evlist__set_user_only(struct pmon_evlist *l, size_t i);
  * @filter: substring (case-insensitive) or NULL for all.
  * Return: the number of names reported, or a negative error.
  */
+/**
+ * pmon_event_tracepoints_listable() - whether pmon_event_list_names()
+ * lists the tracepoints here (tracefs mounted or mountable, readable, and
+ * the kernel letting this user open them).
+ * Return: 0; else why not, with the detail set: -EPERM (perf_event_paranoid
+ * without CAP_PERFMON), -EACCES (tracefs root's only), -ENOENT (not
+ * mounted, and this user cannot mount it).
+ */
+PMON_API int pmon_event_tracepoints_listable(const struct pmon_event_opts *opts);
+
 PMON_API long pmon_event_list_names(const struct pmon_event_opts *opts, const char *filter,
 				    void (*cb)(void *ctx, enum pmon_event_source src,
 					       const char *pmu, const char *name, const char *desc),

@@ -1435,3 +1435,32 @@ long pmon_event_list_names(const struct pmon_event_opts *opts, const char *filte
 	pmon_evlist__free(l);
 	return c.n;
 }
+
+int pmon_event_tracepoints_listable(const struct pmon_event_opts *opts)
+{
+	struct pmon_evlist *l = pmon_evlist__new(opts);
+	int err = 0;
+
+	if (!l)
+		return -errno;
+	if (!tracefs_ready(l)) {
+		if (l->tracefs_errno == EPERM)
+			err = pmon__err(
+				-EPERM,
+				"perf_event_paranoid is %d and this user has no CAP_PERFMON "
+				"(tracepoints need root or CAP_PERFMON)",
+				l->paranoid);
+		else if (l->tracefs_errno == EACCES)
+			err = pmon__err(-EACCES,
+					"%s is not readable by this user (tracepoints need root or "
+					"CAP_PERFMON)",
+					l->tracefs);
+		else
+			err = pmon__err(-ENOENT,
+					"tracefs is not mounted at %s (as root: mount -t tracefs "
+					"nodev %s)",
+					l->tracefs, l->tracefs);
+	}
+	pmon_evlist__free(l);
+	return err;
+}

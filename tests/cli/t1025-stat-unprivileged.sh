@@ -1,5 +1,5 @@
 #!/bin/sh
-# pmon stat as an unprivileged user (issue #29): a refusal for rights exits
+# pmon stat and list as an unprivileged user (issue #29): a refusal for rights exits
 # 3, "not possible with these rights" (docs/exit-codes.md), and the advice
 # names what would work: never "software events still work" when software
 # events are refused too; for -a, that counting every task of a CPU needs
@@ -24,6 +24,17 @@ if [ -n "${T1025_INNER:-}" ]; then
 		one_line_error "counting every task of a CPU needs root or CAP_PERFMON at perf_event_paranoid $paranoid"
 		check "-a: no advice to use software events, which are refused too" \
 			sh -c "! grep -q 'software events still work' '$TMP/err'"
+	fi
+	if [ "$paranoid" -gt -1 ]; then
+		# pmon list leaves out the tracepoints this user cannot open, and
+		# says so; a filter that matches nothing says why.
+		nobody "$PMON" list >"$TMP/out" 2>"$TMP/err"
+		check "list: exit 0 ($?)" [ $? -eq 0 ]
+		check "list: no tracepoint listed" sh -c "! grep -q '^  sched:' '$TMP/out'"
+		one_line_error "warning: tracepoints are not listed: perf_event_paranoid is $paranoid and this user has no CAP_PERFMON"
+		nobody "$PMON" list sched_switch >"$TMP/out" 2>"$TMP/err"
+		check "list sched_switch: exit 2 ($?)" [ $? -eq 2 ]
+		one_line_error "no event matches 'sched_switch' (tracepoints are not listed: perf_event_paranoid is $paranoid"
 	fi
 	nobody "$PMON" stat -e task-clock -p 1 >"$TMP/out" 2>"$TMP/err"
 	check "-p 1 (root's): exit 3 ($?)" [ $? -eq 3 ]
