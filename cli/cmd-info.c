@@ -191,7 +191,9 @@ static void print_kernel(FILE *f, const struct pmon_kernel_info *k)
 		    k->mmap_event, k->cap_user_rdpmc, k->cap_user_time, k->pmc_width);
 	else
 		row(f, "mmap page", "no event could be mapped");
-	row(f, "/dev/cpu/0/msr", "%s", k->msr_dev ? "present" : "absent (modprobe msr)");
+	char why[256];
+	row(f, "/dev/cpu/0/msr", "%s%s%s", k->msr_dev ? "present" : "absent: ",
+	    k->msr_dev ? "" : pmon_msr_missing_why(why, sizeof(why)), "");
 	row(f, "/dev/cpu/0/cpuid", "%s", k->cpuid_dev ? "present" : "absent (modprobe cpuid)");
 	if (k->nmi_watchdog >= 0)
 		row(f, "nmi_watchdog", "%d%s", k->nmi_watchdog,

@@ -160,7 +160,12 @@ static int do_info(int argc, char **argv)
 	}
 	if (file && !root)
 		return CLI_OK;
-	if (pmon_rdt_caps(root, &caps)) {
+	int cerr = pmon_rdt_caps(root, &caps);
+	if (cerr == -ENOENT && !root && !ci.rdt.pqm) {
+		/* Mounting it would not help: advise only what can (issue #29). */
+		printf("resctrl: not mounted, and this CPU has no resource monitoring to mount it "
+		       "for (PQM = 0)\n");
+	} else if (cerr) {
 		printf("resctrl: %s\n", pmon_errdetail());
 	} else {
 		printf("resctrl at %s%s: num_rmids %u (%u in use), mon_features%s%s%s, "

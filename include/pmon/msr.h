@@ -76,6 +76,13 @@ PMON_API int pmon_msr_decode_cpu(const struct pmon_cpu_info *ci, uint32_t addr, 
  * CPU does not have (EIO: the WRMSR/RDMSR faulted in the kernel).
  */
 PMON_API int pmon_msr_read(const char *device, int cpu, uint32_t addr, uint64_t *value);
+/**
+ * pmon_msr_missing_why() - why /dev/cpu/N/msr is absent, and what can help
+ * on this machine: "modprobe msr" only where the running kernel has the
+ * driver as a module (modules.dep of /lib/modules/RELEASE); built in, no
+ * module tree, or no driver at all said as such. Return: @buf.
+ */
+PMON_API const char *pmon_msr_missing_why(char *buf, size_t len);
 PMON_API int pmon_msr_write(const char *device, int cpu, uint32_t addr, uint64_t value);
 
 /* ---- the MSR counting backend (LIKWID's direct mode) -------------------- */

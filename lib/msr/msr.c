@@ -15,6 +15,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -328,6 +329,52 @@ int pmon_msr_decode_cpu(const struct pmon_cpu_info *ci, uint32_t addr, uint64_t 
 	}
 	return (int)off;
 }
+/* Does @file (a modules list of /lib/modules/RELEASE) name the msr driver? */
+static bool lists_msr(const char *file)
+{
+	char line[512];
+	FILE *f = fopen(file, "re");
+	bool found = false;
+
+	while (f && !found && fgets(line, sizeof(line), f))
+		found = strstr(line, "arch/x86/kernel/msr.ko") != NULL;
+	if (f)
+		fclose(f);
+	return found;
+}
+
+const char *pmon_msr_missing_why(char *buf, size_t len)
+{
+	struct utsname u;
+	char dir[256], file[320];
+
+	if (uname(&u)) {
+		pmon__fmt(buf, len, "the msr driver is not loaded (as root: modprobe msr)");
+		return buf;
+	}
+	pmon__fmt(dir, sizeof(dir), "/lib/modules/%s", u.release);
+	pmon__fmt(file, sizeof(file), "%s/modules.builtin", dir);
+	if (lists_msr(file)) {
+		pmon__fmt(buf, len,
+			  "the msr driver is built into this kernel: /dev/cpu/N/msr "
+			  "should exist (is devtmpfs mounted on /dev?)");
+		return buf;
+	}
+	pmon__fmt(file, sizeof(file), "%s/modules.dep", dir);
+	if (lists_msr(file)) {
+		pmon__fmt(buf, len, "the msr driver is not loaded (as root: modprobe msr)");
+		return buf;
+	}
+	if (access(dir, F_OK)) {
+		pmon__fmt(buf, len,
+			  "this kernel (%s) has no module tree at %s, so no msr driver "
+			  "can be loaded here",
+			  u.release, dir);
+		return buf;
+	}
+	pmon__fmt(buf, len, "this kernel (%s) has no msr driver (CONFIG_X86_MSR)", u.release);
+	return buf;
+}
 
 static int open_dev(const char *device, int cpu, int flags, char *path, size_t plen)
 {
@@ -355,10 +402,9 @@ static int open_dev(const char *device, int cpu, int flags, char *path, size_t p
 		pmon__fmt(cpu_dir, sizeof(cpu_dir), "/dev/cpu/%d", cpu);
 		if (access(cpu_dir, F_OK))
 			return pmon__err(-ENODEV, "CPU %d does not exist", cpu);
-		return pmon__err(-ENOENT,
-				 "%s does not exist: the msr driver is not loaded (as root: "
-				 "modprobe msr)",
-				 path);
+		char why[256];
+		return pmon__err(-ENOENT, "%s does not exist: %s", path,
+				 pmon_msr_missing_why(why, sizeof(why)));
 	}
 	if (fd == -EACCES || fd == -EPERM)
 		return pmon__err(fd, "%s: permission denied: MSRs need root (CAP_SYS_RAWIO)", path);

@@ -109,8 +109,22 @@ one_line_error "does not fit 64 bits"
 run_pmon 2 msr write 0x11 5 --device "$DEV"
 one_line_error "add --yes"
 if [ ! -e /dev/cpu/0/msr ]; then
+	# The advice is only what can help on this machine (issue #29):
+	# modprobe where the running kernel has the driver as a module.
+	rel=$(uname -r)
+	if grep -q 'arch/x86/kernel/msr.ko' "/lib/modules/$rel/modules.builtin" 2>/dev/null; then
+		advice="the msr driver is built into this kernel"
+	elif grep -q 'arch/x86/kernel/msr.ko' "/lib/modules/$rel/modules.dep" 2>/dev/null; then
+		advice="the msr driver is not loaded (as root: modprobe msr)"
+	elif [ ! -e "/lib/modules/$rel" ]; then
+		advice="this kernel ($rel) has no module tree at /lib/modules/$rel, so no msr driver can be loaded here"
+	else
+		advice="this kernel ($rel) has no msr driver (CONFIG_X86_MSR)"
+	fi
 	run_pmon 3 msr read 0x10
-	one_line_error "the msr driver is not loaded (as root: modprobe msr)"
+	one_line_error "$advice"
+	check "no advice to modprobe a driver this kernel does not have" \
+		sh -c "[ '$advice' = 'the msr driver is not loaded (as root: modprobe msr)' ] || ! grep -q modprobe '$TMP/err'"
 fi
 
 # The MSR counting backend: the exact writes, the restore, the refusals.

@@ -219,4 +219,16 @@ run_pmon 3 rdt --msr --msr-device "$TMP/msr.bin" --cpuid-file "$SKX4" --rmid 3 -
 one_line_error "Skylake-SP stepping 4: CMT and MBM have errata"
 run_pmon 2 rdt --msr-device "$TMP/msr.bin" -- true
 one_line_error "go with --msr"
+# This machine's rdt info advises mounting resctrl only where the CPU has
+# something to monitor (issue #29).
+if ! grep -q ' resctrl ' /proc/mounts; then
+	run_pmon 0 rdt info
+	if grep -q 'PQM 0$' "$TMP/out"; then
+		check "rdt info, PQM = 0: no advice to mount resctrl" sh -c "! grep -q 'mount -t resctrl' '$TMP/out'"
+		check "rdt info, PQM = 0: says why it is not worth mounting" \
+			grep -q "^resctrl: not mounted, and this CPU has no resource monitoring to mount it for" "$TMP/out"
+	else
+		check "rdt info, PQM = 1: how to mount resctrl" grep -q 'mount -t resctrl' "$TMP/out"
+	fi
+fi
 finish
