@@ -65,6 +65,15 @@ static int slurp(const char *path, const char *what, bool secret, char **out)
 				path);
 		goto out;
 	}
+	/* As ssh for authorized_keys: a secret belongs to the user pmon runs
+	 * as, or to root; another user's file could be rewritten by them. */
+	if (secret && st.st_uid != geteuid() && st.st_uid != 0) {
+		err = pmon__err(-EPERM,
+				"%s '%s' belongs to another user (uid %u): it must be this user's "
+				"(uid %u) or root's",
+				what, path, (unsigned)st.st_uid, (unsigned)geteuid());
+		goto out;
+	}
 	if (secret && (st.st_mode & 077)) {
 		err = pmon__err(-EPERM, "%s '%s' may be read by others (mode %04o): chmod 600 it",
 				what, path, (unsigned)(st.st_mode & 07777));

@@ -25,6 +25,14 @@ one_line_error "go together"
 printf 'u:p\n' >"$TMP/auth" && chmod 644 "$TMP/auth"
 run_pmon 2 serve --auth-file "$TMP/auth"
 one_line_error "chmod 600"
+# Another user's auth file is refused, as ssh refuses another user's
+# authorized_keys: that user could rewrite it (issue #31).
+if [ "$(id -u)" = 0 ]; then
+	chmod 600 "$TMP/auth" && chown 65534 "$TMP/auth"
+	run_pmon 2 serve --auth-file "$TMP/auth"
+	one_line_error "belongs to another user (uid 65534): it must be this user's (uid 0) or root's"
+	chown 0 "$TMP/auth"
+fi
 run_pmon 0 serve --help
 check "help names the endpoints" grep -q "/debug/pprof/profile" "$TMP/out"
 
