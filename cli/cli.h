@@ -18,6 +18,10 @@ enum cli_exit {
 	CLI_UNSUPPORTED = 3, /* not possible on this machine or with these rights */
 };
 
+/* @s as it may be printed on a terminal: control bytes and bytes that are
+ * not UTF-8 made '?' (a string from a file: a symbol, a channel's name, a
+ * brand string), in @buf. Return: @buf (NULL for NULL). */
+const char *cli_printable(const char *s, char *buf, size_t len);
 /* Print "pmon: <message>" on one line to stderr; non-printable characters of
  * the message (from a garbage file, say) are shown as '?'. */
 __attribute__((format(printf, 1, 2))) void cli_error(const char *fmt, ...);

@@ -354,7 +354,11 @@ static void print_text(FILE *f, const struct info *in)
 	const struct pmon_cpu_info *ci = &in->ci;
 
 	fprintf(f, "pmon info%s%s\n\n", in->live ? "" : " -- dump ", in->live ? "" : in->source);
-	row(f, "CPU", "%s", ci->id.brand[0] ? ci->id.brand : "(no brand string)");
+	char brand[sizeof(ci->id.brand) * 2];
+	/* A dump's brand string is the file's bytes: masked for the terminal. */
+	row(f, "CPU", "%s",
+	    ci->id.brand[0] ? cli_printable(ci->id.brand, brand, sizeof(brand))
+			    : "(no brand string)");
 	row(f, "vendor", "%s (%s), family %02XH, model %02XH, stepping %u",
 	    pmon_vendor_name(ci->id.vendor), ci->id.vendor_id, ci->id.family, ci->id.model,
 	    ci->id.stepping);

@@ -85,14 +85,18 @@ static int print_entries(FILE *out, const struct pmon_report *r, enum pmon_repor
 		json_decref(j);
 		return CLI_OK;
 	}
-	/* One table per event, as perf report prints one per event. */
+	/* One table per event, as perf report prints one per event. Every
+	 * string from the file is printed with its control bytes masked: a
+	 * crafted recording must not drive the terminal (issue #31). */
+	char p1[4096], p2[4096], p3[512];
 	for (size_t ev = 0; ev < r->nevents; ev++) {
 		if (ev)
 			fputc('\n', out);
 		fprintf(out, "# pmon report: %llu samples of %s",
-			(unsigned long long)r->events[ev].samples, r->events[ev].name);
+			(unsigned long long)r->events[ev].samples,
+			cli_printable(r->events[ev].name, p1, sizeof(p1)));
 		if (r->header.command[0])
-			fprintf(out, " in '%s'", r->header.command);
+			fprintf(out, " in '%s'", cli_printable(r->header.command, p1, sizeof(p1)));
 		if (r->lost && !ev)
 			fprintf(out, "; %llu LOST", (unsigned long long)r->lost);
 		fprintf(out, "\n#\n# %8s %10s  ", "percent", "samples");
@@ -109,9 +113,11 @@ static int print_entries(FILE *out, const struct pmon_report *r, enum pmon_repor
 			fprintf(out, "  %7.2f%% %10llu  ", share(r, en),
 				(unsigned long long)en->samples);
 			if (sort == PMON_SORT_LINE)
-				fprintf(out, "%-24s ", en->line);
+				fprintf(out, "%-24s ", cli_printable(en->line, p3, sizeof(p3)));
 			fprintf(out, "%-*s%s\n", sort == PMON_SORT_DSO ? 0 : 41,
-				sort == PMON_SORT_DSO ? "" : en->symbol, en->dso);
+				sort == PMON_SORT_DSO ? ""
+						      : cli_printable(en->symbol, p1, sizeof(p1)),
+				cli_printable(en->dso, p2, sizeof(p2)));
 		}
 	}
 	return CLI_OK;

@@ -573,9 +573,11 @@ static int report_ticks(struct pmon_trace_reader *r, FILE *out, uint64_t from, u
 		fprintf(out, "# %-*s %s .. %s, %zu columns\n", (int)label - 2, "window",
 			fmt_ns(a, sizeof(a), from), fmt_ns(b, sizeof(b), to), cells);
 		for (uint32_t ch = 1; ch <= nch; ch++) {
+			char name[256];
+			const char *c = pmon_trace_reader__channel(r, ch);
 			pmon_trace_ticks_row(r, ch, from, to, row, cells);
 			fprintf(out, "%-*.*s %s\n", (int)label, (int)label,
-				pmon_trace_reader__channel(r, ch), row);
+				c ? cli_printable(c, name, sizeof(name)) : "", row);
 		}
 		free(row);
 	}
@@ -637,13 +639,14 @@ static void report_table(struct pmon_trace_reader *r, FILE *out,
 {
 	const struct pmon_trace_info *info = pmon_trace_reader__info(r);
 	size_t nch = pmon_trace_reader__nchannels(r), nev = pmon_trace_reader__nevents(r);
-	char t[6][32];
+	char t[6][32], cmd[512], name[256];
 	fprintf(out,
 		"# pmon trace: '%s' pid %d, %zu events, %zu channels; %.0f MHz "
 		"ticks, "
 		"aligned with CLOCK_MONOTONIC to +-%u ns; %llu dropped\n",
-		info->command, (int)info->pid, nev, nch, (double)info->ticks_per_sec / 1e6,
-		info->align_err_ns, (unsigned long long)info->dropped);
+		cli_printable(info->command, cmd, sizeof(cmd)), (int)info->pid, nev, nch,
+		(double)info->ticks_per_sec / 1e6, info->align_err_ns,
+		(unsigned long long)info->dropped);
 	print_time_base(out, info);
 	fprintf(out, "# %-18s %9s %10s %10s %10s %10s %10s %8s %8s\n", "channel", "spans", "min",
 		"median", "p99", "max", "total", "marks", "counters");
@@ -658,7 +661,8 @@ static void report_table(struct pmon_trace_reader *r, FILE *out,
 				(unsigned long long)info->kernel_lost);
 		}
 		fprintf(out, "  %-18s %9llu %10s %10s %10s %10s %10s %8llu %8llu\n",
-			pmon_trace_reader__channel(r, s->channel) ?: "?",
+			cli_printable(pmon_trace_reader__channel(r, s->channel), name, sizeof(name))
+				?: "?",
 			(unsigned long long)s->spans, s->spans ? fmt_ns(t[0], 32, s->min_ns) : "-",
 			s->spans ? fmt_ns(t[1], 32, s->median_ns) : "-",
 			s->spans ? fmt_ns(t[2], 32, s->p99_ns) : "-",

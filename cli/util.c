@@ -95,17 +95,12 @@ static size_t utf8_len(const unsigned char *p)
 	return n;
 }
 
-__attribute__((format(printf, 2, 0))) static void vmsg(const char *prefix, const char *fmt,
-						       va_list ap)
+/* Mask control characters (a garbage file's bytes must not drive the
+ * terminal) and bytes that are not UTF-8 (a garbage file's high bytes would
+ * print as mojibake or a terminal's C1 controls) with '?'; well-formed
+ * UTF-8 passes, so file names in any language stay readable. */
+static void mask(char *buf)
 {
-	char buf[1024];
-
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	cli_hint(buf, sizeof(buf));
-	/* Mask control characters (a garbage file's bytes must not drive the
-	 * terminal) and bytes that are not UTF-8 (a garbage file's high bytes
-	 * would print as mojibake or a terminal's C1 controls); well-formed
-	 * UTF-8 passes, so file names in any language stay readable. */
 	for (unsigned char *p = (unsigned char *)buf; *p;) {
 		size_t n = utf8_len(p);
 		if (!n) {
@@ -116,6 +111,25 @@ __attribute__((format(printf, 2, 0))) static void vmsg(const char *prefix, const
 			*p = '?';
 		p += n;
 	}
+}
+
+const char *cli_printable(const char *s, char *buf, size_t len)
+{
+	if (!s)
+		return NULL;
+	snprintf(buf, len, "%s", s);
+	mask(buf);
+	return buf;
+}
+
+__attribute__((format(printf, 2, 0))) static void vmsg(const char *prefix, const char *fmt,
+						       va_list ap)
+{
+	char buf[1024];
+
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	cli_hint(buf, sizeof(buf));
+	mask(buf);
 	fflush(stdout);
 	fprintf(stderr, "pmon: %s%s\n", prefix, buf);
 }

@@ -140,4 +140,36 @@ if [ "$(id -u)" != 0 ]; then
 	run_pmon 2 report -i "$TMP/ro.data"
 	one_line_error "Permission denied"
 fi
+# Strings from a file reach the terminal with their control bytes masked
+# (issue #31): a dump's brand string, a trace's channel names. ESC is 0x1b.
+esc=$(printf '\033')
+sed 's/^80000002 00: 65746e49/80000002 00: 31335b1b/' \
+	"$PMON_CPUID_DIR/intel-core-i7-6700k-skylake.txt" >"$TMP/esc-cpuid.txt"
+run_pmon 0 info --cpuid-file "$TMP/esc-cpuid.txt"
+check "info: the brand string's ESC is not printed" sh -c "! grep -q '$esc' '$TMP/out'"
+check "info: it is shown masked" grep -q '^  CPU .*?\[31l(R) Core(TM) i7-6700K' "$TMP/out"
+cat >"$TMP/esc.c" <<'C'
+#include <pmon/trace.h>
+int main(void)
+{
+	unsigned ch = pmon_trace_channel("\033[31mred\007");
+	for (int i = 0; i < 3; i++) {
+		pmon_trace_begin(ch);
+		pmon_trace_end(ch);
+	}
+	return 0;
+}
+C
+if cc ${PMON_USER_CFLAGS:-} -I"$PMON_SRC/include" "$TMP/esc.c" -o "$TMP/esc" -L"$PMON_BUILD" \
+	-Wl,-rpath,"$PMON_BUILD" -lpmon 2>"$TMP/cc.err"; then
+	run_pmon 0 trace -o "$TMP/esc.trace" -- "$TMP/esc"
+	run_pmon 0 trace report "$TMP/esc.trace"
+	check "trace report: a channel's ESC and BEL are not printed" \
+		sh -c "! grep -q -e '$esc' -e '$(printf '\007')' '$TMP/out'"
+	check "trace report: the channel is listed, masked" grep -q '^  ?\[31mred? ' "$TMP/out"
+	run_pmon 0 trace report --format ticks "$TMP/esc.trace"
+	check "trace report ticks: no ESC" sh -c "! grep -q '$esc' '$TMP/out'"
+else
+	not_ok "cannot build a trace program against libpmon: $(head -c 200 "$TMP/cc.err")"
+fi
 finish
