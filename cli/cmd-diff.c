@@ -33,26 +33,6 @@ static void print_table(FILE *out, const struct pmon_report_diff *d, enum pmon_d
 	}
 }
 
-/* Read @path for the diff (stacks only for the flame graph formats). */
-static int read_one(const char *path, bool stacks, const char *event, const char *debug_dir,
-		    struct pmon_report *r)
-{
-	struct pmon_report_opts ro = { .sz = sizeof(ro),
-				       .debug_dir = debug_dir,
-				       .event = event,
-				       .inlines = stacks,
-				       .no_stacks = !stacks };
-	int err = pmon_report_read(path, &ro, r);
-
-	if (err) {
-		cli_error("%s", pmon_errdetail());
-		return err == -ENOENT || err == -PMON_ERRNO__PARSE ? CLI_USAGE : CLI_FAIL;
-	}
-	if (r->warning[0])
-		cli_warn("%s: %s", path, r->warning);
-	return CLI_OK;
-}
-
 int cmd_diff(int argc, char **argv)
 {
 	static const char *const formats[] = { "text", "folded", "flamegraph", NULL };
@@ -95,22 +75,17 @@ int cmd_diff(int argc, char **argv)
 	const char *cur = rc + 1 < argc ? argv[rc + 1] : "pmon.data";
 	if (rc + 2 < argc && !cli_no_operands_at("diff", rc + 2, argc, argv))
 		return CLI_USAGE;
-	bool stacks = fmti != 0;
-	struct pmon_report rb, rn;
+	struct pmon_report_opts ro = { .sz = sizeof(ro), .debug_dir = debug_dir, .event = event };
 	struct pmon_report_diff d;
-	if ((rc = read_one(base, stacks, event, debug_dir, &rb)) != CLI_OK)
-		return rc;
-	if ((rc = read_one(cur, stacks, event, debug_dir, &rn)) != CLI_OK) {
-		pmon_report_release(&rb);
-		return rc;
-	}
-	int err = pmon_report_diff(&rb, &rn, key_of[sorti], &d);
-	pmon_report_release(&rb);
-	pmon_report_release(&rn);
+	char warn[600];
+	int err = pmon_report_diff_files(base, cur, &ro, fmti != 0, key_of[sorti], &d, warn,
+					 sizeof(warn));
 	if (err) {
-		cli_error("diff: %s", strerror(-err));
-		return CLI_FAIL;
+		cli_error("%s", pmon_errdetail());
+		return err == -ENOENT || err == -PMON_ERRNO__PARSE ? CLI_USAGE : CLI_FAIL;
 	}
+	if (warn[0])
+		cli_warn("%s", warn);
 	FILE *out = cli_open_output(outpath);
 	if (!out) {
 		pmon_report_diff_release(&d);

@@ -14,68 +14,6 @@
 #include "cli.h"
 #include <pmon/pmon.h>
 
-enum {
-	F_COMM = 1 << 0,
-	F_TID = 1 << 1,
-	F_PID = 1 << 2,
-	F_CPU = 1 << 3,
-	F_TIME = 1 << 4,
-	F_PERIOD = 1 << 5,
-	F_EVENT = 1 << 6,
-	F_IP = 1 << 7,
-	F_SYM = 1 << 8,
-	F_SYMOFF = 1 << 9,
-	F_DSO = 1 << 10,
-	F_ADDR = 1 << 11,
-	F_TRACE = 1 << 12,
-};
-
-/* perf script's field names (Documentation/perf-script.txt, -F). */
-static const struct {
-	const char *name;
-	unsigned bit;
-} field_names[] = {
-	{ "comm", F_COMM },   { "tid", F_TID },	      { "pid", F_PID },	    { "cpu", F_CPU },
-	{ "time", F_TIME },   { "period", F_PERIOD }, { "event", F_EVENT }, { "ip", F_IP },
-	{ "sym", F_SYM },     { "symoff", F_SYMOFF }, { "dso", F_DSO },	    { "addr", F_ADDR },
-	{ "trace", F_TRACE },
-};
-
-#define F_DEFAULT                                                                                  \
-	(F_COMM | F_TID | F_CPU | F_TIME | F_PERIOD | F_EVENT | F_IP | F_SYM | F_SYMOFF | F_DSO |  \
-	 F_TRACE)
-
-/* -F as perf reads it: "f1,f2" sets the fields, "+f"/"-f" adds to or takes
- * from the default ones; a leading "TYPE:" (sw:, hw:, trace:) is accepted
- * for every event. Return: CLI_OK or CLI_USAGE (one line). */
-static int parse_fields(const char *spec, unsigned *out)
-{
-	const char *colon = strchr(spec, ':');
-	char buf[512];
-
-	if (colon && (!strchr(spec, ',') || colon < strchr(spec, ',')))
-		spec = colon + 1;
-	snprintf(buf, sizeof(buf), "%s", spec);
-	bool modify = buf[0] == '+' || buf[0] == '-';
-	unsigned f = modify ? *out : 0;
-	for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		char op = modify && (*t == '+' || *t == '-') ? *t++ : '+';
-		size_t i = 0;
-		while (i < sizeof(field_names) / sizeof(field_names[0]) &&
-		       strcmp(field_names[i].name, t))
-			i++;
-		if (i == sizeof(field_names) / sizeof(field_names[0])) {
-			cli_error("-F: unknown field '%s' (comm, tid, pid, cpu, time, period, "
-				  "event, ip, sym, symoff, dso, addr, trace)",
-				  t);
-			return CLI_USAGE;
-		}
-		f = op == '-' ? f & ~field_names[i].bit : f | field_names[i].bit;
-	}
-	*out = f;
-	return CLI_OK;
-}
-
 struct printer {
 	FILE *out;
 	unsigned fields;
@@ -84,12 +22,12 @@ struct printer {
 
 static void print_sym(FILE *out, unsigned f, const struct pmon_report_sample_frame *fr)
 {
-	if (f & F_SYM) {
+	if (f & PMON_SF_SYM) {
 		fprintf(out, " %s", fr->sym);
-		if (f & F_SYMOFF && fr->has_symoff)
+		if (f & PMON_SF_SYMOFF && fr->has_symoff)
 			fprintf(out, "+0x%" PRIx64, fr->symoff);
 	}
-	if (f & F_DSO)
+	if (f & PMON_SF_DSO)
 		fprintf(out, " (%s)", fr->dso);
 }
 
@@ -98,35 +36,35 @@ static int print_sample(void *arg, const struct pmon_report_sample *s)
 	struct printer *p = arg;
 	unsigned f = p->fields;
 	FILE *out = p->out;
-	bool chain = s->has_chain && f & F_IP;
+	bool chain = s->has_chain && f & PMON_SF_IP;
 
 	for (size_t i = 0; !p->name_width && i < s->nevents; i++)
 		if ((int)strlen(s->events[i].name) > p->name_width)
 			p->name_width = (int)strlen(s->events[i].name);
 
-	if (f & F_COMM)
+	if (f & PMON_SF_COMM)
 		fprintf(out, chain ? "%s " : "%16s ", s->comm);
-	if ((f & (F_PID | F_TID)) == (F_PID | F_TID))
+	if ((f & (PMON_SF_PID | PMON_SF_TID)) == (PMON_SF_PID | PMON_SF_TID))
 		fprintf(out, "%5u/%-5u ", s->pid, s->tid);
-	else if (f & (F_PID | F_TID))
-		fprintf(out, "%5u ", f & F_PID ? s->pid : s->tid);
-	if (f & F_CPU)
+	else if (f & (PMON_SF_PID | PMON_SF_TID))
+		fprintf(out, "%5u ", f & PMON_SF_PID ? s->pid : s->tid);
+	if (f & PMON_SF_CPU)
 		fprintf(out, "[%03u] ", s->cpu);
-	if (f & F_TIME) {
+	if (f & PMON_SF_TIME) {
 		char t[32];
 		snprintf(t, sizeof(t), "%" PRIu64 ".%06" PRIu64, s->time / 1000000000,
 			 s->time % 1000000000 / 1000);
 		fprintf(out, "%12s: ", t);
 	}
-	if (f & F_PERIOD)
+	if (f & PMON_SF_PERIOD)
 		fprintf(out, "%10" PRIu64 " ", s->period);
-	if (f & F_EVENT)
+	if (f & PMON_SF_EVENT)
 		fprintf(out, "%*s: ", p->name_width, s->event_name);
-	if (f & F_ADDR)
+	if (f & PMON_SF_ADDR)
 		fprintf(out, "%16" PRIx64 " ", s->addr);
-	if (f & F_TRACE && s->raw)
+	if (f & PMON_SF_TRACE && s->raw)
 		fprintf(out, "[raw: %u bytes, no tracepoint format recorded] ", s->raw_size);
-	if (!(f & F_IP)) {
+	if (!(f & PMON_SF_IP)) {
 		fputc('\n', out);
 	} else if (!chain) {
 		fprintf(out, " %16" PRIx64, s->leaf.ip);
@@ -162,9 +100,11 @@ int cmd_script(int argc, char **argv)
 
 	if (rc <= 0)
 		return -rc;
-	struct printer p = { .fields = F_DEFAULT };
-	if (fields && (rc = parse_fields(fields, &p.fields)) != CLI_OK)
-		return rc;
+	struct printer p = { .fields = PMON_SF_DEFAULT };
+	if (fields && pmon_report_sample_fields(fields, &p.fields)) {
+		cli_error("-F: %s", pmon_errdetail());
+		return CLI_USAGE;
+	}
 	struct pmon_report_opts ro = { .sz = sizeof(ro),
 				       .debug_dir = debug_dir,
 				       .no_stacks = true };

@@ -343,6 +343,37 @@ struct pmon_report_sample {
 	uint32_t raw_size;
 };
 
+/* The fields of a sample as perf script names them (its -F). */
+enum pmon_sample_field {
+	PMON_SF_COMM = 1 << 0,
+	PMON_SF_TID = 1 << 1,
+	PMON_SF_PID = 1 << 2,
+	PMON_SF_CPU = 1 << 3,
+	PMON_SF_TIME = 1 << 4,
+	PMON_SF_PERIOD = 1 << 5,
+	PMON_SF_EVENT = 1 << 6,
+	PMON_SF_IP = 1 << 7,
+	PMON_SF_SYM = 1 << 8,
+	PMON_SF_SYMOFF = 1 << 9,
+	PMON_SF_DSO = 1 << 10,
+	PMON_SF_ADDR = 1 << 11,
+	PMON_SF_TRACE = 1 << 12,
+};
+/* perf script's default fields (those a recording lacks are left out by the caller). */
+#define PMON_SF_DEFAULT                                                                            \
+	(PMON_SF_COMM | PMON_SF_TID | PMON_SF_CPU | PMON_SF_TIME | PMON_SF_PERIOD |                \
+	 PMON_SF_EVENT | PMON_SF_IP | PMON_SF_SYM | PMON_SF_SYMOFF | PMON_SF_DSO | PMON_SF_TRACE)
+
+/**
+ * pmon_report_sample_fields() - parse a field list as perf script's -F
+ * reads it: "comm,tid,..." sets the fields; "+f,-g" adds to or takes from
+ * *@fields (start it at PMON_SF_DEFAULT); a leading "TYPE:" (sw:, hw:,
+ * trace:) applies to every event here. Return: 0 with *@fields set, or
+ * -EINVAL (detail: "unknown field 'x' (the names)"), *@fields unchanged.
+ * Thread-safe.
+ */
+PMON_API int pmon_report_sample_fields(const char *spec, unsigned *fields);
+
 /**
  * pmon_report_foreach_sample() - hand every sample of the recording at
  * @path to @cb in file order, with its thread's command and its address
@@ -405,6 +436,17 @@ struct pmon_report_diff {
  */
 PMON_API int pmon_report_diff(const struct pmon_report *base, const struct pmon_report *other,
 			      enum pmon_diff_key key, struct pmon_report_diff *out);
+/**
+ * pmon_report_diff_files() - read the recordings at @base and @other with
+ * @opts (stacks and inlines only where @stacks) and compare them:
+ * pmon_report_diff(). Each file's damage warning (a read that skipped
+ * chunks; the first file's where both) goes into @warn (@warnlen bytes, "" when none).
+ * Return: 0, or pmon_report_read()'s errors (detail names the file).
+ */
+PMON_API int pmon_report_diff_files(const char *base, const char *other,
+				    const struct pmon_report_opts *opts, bool stacks,
+				    enum pmon_diff_key key, struct pmon_report_diff *out,
+				    char *warn, size_t warnlen);
 PMON_API void pmon_report_diff_release(struct pmon_report_diff *d);
 /** "outer;...;leaf base new" per stack, as difffolded.pl writes. Return: 0 or -EIO. */
 PMON_API int pmon_report_diff_write_folded(const struct pmon_report_diff *d, FILE *out);

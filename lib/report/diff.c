@@ -241,6 +241,38 @@ int pmon_report_diff(const struct pmon_report *base, const struct pmon_report *o
 	return err;
 }
 
+int pmon_report_diff_files(const char *base, const char *other, const struct pmon_report_opts *user,
+			   bool stacks, enum pmon_diff_key key, struct pmon_report_diff *out,
+			   char *warn, size_t warnlen)
+{
+	struct pmon_report_opts o = { 0 };
+	struct pmon_report rb, rn;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	if (warn && warnlen)
+		warn[0] = '\0';
+	if ((err = PMON_OPTS_COPY(&o, user, struct pmon_report_opts, sz)))
+		return err;
+	o.sz = sizeof(o);
+	o.inlines = stacks;
+	o.no_stacks = !stacks;
+	if ((err = pmon_report_read(base, &o, &rb)))
+		return err;
+	if ((err = pmon_report_read(other, &o, &rn))) {
+		pmon_report_release(&rb);
+		return err;
+	}
+	if (warn && warnlen && rb.warning[0])
+		pmon__fmt(warn, warnlen, "%s: %s", base, rb.warning);
+	else if (warn && warnlen && rn.warning[0])
+		pmon__fmt(warn, warnlen, "%s: %s", other, rn.warning);
+	err = pmon_report_diff(&rb, &rn, key, out);
+	pmon_report_release(&rb);
+	pmon_report_release(&rn);
+	return err;
+}
+
 void pmon_report_diff_release(struct pmon_report_diff *d)
 {
 	if (!d)

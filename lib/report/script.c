@@ -236,3 +236,44 @@ int pmon_report_foreach_sample(const char *path, const struct pmon_report_opts *
 	free(w);
 	return err;
 }
+
+/* perf script's field names (tools/perf/Documentation/perf-script.txt, -F). */
+static const struct {
+	const char *name;
+	unsigned bit;
+} field_names[] = {
+	{ "comm", PMON_SF_COMM },     { "tid", PMON_SF_TID },	{ "pid", PMON_SF_PID },
+	{ "cpu", PMON_SF_CPU },	      { "time", PMON_SF_TIME }, { "period", PMON_SF_PERIOD },
+	{ "event", PMON_SF_EVENT },   { "ip", PMON_SF_IP },	{ "sym", PMON_SF_SYM },
+	{ "symoff", PMON_SF_SYMOFF }, { "dso", PMON_SF_DSO },	{ "addr", PMON_SF_ADDR },
+	{ "trace", PMON_SF_TRACE },
+};
+
+int pmon_report_sample_fields(const char *spec, unsigned *fields)
+{
+	const char *colon = spec ? strchr(spec, ':') : NULL, *comma;
+	char buf[512];
+
+	if (!spec || !fields)
+		return pmon__err(-EINVAL, "no field list");
+	comma = strchr(spec, ',');
+	if (colon && (!comma || colon < comma))
+		spec = colon + 1;
+	pmon__strlcpy(buf, spec, sizeof(buf));
+	bool modify = buf[0] == '+' || buf[0] == '-';
+	unsigned f = modify ? *fields : 0;
+	for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		char op = modify && (*t == '+' || *t == '-') ? *t++ : '+';
+		size_t i = 0;
+		while (i < PMON_ARRAY_SIZE(field_names) && strcmp(field_names[i].name, t))
+			i++;
+		if (i == PMON_ARRAY_SIZE(field_names))
+			return pmon__err(-EINVAL,
+					 "unknown field '%s' (comm, tid, pid, cpu, time, period, "
+					 "event, ip, sym, symoff, dso, addr, trace)",
+					 t);
+		f = op == '-' ? f & ~field_names[i].bit : f | field_names[i].bit;
+	}
+	*fields = f;
+	return 0;
+}
