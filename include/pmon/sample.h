@@ -398,7 +398,7 @@ enum pmon_diff_key { PMON_DIFF_SYMBOL = 0, PMON_DIFF_DSO, PMON_DIFF_DSO_SYMBOL }
  * profile's events (period) of the compared event; 0 where it is absent. */
 struct pmon_report_diff_entry {
 	char symbol[256]; /* "" with PMON_DIFF_DSO */
-	char dso[256]; /* "" with PMON_DIFF_SYMBOL unless one DSO holds it in both */
+	char dso[256]; /* with PMON_DIFF_SYMBOL: the DSO it was first met in */
 	uint64_t base_period, new_period, base_samples, new_samples;
 	double base_share, new_share;
 	double delta; /* new_share - base_share, percentage points */
@@ -420,7 +420,7 @@ struct pmon_report_diff {
 	uint64_t base_samples, new_samples; /* and its stacks' samples */
 	struct pmon_report_frame *frames; /* symbol and DSO, shared by both */
 	size_t nframes;
-	struct pmon_report_diff_stack *stacks; /* by their folded names */
+	struct pmon_report_diff_stack *stacks; /* the baseline's first, as met */
 	size_t nstacks;
 	char event[64]; /* the compared event (the baseline's name) */
 };
