@@ -219,6 +219,8 @@ int cmd_top(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_annotate(int argc, char **argv);
+int cmd_script(int argc, char **argv); /* in pmon-ui-report.so */
+int cmd_diff(int argc, char **argv); /* in pmon-ui-report.so */
 int cmd_trace(int argc, char **argv);
 int cmd_simulate(int argc, char **argv);
 int cmd_serve(int argc, char **argv); /* in pmon-serve.so */

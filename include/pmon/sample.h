@@ -301,6 +301,164 @@ PMON_API int pmon_report_write_speedscope(const struct pmon_report *r, FILE *out
 /** pprof's profile.proto, gzipped, as `go tool pprof` reads it. */
 PMON_API int pmon_report_write_pprof(const struct pmon_report *r, FILE *out);
 
+/* ---- samples one by one (pmon script) ------------------------------------ */
+
+/* One frame of a sample, named as perf script names it. */
+struct pmon_report_sample_frame {
+	uint64_t ip; /* as recorded (a caller's frame: the return address) */
+	/* What perf script prints for a frame of a call chain: the address in
+	 * its file (ip - mapping start + file offset) for file-backed code,
+	 * else @ip. */
+	uint64_t addr;
+	uint64_t symoff; /* @ip's offset into @sym, where @has_symoff */
+	bool has_symoff;
+	const char *sym; /* "[unknown]" where none */
+	/* The file's path; "[kernel.kallsyms]", "[jit]" or "[unknown]" as perf names them. */
+	const char *dso;
+};
+
+/* One sample, decoded and symbolized. Every pointer is valid during the
+ * callback only. */
+struct pmon_report_sample {
+	uint64_t sample_type; /* the PERF_SAMPLE_* fields the recording holds */
+	const char *comm; /* the thread's command (COMM records), ":PID" where unknown */
+	uint32_t pid, tid, cpu;
+	uint64_t time; /* ns, the recording's clock */
+	uint64_t period;
+	uint64_t addr; /* PERF_SAMPLE_ADDR */
+	unsigned event; /* index into @events */
+	const char *event_name;
+	/* The recording's events (all of them: they precede its samples). */
+	const struct pmon_report_event *events;
+	size_t nevents;
+	struct pmon_report_sample_frame leaf; /* the sampled ip */
+	/* The call chain, leaf first (context markers left out), where the
+	 * recording has chains (@has_chain); DWARF-mode user frames unwound. */
+	const struct pmon_report_sample_frame *chain;
+	size_t nchain;
+	bool has_chain;
+	/* PERF_SAMPLE_RAW: a tracepoint's record. pmon's recordings keep no
+	 * tracepoint formats: the fields are not decoded. */
+	const uint8_t *raw;
+	uint32_t raw_size;
+};
+
+/* The fields of a sample as perf script names them (its -F). */
+enum pmon_sample_field {
+	PMON_SF_COMM = 1 << 0,
+	PMON_SF_TID = 1 << 1,
+	PMON_SF_PID = 1 << 2,
+	PMON_SF_CPU = 1 << 3,
+	PMON_SF_TIME = 1 << 4,
+	PMON_SF_PERIOD = 1 << 5,
+	PMON_SF_EVENT = 1 << 6,
+	PMON_SF_IP = 1 << 7,
+	PMON_SF_SYM = 1 << 8,
+	PMON_SF_SYMOFF = 1 << 9,
+	PMON_SF_DSO = 1 << 10,
+	PMON_SF_ADDR = 1 << 11,
+	PMON_SF_TRACE = 1 << 12,
+};
+/* perf script's default fields (those a recording lacks are left out by the caller). */
+#define PMON_SF_DEFAULT                                                                            \
+	(PMON_SF_COMM | PMON_SF_TID | PMON_SF_CPU | PMON_SF_TIME | PMON_SF_PERIOD |                \
+	 PMON_SF_EVENT | PMON_SF_IP | PMON_SF_SYM | PMON_SF_SYMOFF | PMON_SF_DSO | PMON_SF_TRACE)
+
+/**
+ * pmon_report_sample_fields() - parse a field list as perf script's -F
+ * reads it: "comm,tid,..." sets the fields; "+f,-g" adds to or takes from
+ * *@fields (start it at PMON_SF_DEFAULT); a leading "TYPE:" (sw:, hw:,
+ * trace:) applies to every event here. Return: 0 with *@fields set, or
+ * -EINVAL (detail: "unknown field 'x' (the names)"), *@fields unchanged.
+ * Thread-safe.
+ */
+PMON_API int pmon_report_sample_fields(const char *spec, unsigned *fields);
+
+/**
+ * pmon_report_foreach_sample() - hand every sample of the recording at
+ * @path to @cb in file order, with its thread's command and its address
+ * and call chain symbolized (as pmon_report_read() names them, with the
+ * offsets into the symbols). @opts: its debug_dir (NULL: defaults); the
+ * rest is ignored. @info (may be NULL) gets the header, the events, the
+ * totals and the account of damage, as pmon_report_read()'s, with no
+ * entries or stacks.
+ * Return: 0, @cb's first non-zero value (which ends the walk), or the
+ * errors of pmon_report_read() (detail set).
+ * Not thread-safe with itself on one @info; @cb runs on the calling thread.
+ */
+PMON_API int pmon_report_foreach_sample(const char *path, const struct pmon_report_opts *opts,
+					int (*cb)(void *ctx, const struct pmon_report_sample *s),
+					void *ctx, struct pmon_report *info);
+
+/* ---- two profiles compared (pmon diff) ---------------------------------- */
+
+enum pmon_diff_key { PMON_DIFF_SYMBOL = 0, PMON_DIFF_DSO, PMON_DIFF_DSO_SYMBOL };
+
+/* One symbol (or DSO) of either profile. Shares are percentages of each
+ * profile's events (period) of the compared event; 0 where it is absent. */
+struct pmon_report_diff_entry {
+	char symbol[256]; /* "" with PMON_DIFF_DSO */
+	char dso[256]; /* with PMON_DIFF_SYMBOL: the DSO it was first met in */
+	uint64_t base_period, new_period, base_samples, new_samples;
+	double base_share, new_share;
+	double delta; /* new_share - base_share, percentage points */
+	/* new_share / base_share; 0 where absent from the baseline */
+	double ratio;
+};
+
+/* A distinct call stack of either profile, with its samples in each. */
+struct pmon_report_diff_stack {
+	uint32_t *frame; /* indexes into ->frames, outermost caller first */
+	uint32_t depth;
+	uint64_t base_samples, new_samples;
+};
+
+struct pmon_report_diff {
+	struct pmon_report_diff_entry *e; /* most baseline share first, then new */
+	size_t n;
+	uint64_t base_total, new_total; /* the compared event's events (period) */
+	uint64_t base_samples, new_samples; /* and its stacks' samples */
+	struct pmon_report_frame *frames; /* symbol and DSO, shared by both */
+	size_t nframes;
+	struct pmon_report_diff_stack *stacks; /* the baseline's first, as met */
+	size_t nstacks;
+	char event[64]; /* the compared event (the baseline's name) */
+};
+
+/**
+ * pmon_report_diff() - compare @base with @other, the new profile (both read with
+ * pmon_report_read(); their stack_event is the event compared): entries
+ * matched by @key (symbol, DSO, or both) with each one's shares, delta
+ * and ratio, as perf diff computes them, and the union of their stacks
+ * with the samples of each (FlameGraph's difffolded.pl).
+ * Return: 0 or -ENOMEM (@out released). @out is the caller's: release it
+ * with pmon_report_diff_release(). Thread-safe: reads only its arguments.
+ */
+PMON_API int pmon_report_diff(const struct pmon_report *base, const struct pmon_report *other,
+			      enum pmon_diff_key key, struct pmon_report_diff *out);
+/**
+ * pmon_report_diff_files() - read the recordings at @base and @other with
+ * @opts (stacks and inlines only where @stacks) and compare them:
+ * pmon_report_diff(). Each file's damage warning (a read that skipped
+ * chunks; the first file's where both) goes into @warn (@warnlen bytes, "" when none).
+ * Return: 0, or pmon_report_read()'s errors (detail names the file).
+ */
+PMON_API int pmon_report_diff_files(const char *base, const char *other,
+				    const struct pmon_report_opts *opts, bool stacks,
+				    enum pmon_diff_key key, struct pmon_report_diff *out,
+				    char *warn, size_t warnlen);
+PMON_API void pmon_report_diff_release(struct pmon_report_diff *d);
+/** "outer;...;leaf base new" per stack, as difffolded.pl writes. Return: 0 or -EIO. */
+PMON_API int pmon_report_diff_write_folded(const struct pmon_report_diff *d, FILE *out);
+/**
+ * A differential flame graph SVG, @width px wide (flamegraph.pl on
+ * difffolded output): widths are the new profile's samples, red where a
+ * frame's share grew, blue where it shrank, deeper the more (the
+ * baseline normalised to the new profile's total). Return: 0 or -errno.
+ */
+PMON_API int pmon_report_diff_write_flamegraph(const struct pmon_report_diff *d, FILE *out,
+					       unsigned width);
+
 /* ---- annotation --------------------------------------------------------- */
 
 struct pmon_annotate_insn {

@@ -209,6 +209,10 @@ const char *pmon__base_name(const char *path);
 /* The frame indexes of a located address (its function, then what is
  * inlined there when asked) into @out. Return: how many, or -ENOMEM. */
 int pmon__frames_of(struct ctx *x, const struct loc *l, uint32_t *out, int max);
+/* The offset of @ip (located at @l) from the start of its symbol, as perf
+ * script's symoff: false where the symbol's start is not known (JIT code,
+ * no symbol). */
+bool pmon__symoff(struct ctx *x, const struct loc *l, uint64_t ip, uint64_t *off);
 
 /* ---- histogram.c: the samples by symbol, line or DSO -------------------- */
 
@@ -236,5 +240,19 @@ uint32_t pmon__stk_chain(const struct stk_tab *t, uint32_t id, uint64_t *a, uint
 void pmon__stk_free(struct stk_tab *t);
 /* The distinct stacks of the stack event into x->r, outermost caller first. */
 int pmon__name_stacks(struct ctx *x, struct stk_tab *t, bool callchains);
+
+/* ---- report.c: a walk over the records in file order (script.c) -------- */
+
+struct pmon__rec_reader;
+struct pmon__record;
+/* Open @path: @x initialised for @r (zeroed: the header and events go
+ * there), the kernel symbols loaded. Return: the reader, or NULL with
+ * errno (the detail set). */
+struct pmon__rec_reader *pmon__report_open(const char *path, const struct pmon_report_opts *o,
+					   struct pmon_report *r, struct ctx *x);
+/* Apply an ordered record (maps, forks, events) to @x. Return: 0 or -errno. */
+int pmon__report_ordered(struct ctx *x, const struct pmon__record *rec);
+/* Free the reader and @x (not @r). */
+void pmon__report_close(struct pmon__rec_reader *rd, struct ctx *x);
 
 #endif

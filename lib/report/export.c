@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +68,7 @@ struct node {
 	uint32_t run; /* flame graph: the longest run of [unknown] frames drawn as this one */
 	uint64_t value; /* samples through this path */
 	uint64_t self; /* samples that ended here */
+	uint64_t base; /* differential: the baseline's samples through this path */
 	struct node **child;
 	size_t nchild, capchild;
 };
@@ -96,10 +98,10 @@ static void node_free(struct node *n)
 /* Siblings in alphabetical order, as flamegraph.pl draws them. */
 static int cmp_node(const void *a, const void *b, void *arg)
 {
-	const struct pmon_report *r = arg;
+	const struct pmon_report_frame *frames = arg;
 	const struct node *x = *(struct node *const *)a, *y = *(struct node *const *)b;
 
-	return strcmp(r->frames[x->frame].symbol, r->frames[y->frame].symbol);
+	return strcmp(frames[x->frame].symbol, frames[y->frame].symbol);
 }
 
 static void xml_text(FILE *out, const char *s, size_t max)
@@ -126,9 +128,19 @@ static void xml_text(FILE *out, const char *s, size_t max)
 
 #define FG_MIN_WIDTH 0.1 /* px: flamegraph.pl's default --minwidth */
 
+struct fg;
+static void diff_color(const struct fg *g, const struct node *n, unsigned *r, unsigned *gr,
+		       unsigned *b);
+
 struct fg {
-	const struct pmon_report *r;
+	const struct pmon_report_frame *frames;
+	const char *weighs; /* what a box's value counts */
 	FILE *out;
+	/* Differential (flamegraph.pl on difffolded output): the baseline's
+	 * samples times @norm are compared with the new ones, red grew, blue
+	 * shrank, as deep as the change over the largest (@maxdelta). */
+	bool diff;
+	double norm, maxdelta;
 	double scale; /* px per sample */
 	unsigned height, row;
 	uint64_t total;
@@ -143,13 +155,15 @@ static void fg_draw(struct fg *g, struct node *n, double x, unsigned depth)
 	if (w < FG_MIN_WIDTH)
 		return;
 	if (n->frame != UINT32_MAX) {
-		name = g->r->frames[n->frame].symbol;
-		dso = g->r->frames[n->frame].dso;
+		name = g->frames[n->frame].symbol;
+		dso = g->frames[n->frame].dso;
 	}
 	h = (uint32_t)(fnv1a(name) >> 7);
 	/* flamegraph.pl's "hot" palette; kernel frames orange, JIT code green. */
 	unsigned red = 205 + h % 50, green = (h >> 8) % 230, blue = (h >> 16) % 55;
-	if (!strcmp(dso, "[kernel]"))
+	if (g->diff)
+		diff_color(g, n, &red, &green, &blue);
+	else if (!strcmp(dso, "[kernel]"))
 		red = 230, green = 120 + (h >> 8) % 40, blue = 20;
 	else if (!strcmp(dso, "[jit]"))
 		red = 60 + h % 40, green = 180 + (h >> 8) % 50, blue = 60;
@@ -163,10 +177,14 @@ static void fg_draw(struct fg *g, struct node *n, double x, unsigned depth)
 		xml_text(g->out, dso, 1000);
 		fputc(')', g->out);
 	}
+	if (g->diff)
+		fprintf(g->out, ": %llu %s in the baseline, %+.2f%% of the new",
+			(unsigned long long)n->base, g->weighs,
+			100.0 * ((double)n->value - (double)n->base * g->norm) / (double)g->total);
 	fprintf(g->out,
 		": %llu %s, %.2f%%</title><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
 		"height=\"%u\" fill=\"rgb(%u,%u,%u)\" rx=\"2\"/>",
-		(unsigned long long)n->value, weighs(g->r),
+		(unsigned long long)n->value, g->weighs,
 		100.0 * (double)n->value / (double)g->total, x, y, w, g->row - 1, red, green, blue);
 	size_t fit = w > 10 ? (size_t)((w - 6) / 7) : 0; /* 12px monospace: ~7px a glyph */
 	if (fit >= 3) {
@@ -181,7 +199,7 @@ static void fg_draw(struct fg *g, struct node *n, double x, unsigned depth)
 	}
 	fputs("</g>\n", g->out);
 	if (n->nchild > 1)
-		qsort_r(n->child, n->nchild, sizeof(*n->child), cmp_node, (void *)g->r);
+		qsort_r(n->child, n->nchild, sizeof(*n->child), cmp_node, (void *)g->frames);
 	for (size_t i = 0; i < n->nchild; i++) {
 		fg_draw(g, n->child[i], x, depth + 1);
 		x += (double)n->child[i]->value * g->scale;
@@ -394,9 +412,11 @@ int pmon_report_write_flamegraph(const struct pmon_report *r, FILE *out, unsigne
 		return -ENOMEM;
 	locale_t prev = pmon__c_locale_enter(); /* x="1.5", never "1,5", in the XML */
 	if (!err) {
-		struct fg g = {
-			.r = r, .out = out, .row = 16, .total = root->value ? root->value : 1
-		};
+		struct fg g = { .frames = r->frames,
+				.weighs = weighs(r),
+				.out = out,
+				.row = 16,
+				.total = root->value ? root->value : 1 };
 		if (width < 200)
 			width = 200;
 		g.scale = (double)(width - 20) / (double)g.total;
@@ -669,4 +689,101 @@ out:
 	free(fn), free(fnp), free(loc), free(locp), free(line), free(linep);
 	free(map), free(mapp), free(smp), free(smpp);
 	return err;
+}
+
+/* ---- differential flame graph -------------------------------------------- */
+
+/* flamegraph.pl's colours for a difference: red where the frame grew,
+ * blue where it shrank, white where it did not, paler the smaller. */
+static void diff_color(const struct fg *g, const struct node *n, unsigned *r, unsigned *gr,
+		       unsigned *b)
+{
+	double d = (double)n->value - (double)n->base * g->norm;
+	unsigned pale =
+		g->maxdelta > 0 ? (unsigned)(210 * (g->maxdelta - fabs(d)) / g->maxdelta) : 210;
+
+	if (d > 0)
+		*r = 255, *gr = pale, *b = pale;
+	else if (d < 0)
+		*r = pale, *gr = pale, *b = 255;
+	else
+		*r = 255, *gr = 255, *b = 255;
+}
+
+static double max_delta(const struct node *n, double norm)
+{
+	double m = fabs((double)n->value - (double)n->base * norm);
+
+	for (size_t i = 0; i < n->nchild; i++) {
+		double c = max_delta(n->child[i], norm);
+		if (c > m)
+			m = c;
+	}
+	return m;
+}
+
+/* The stacks of @d as a tree: value the new samples, base the baseline's. */
+static struct node *diff_tree(const struct pmon_report_diff *d)
+{
+	struct node *root = calloc(1, sizeof(*root));
+
+	if (!root)
+		return NULL;
+	root->frame = UINT32_MAX;
+	for (size_t i = 0; i < d->nstacks; i++) {
+		const struct pmon_report_diff_stack *st = &d->stacks[i];
+		struct node *n = root;
+		root->value += st->new_samples;
+		root->base += st->base_samples;
+		for (uint32_t k = 0; n && k < st->depth; k++) {
+			if ((n = node_child(n, st->frame[k]))) {
+				n->value += st->new_samples;
+				n->base += st->base_samples;
+			}
+		}
+		if (!n) {
+			node_free(root);
+			return NULL;
+		}
+	}
+	return root;
+}
+
+int pmon_report_diff_write_flamegraph(const struct pmon_report_diff *d, FILE *out, unsigned width)
+{
+	struct node *root = diff_tree(d);
+
+	if (!root)
+		return -ENOMEM;
+	locale_t prev = pmon__c_locale_enter();
+	struct fg g = { .frames = d->frames,
+			.weighs = "samples",
+			.out = out,
+			.row = 16,
+			.diff = true,
+			.total = root->value ? root->value : 1 };
+	g.norm = root->base ? (double)root->value / (double)root->base : 1.0;
+	g.maxdelta = max_delta(root, g.norm);
+	if (width < 200)
+		width = 200;
+	g.scale = (double)(width - 20) / (double)g.total;
+	g.height = 60 + drawn_depth(root, g.scale) * g.row;
+	fprintf(out,
+		"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%u\" height=\"%u\" "
+		"viewBox=\"0 0 %u %u\" font-family=\"monospace\" font-size=\"12\">\n"
+		"<rect width=\"100%%\" height=\"100%%\" fill=\"#f8f8f0\"/>\n"
+		"<text x=\"%u\" y=\"24\" text-anchor=\"middle\" font-size=\"16\">",
+		width, g.height, width, g.height, width / 2);
+	fputs("pmon differential flame graph: ", out);
+	xml_text(out, d->event, 200);
+	fprintf(out,
+		", %llu samples (baseline %llu, normalised): red grew, blue shrank</text>\n"
+		"<g transform=\"translate(10,0)\">\n",
+		(unsigned long long)root->value, (unsigned long long)root->base);
+	fg_draw(&g, root, 0, 0);
+	fprintf(out, "</g>\n</svg>\n");
+	pmon__c_locale_leave(prev);
+	node_free(root);
+	return ferror(out) ? -EIO : 0;
 }

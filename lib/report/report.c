@@ -628,3 +628,47 @@ void pmon__hits_release(struct pmon__hits *h)
 	free(h->period);
 	memset(h, 0, sizeof(*h));
 }
+
+/* ---- a walk over the samples in file order (script.c) -------------------- */
+
+struct pmon__rec_reader *pmon__report_open(const char *path, const struct pmon_report_opts *o,
+					   struct pmon_report *r, struct ctx *x)
+{
+	struct pmon__rec_header h;
+	struct pmon__rec_reader *rd;
+	int err;
+
+	memset(r, 0, sizeof(*r));
+	ctx_init(x, r, o);
+	x->no_stacks = true;
+	if (!(rd = pmon__rec_reader_open(path, &h))) {
+		err = -errno;
+		ctx_free(x);
+		errno = -err;
+		return NULL;
+	}
+	take_header(x, &h);
+	err = pmon__maps_epoch(x);
+	if (!err)
+		err = pmon__rec_reader_ksyms(rd, add_ksym, x);
+	if (err) {
+		pmon__report_close(rd, x);
+		errno = -err;
+		return NULL;
+	}
+	if (x->nfk > 1)
+		qsort(x->fk, x->nfk, sizeof(*x->fk), pmon__file_ksym_cmp);
+	return rd;
+}
+
+int pmon__report_ordered(struct ctx *x, const struct pmon__record *rec)
+{
+	return apply_record(x, rec);
+}
+
+void pmon__report_close(struct pmon__rec_reader *rd, struct ctx *x)
+{
+	pmon__rec_reader_free(rd);
+	note_stale(x);
+	ctx_free(x);
+}

@@ -541,3 +541,25 @@ int pmon__frames_of(struct ctx *x, const struct loc *l, uint32_t *out, int max)
 	}
 	return k;
 }
+
+bool pmon__symoff(struct ctx *x, const struct loc *l, uint64_t ip, uint64_t *off)
+{
+	uint64_t start;
+
+	if (ip >= 0xffff800000000000ULL) {
+		if (!kernel_symbol_at(x, ip, &start))
+			return false;
+		*off = ip - start;
+		return true;
+	}
+	if (l->file < 0 || !x->files[l->file].mod)
+		return false;
+	GElf_Off o = 0;
+	GElf_Sym sym;
+	const char *name = dwfl_module_addrinfo(x->files[l->file].mod, x->sc.addr[l->slot], &o,
+						&sym, NULL, NULL, NULL);
+	if (!name)
+		return false;
+	*off = o;
+	return true;
+}

@@ -364,10 +364,156 @@ static void test_report__annotate_hot_block(void **state)
 	assert_int_equal(pmon_annotate_hot_block(&a, false, &b), -ENOENT);
 }
 
+/* Fields as perf script's -F reads them, one row per spec. */
+static void test_report__sample_fields(void **state)
+{
+	static const struct {
+		int line;
+		const char *spec;
+		int err;
+		unsigned want;
+	} rows[] = {
+		{ __LINE__, "comm,tid", 0, PMON_SF_COMM | PMON_SF_TID },
+		{ __LINE__, "sw:ip,sym,symoff", 0, PMON_SF_IP | PMON_SF_SYM | PMON_SF_SYMOFF },
+		{ __LINE__, "-cpu,-period", 0, PMON_SF_DEFAULT & ~(PMON_SF_CPU | PMON_SF_PERIOD) },
+		{ __LINE__, "+pid", 0, PMON_SF_DEFAULT | PMON_SF_PID },
+		{ __LINE__, "comm,bogus", -EINVAL, PMON_SF_DEFAULT },
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		unsigned f = PMON_SF_DEFAULT;
+		int err = pmon_report_sample_fields(rows[i].spec, &f);
+		if (err != rows[i].err || f != rows[i].want)
+			fail_msg("line %d: '%s' gave %d, %#x", rows[i].line, rows[i].spec, err, f);
+	}
+}
+
+/* Two synthetic profiles: hot shrinks, cold grows, new only in the second. */
+static void test_report__diff_matches_and_deltas(void **state)
+{
+	struct pmon_report_entry eb[] = { { 0, "hot", "a.out", "", 70, 700 },
+					  { 0, "cold", "a.out", "", 30, 300 } };
+	struct pmon_report_entry en[] = { { 0, "cold", "a.out", "", 60, 600 },
+					  { 0, "hot", "a.out", "", 20, 200 },
+					  { 0, "new", "b.so", "", 20, 200 } };
+	struct pmon_report_frame frames[] = { { "main", "a.out" },
+					      { "hot", "a.out" },
+					      { "cold", "a.out" } };
+	uint32_t s1[] = { 0, 1 }, s2[] = { 0, 2 };
+	struct pmon_report_stack sb[] = { { s1, 2, 70, 700 }, { s2, 2, 30, 300 } };
+	struct pmon_report_stack sn[] = { { s2, 2, 60, 600 }, { s1, 2, 40, 400 } };
+	struct pmon_report b = { .e = eb,
+				 .n = 2,
+				 .frames = frames,
+				 .nframes = 3,
+				 .stacks = sb,
+				 .nstacks = 2,
+				 .nevents = 1 };
+	struct pmon_report n = { .e = en,
+				 .n = 3,
+				 .frames = frames,
+				 .nframes = 3,
+				 .stacks = sn,
+				 .nstacks = 2,
+				 .nevents = 1 };
+	struct pmon_report_diff d;
+	(void)state;
+
+	b.events[0] = (struct pmon_report_event){ "cpu-clock", 100, 1000, 10, 0 };
+	n.events[0] = (struct pmon_report_event){ "cpu-clock", 100, 1000, 10, 0 };
+	assert_int_equal(pmon_report_diff(&b, &n, PMON_DIFF_SYMBOL, &d), 0);
+	assert_int_equal(d.n, 3);
+	assert_string_equal(d.e[0].symbol, "hot"); /* most baseline first */
+	assert_true(d.e[0].base_share == 70.0 && d.e[0].new_share == 20.0);
+	assert_true(d.e[0].delta == -50.0);
+	assert_true(d.e[0].ratio > 0.2857 && d.e[0].ratio < 0.2858);
+	assert_string_equal(d.e[1].symbol, "cold");
+	assert_true(d.e[1].delta == 30.0 && d.e[1].ratio == 2.0);
+	assert_string_equal(d.e[2].symbol, "new");
+	assert_true(d.e[2].base_share == 0.0 && d.e[2].new_share == 20.0 && d.e[2].ratio == 0.0);
+	/* stacks: matched by name, two counts summing to each profile's */
+	assert_int_equal(d.nstacks, 2);
+	assert_int_equal(d.base_samples, 100);
+	assert_int_equal(d.new_samples, 100);
+	char *txt = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&txt, &len);
+	assert_int_equal(pmon_report_diff_write_folded(&d, f), 0);
+	fclose(f);
+	assert_string_equal(txt, "main;hot 70 40\nmain;cold 30 60\n");
+	free(txt);
+	pmon_report_diff_release(&d);
+
+	/* by DSO: a.out and b.so */
+	assert_int_equal(pmon_report_diff(&b, &n, PMON_DIFF_DSO, &d), 0);
+	assert_int_equal(d.n, 2);
+	assert_string_equal(d.e[0].dso, "a.out");
+	assert_string_equal(d.e[0].symbol, "");
+	assert_true(d.e[0].base_share == 100.0 && d.e[0].new_share == 80.0);
+	pmon_report_diff_release(&d);
+
+	/* a profile against itself: every delta 0, every ratio 1 */
+	assert_int_equal(pmon_report_diff(&b, &b, PMON_DIFF_DSO_SYMBOL, &d), 0);
+	for (size_t i = 0; i < d.n; i++)
+		assert_true(d.e[i].delta == 0.0 && d.e[i].ratio == 1.0);
+	pmon_report_diff_release(&d);
+	pmon_report_diff_release(NULL);
+}
+
+struct walk_seen {
+	unsigned samples, k_mid_frames;
+	uint64_t period;
+	bool leaf_ok;
+};
+
+static int walk_cb(void *arg, const struct pmon_report_sample *s)
+{
+	struct walk_seen *w = arg;
+
+	w->samples++;
+	w->period += s->period;
+	if (!strcmp(s->leaf.sym, "k_leaf") && s->leaf.has_symoff &&
+	    s->leaf.symoff == s->leaf.ip - (KBASE + 0x1000) &&
+	    !strcmp(s->leaf.dso, "[kernel.kallsyms]") && !strcmp(s->comm, ":42"))
+		w->leaf_ok = true;
+	for (size_t i = 0; i < s->nchain; i++)
+		if (!strcmp(s->chain[i].sym, "k_mid") && s->chain[i].symoff == 0x40 + (i - 1))
+			w->k_mid_frames++;
+	return 0;
+}
+
+/* The samples one by one: each leaf in k_leaf at its offset, each chain's
+ * callers in k_mid at theirs (a return address's own offset, as perf
+ * script prints it), the totals counted. */
+static void test_report__foreach_sample(void **state)
+{
+	char path[] = "/tmp/pmon-test-report-XXXXXX";
+	struct walk_seen w = { 0 };
+	struct pmon_report info;
+	(void)state;
+
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	write_kernel_chains(path, 50, 3);
+	assert_int_equal(pmon_report_foreach_sample(path, NULL, walk_cb, &w, &info), 0);
+	unlink(path);
+	assert_int_equal(w.samples, 50);
+	assert_int_equal(w.period, 50 * 1000);
+	assert_true(w.leaf_ok);
+	assert_int_equal(w.k_mid_frames, 50 * 3);
+	assert_int_equal(info.samples, 50);
+	assert_true(info.callchains);
+	assert_string_equal(info.events[0].name, "cpu-clock");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_report__kernel_chains_merge),
+		cmocka_unit_test(test_report__sample_fields),
+		cmocka_unit_test(test_report__diff_matches_and_deltas),
+		cmocka_unit_test(test_report__foreach_sample),
 		cmocka_unit_test(test_report__flamegraph_of_a_garbage_chain),
 		cmocka_unit_test(test_report__exports_in_a_comma_locale),
 		cmocka_unit_test(test_report__annotate_hot_block),

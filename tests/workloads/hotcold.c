@@ -2,7 +2,8 @@
 /*
  * Workload for sampling: hot() runs 70% of the iterations, cold() 30%.
  * Built with frame pointers and symbols, never instrumented.
- * usage: hotcold [N]
+ * usage: hotcold [N] [cold]  ("cold": the shares swapped, 30% hot, 70% cold,
+ * the other side of pmon diff's test)
  */
 #include <stdlib.h>
 
@@ -23,10 +24,11 @@ static __attribute__((noinline)) void cold(long n)
 int main(int argc, char **argv)
 {
 	long n = argc > 1 ? strtol(argv[1], NULL, 10) : 30000000;
+	int swap = argc > 2 && argv[2][0] == 'c';
 
 	for (int k = 0; k < 10; k++) {
-		hot(n * 7 / 10);
-		cold(n * 3 / 10);
+		hot(n * (swap ? 3 : 7) / 10);
+		cold(n * (swap ? 7 : 3) / 10);
 	}
 	return 0;
 }

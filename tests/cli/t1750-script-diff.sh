@@ -1,0 +1,112 @@
+#!/bin/sh
+# pmon script and pmon diff on recordings of tests/workloads: script's
+# fields, their order and format beside perf script's on a perf recording
+# of the same workload, -F selection, the call chain's lines; diff of a
+# recording with itself (all deltas 0), of hot-heavy against cold-heavy
+# runs (the signs), folded diff lines summing to each file's samples, the
+# differential flame graph parsed as XML; bad input gets one line.
+. "$(dirname "$0")/lib.sh"
+: "${PMON_WORKLOADS:?}"
+H=$PMON_WORKLOADS/wl-hotcold
+N=100000000
+
+run_pmon 0 record -o "$TMP/hot.data" -- "$H" $N
+run_pmon 0 record -o "$TMP/cold.data" -- "$H" $N cold
+run_pmon 0 record -g -o "$TMP/g.data" -- "$H" $N
+
+F=comm,tid,time,period,event,ip,sym,symoff,dso
+run_pmon 0 script -i "$TMP/hot.data" -F $F
+cp "$TMP/out" "$TMP/script"
+# perf script's layout: "%16s %5d %12s: %10u %s: %16x sym+0xoff (dso)".
+re='^ {0,15}wl-hotcold +[0-9]+ +[0-9]+\.[0-9]{6}: +[0-9]+ cpu-clock: +[0-9a-f]+ [^ ]+ \(.+\)$'
+check "script -F $F: every line in perf script's layout" \
+	sh -c "[ -s '$TMP/script' ] && ! grep -Evq '$re' '$TMP/script'"
+check "script: hot+0x.. (…/wl-hotcold) lines" grep -Eq ' hot\+0x[0-9a-f]+ \(.*/wl-hotcold\)$' "$TMP/script"
+if command -v perf >/dev/null && perf record -e cpu-clock -o "$TMP/perf.data" -- "$H" $N \
+	>/dev/null 2>&1; then
+	perf script -i "$TMP/perf.data" -F $F 2>/dev/null | grep ' hot+' | head -1 >"$TMP/perf.line"
+	grep ' hot+' "$TMP/script" | head -1 >"$TMP/pmon.line"
+	# The same columns at the same places: only the numbers differ.
+	check "script: a hot sample's line is laid out as perf script's" python3 -c '
+import re, sys
+a, b = (open(f).read().rstrip("\n") for f in sys.argv[1:3])
+mask = lambda s: re.sub(r"(?<![+\w])[0-9a-f]{4,}|[0-9]+", lambda m: "#" * len(m.group()), s)
+fa, fb = (re.split(r"(\s+)", mask(x)) for x in (a, b))
+assert [t for t in fa if t.strip()][-3:] == [t for t in fb if t.strip()][-3:], (a, b)
+assert len(a) == len(b), (a, b)' "$TMP/pmon.line" "$TMP/perf.line"
+else
+	ok "# skip: perf cannot record here"
+fi
+
+run_pmon 0 script -i "$TMP/hot.data" -F tid,ip,sym
+check "-F tid,ip,sym: the tid, the address, the symbol without offset or DSO" \
+	grep -Eq '^ *[0-9]+ +[0-9a-f]+ hot$' "$TMP/out"
+run_pmon 0 script -i "$TMP/hot.data" -F -cpu,-period
+check "-F -cpu,-period: the default fields without them" \
+	sh -c "! grep -q '\\[0' '$TMP/out' && grep -q 'cpu-clock:' '$TMP/out'"
+run_pmon 0 script -i "$TMP/hot.data"
+check "default fields: the CPU as [NNN]" grep -Eq ' \[[0-9]{3}\] ' "$TMP/out"
+run_pmon 2 script -i "$TMP/hot.data" -F comm,bogus
+one_line_error "unknown field 'bogus'"
+
+run_pmon 0 script -i "$TMP/g.data" -F $F
+check "script of -g: a header line, then tab-indented frames, then a blank line" python3 -c '
+import re, sys
+blocks = open(sys.argv[1]).read().split("\n\n")
+blocks = [b for b in blocks if b.strip()]
+assert blocks
+for b in blocks:
+    lines = b.split("\n")
+    assert re.match(r"^\S+ +\d+ +\d+\.\d{6}: +\d+ cpu-clock: $", lines[0]), lines[0]
+    for l in lines[1:]: # a kernel address fills the 16 columns
+        assert re.match(r"^\t *[0-9a-f]{1,16} \S.* \(.+\)$", l), l
+assert any("\thot" in b.replace(" ", "") or " hot+" in b for b in blocks)
+assert any("main+" in b or "__libc_start_call_main+" in b for b in blocks)' "$TMP/out"
+
+# diff: a recording against itself.
+run_pmon 0 diff "$TMP/hot.data" "$TMP/hot.data"
+check "diff of a recording with itself: every delta is +0.00%" python3 -c '
+import sys
+rows = [l.split() for l in open(sys.argv[1]) if not l.startswith("#") and l.strip()]
+assert rows and all(r[2] == "+0.00%" for r in rows), rows' "$TMP/out"
+run_pmon 0 diff "$TMP/hot.data" "$TMP/cold.data"
+check "diff hot-heavy -> cold-heavy: hot shrank, cold grew" python3 -c '
+import sys
+rows = {l.split()[-1]: float(l.split()[2].rstrip("%")) for l in open(sys.argv[1])
+        if not l.startswith("#") and l.strip()}
+assert rows["hot"] < -20 and rows["cold"] > 20, rows' "$TMP/out"
+run_pmon 0 diff --sort dso "$TMP/hot.data" "$TMP/cold.data"
+check "diff --sort dso: wl-hotcold's share" grep -q 'wl-hotcold' "$TMP/out"
+run_pmon 0 diff --sort dso,sym "$TMP/hot.data" "$TMP/cold.data"
+check "diff --sort dso,sym: DSO and symbol" grep -Eq 'wl-hotcold +hot$' "$TMP/out"
+
+run_pmon 0 diff --format folded "$TMP/hot.data" "$TMP/cold.data"
+cp "$TMP/out" "$TMP/folded"
+run_pmon 0 report -i "$TMP/hot.data" --format json
+cp "$TMP/out" "$TMP/hot.json"
+run_pmon 0 report -i "$TMP/cold.data" --format json
+check "folded diff: two counts a line, summing to each file's samples" python3 -c '
+import json, sys
+b = n = 0
+for l in open(sys.argv[1]):
+    s, x, y = l.rsplit(" ", 2)
+    b += int(x); n += int(y)
+hb = json.load(open(sys.argv[2]))["samples"]; hn = json.load(open(sys.argv[3]))["samples"]
+assert (b, n) == (hb, hn), (b, n, hb, hn)' "$TMP/folded" "$TMP/hot.json" "$TMP/out"
+
+run_pmon 0 diff --format flamegraph -o "$TMP/d.svg" "$TMP/hot.data" "$TMP/cold.data"
+check "differential flame graph: XML, red and blue boxes" python3 -c '
+import sys, xml.etree.ElementTree as ET
+t = ET.parse(sys.argv[1]).getroot()
+fills = [r.get("fill") for r in t.iter("{http://www.w3.org/2000/svg}rect")]
+assert any(f and f.startswith("rgb(255,") for f in fills), fills
+assert any(f and f.endswith(",255)") and not f.startswith("rgb(255,255") for f in fills), fills' "$TMP/d.svg"
+
+run_pmon 2 diff "$TMP/hot.data" "$TMP/none.data"
+one_line_error "none.data"
+printf 'garbage' >"$TMP/junk"
+run_pmon 2 script -i "$TMP/junk"
+one_line_error "junk"
+run_pmon 2 diff --sort bogus "$TMP/hot.data" "$TMP/cold.data"
+one_line_error "bogus"
+finish
