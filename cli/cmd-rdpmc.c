@@ -136,58 +136,23 @@ static void explain(const struct pmon_kernel_info *k, const struct pmon_cpu_info
 
 static int change_mode(const char *sysfs, bool allow)
 {
-	char path[512], state[512], cur[16] = "", saved[16] = "";
-	struct pmon_kernel_info k;
-	struct pmon_kernel_probe_opts o = { .sz = sizeof(o),
-					    .sysfs_root = sysfs,
-					    .no_perf_open = true };
-	FILE *f;
+	char path[512];
+	int was = -1, now = 2;
+	int err = allow ? pmon_rdpmc_mode_allow(sysfs, path, sizeof(path), &was)
+			: pmon_rdpmc_mode_restore(sysfs, path, sizeof(path), &was, &now);
 
-	pmon_kernel_probe(&o, &k);
-	if (!k.core_pmu[0] || k.rdpmc_mode < 0) {
-		cli_error("no core PMU with an rdpmc mode (%s/bus/event_source/devices/cpu/rdpmc "
-			  "does not exist): nothing to change",
-			  sysfs ? sysfs : "/sys");
-		return CLI_UNSUPPORTED;
+	if (err) {
+		cli_error("%s", pmon_errdetail());
+		return err == -ENOENT || err == -EINVAL ? CLI_USAGE
+			: err == -EIO			? CLI_FAIL
+							: CLI_UNSUPPORTED;
 	}
-	snprintf(path, sizeof(path), "%s/bus/event_source/devices/%s/rdpmc", sysfs ? sysfs : "/sys",
-		 k.core_pmu);
-	snprintf(state, sizeof(state), "%s/.pmon-rdpmc-saved", sysfs ? sysfs : "/run");
-	snprintf(cur, sizeof(cur), "%d", k.rdpmc_mode);
-	if (allow) {
-		f = fopen(state, "we");
-		if (!f || fprintf(f, "%s\n", cur) < 0 || fclose(f)) {
-			cli_error("cannot save the current mode in %s: %s", state, strerror(errno));
-			return errno == EACCES ? CLI_UNSUPPORTED : CLI_FAIL;
-		}
-		f = fopen(path, "we");
-		if (!f || fputs("2\n", f) < 0 || fclose(f)) {
-			cli_error("cannot write %s: %s (root needed)", path, strerror(errno));
-			return CLI_UNSUPPORTED;
-		}
-		printf("%s: %s -> 2 (any process may execute RDPMC); 'pmon rdpmc --restore' puts "
-		       "%s "
-		       "back\n",
-		       path, cur, cur);
-		return CLI_OK;
-	}
-	f = fopen(state, "re");
-	if (!f || !fgets(saved, sizeof(saved), f)) {
-		if (f)
-			fclose(f);
-		cli_error("nothing to restore: %s has no saved mode (was --allow-user run?)",
-			  state);
-		return CLI_USAGE;
-	}
-	fclose(f);
-	saved[strcspn(saved, "\n")] = '\0';
-	f = fopen(path, "we");
-	if (!f || fprintf(f, "%s\n", saved) < 0 || fclose(f)) {
-		cli_error("cannot write %s: %s (root needed)", path, strerror(errno));
-		return CLI_UNSUPPORTED;
-	}
-	unlink(state);
-	printf("%s: %s -> %s (restored)\n", path, cur, saved);
+	if (allow)
+		printf("%s: %d -> 2 (any process may execute RDPMC); 'pmon rdpmc --restore' puts "
+		       "%d back\n",
+		       path, was, was);
+	else
+		printf("%s: %d -> %d (restored)\n", path, was, now);
 	return CLI_OK;
 }
 

@@ -194,23 +194,11 @@ static int msr_cleanup(const char *device)
  * 0..count-1 would miss. More than --msr programs is refused, not cut. */
 static int online_cpus(int *cpus, size_t *ncpus)
 {
-	const char *path = "/sys/devices/system/cpu/online";
-	char buf[4096];
-	FILE *f = fopen(path, "re");
-	bool got = f && fgets(buf, sizeof(buf), f);
-	long *v;
+	int *v;
 	size_t n;
 
-	if (f)
-		fclose(f);
-	if (!got) {
-		cli_error("--msr: cannot read '%s': %s (name the CPUs with --cpu)", path,
-			  f ? "empty" : strerror(errno));
-		return CLI_UNSUPPORTED;
-	}
-	buf[strcspn(buf, "\n")] = '\0';
-	if (pmon_idlist__parse(buf, 4095, &v, &n)) {
-		cli_error("--msr: %s: %s", path, pmon_errdetail());
+	if (pmon_cpus_online(NULL, &v, &n)) {
+		cli_error("--msr: %s (name the CPUs with --cpu)", pmon_errdetail());
 		return CLI_UNSUPPORTED;
 	}
 	if (n > MSR_MAX_CPUS) {
@@ -220,8 +208,7 @@ static int online_cpus(int *cpus, size_t *ncpus)
 			  n, MSR_MAX_CPUS);
 		return CLI_USAGE;
 	}
-	for (size_t i = 0; i < n; i++)
-		cpus[i] = (int)v[i];
+	memcpy(cpus, v, n * sizeof(*v));
 	*ncpus = n;
 	free(v);
 	return CLI_OK;

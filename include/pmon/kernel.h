@@ -150,6 +150,24 @@ PMON_API void pmon_verdicts(const struct pmon_cpu_info *ci, const struct pmon_ke
 			    const struct pmon_tsc_choice *tsc,
 			    struct pmon_verdict out[PMON_VERDICT__COUNT]);
 
+/**
+ * pmon_rdpmc_mode_allow() - let any process execute RDPMC for a session:
+ * the core PMU's sysfs rdpmc mode (set_attr_rdpmc() in Linux) set to 2,
+ * the mode before saved in @sysfs/.pmon-rdpmc-saved (/run without @sysfs)
+ * for pmon_rdpmc_mode_restore(). @sysfs: NULL for /sys (tests pass a copy).
+ * Return: 0 with the knob's path in @path and the mode before in *@was;
+ * -ENODEV (no core PMU with an rdpmc mode), -EACCES or -EIO (the state
+ * could not be saved), -errno of writing the knob (root needed); detail set.
+ */
+PMON_API int pmon_rdpmc_mode_allow(const char *sysfs, char *path, size_t len, int *was);
+/**
+ * pmon_rdpmc_mode_restore() - put back the mode pmon_rdpmc_mode_allow()
+ * saved, and remove the state. Return: 0 with the knob's path, the mode
+ * before (*@was) and after (*@now); -ENOENT (nothing saved), -EINVAL (a
+ * state that is not a mode), -ENODEV, -errno of writing; detail set.
+ */
+PMON_API int pmon_rdpmc_mode_restore(const char *sysfs, char *path, size_t len, int *was, int *now);
+
 #ifdef __cplusplus
 }
 #endif

@@ -76,6 +76,11 @@ run_pmon 0 rdpmc --restore --sysfs-root "$TMP/sys"
 check "--restore: mode 1 again" [ "$(cat "$TMP/sys/bus/event_source/devices/cpu/rdpmc")" = 1 ]
 run_pmon 2 rdpmc --restore --sysfs-root "$TMP/sys"
 one_line_error "nothing to restore"
+printf 'x7\n' >"$TMP/sys/.pmon-rdpmc-saved"
+run_pmon 2 rdpmc --restore --sysfs-root "$TMP/sys"
+one_line_error "holds 'x7', not an rdpmc mode (0, 1 or 2)"
+check "a bad saved mode is not written" [ "$(cat "$TMP/sys/bus/event_source/devices/cpu/rdpmc")" = 1 ]
+rm -f "$TMP/sys/.pmon-rdpmc-saved"
 rm -r "$TMP/sys/bus/event_source/devices/cpu"
 run_pmon 3 rdpmc --allow-user --sysfs-root "$TMP/sys"
 one_line_error "no core PMU"
