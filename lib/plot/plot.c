@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
 #include <strings.h>
 
 #include <cairo.h>
@@ -296,9 +298,36 @@ static int json_line(struct pmon_plot_data *d, const char *line, const char *fil
 	return err;
 }
 
+/* @path opened for reading through the one safe input open: a FIFO or
+ * device never blocks, and what is not a file is named as what it is.
+ * Return: the stream, or NULL with the detail set and *@err. */
+static FILE *open_log(const char *path, int *err)
+{
+	struct stat st;
+	int fd = pmon__open_regular(path, false);
+	FILE *f;
+
+	if (fd == -EINVAL) {
+		bool dir = !stat(path, &st) && S_ISDIR(st.st_mode);
+		*err = pmon__err(-EINVAL, "%s: %s, not an interval log", path,
+				 dir ? "a directory" : "not a regular file");
+		return NULL;
+	}
+	if (fd < 0) {
+		*err = pmon__err(fd, "%s: %s", path, strerror(-fd));
+		return NULL;
+	}
+	if (!(f = fdopen(fd, "r"))) {
+		*err = pmon__err(-errno, "%s: %s", path, strerror(errno));
+		close(fd);
+	}
+	return f;
+}
+
 int pmon_plot_read_log(const char *path, struct pmon_plot_data *d)
 {
-	FILE *f = fopen(path, "re");
+	int oerr = 0;
+	FILE *f = open_log(path, &oerr);
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t len;
@@ -315,7 +344,7 @@ int pmon_plot_read_log(const char *path, struct pmon_plot_data *d)
 	}
 	if (!f) {
 		free(rc);
-		return pmon__err(-errno, "%s: %s", path, strerror(errno));
+		return oerr;
 	}
 	while (!err && (len = getline(&line, &cap, f)) >= 0) {
 		char *fld[5 + PMON_PLOT_MAX_SERIES];
@@ -565,7 +594,7 @@ static void c_text(struct canvas *cv, double x, double y, const char *text, doub
 /* ---- axes -------------------------------------------------------------- */
 
 /* Heckbert's "nice numbers" (Graphics Gems, 1990): 1, 2, 5 x 10^k. */
-static double nice(double x, bool round_it)
+static double nice_step(double x, bool round_it)
 {
 	double e = floor(log10(x)), f = x / pow(10, e), nf;
 
@@ -590,7 +619,7 @@ static struct axis make_axis(double lo, double hi, int want)
 		lo = lo < 0 ? lo - m * 0.25 : 0;
 		hi = hi > 0 ? hi + m * 0.25 : hi < 0 ? 0 : 1;
 	}
-	a.step = nice((hi - lo) / (want - 1), true);
+	a.step = nice_step((hi - lo) / (want - 1), true);
 	/* 80 / 0.1 is 800.0000000000001: not a reason for another tick */
 	a.lo = floor(lo / a.step + 1e-9) * a.step;
 	a.hi = ceil(hi / a.step - 1e-9) * a.step;

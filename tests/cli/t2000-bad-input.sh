@@ -89,6 +89,8 @@ done <<ROWS
 2|$TMP/perf.data: perf's recording, not a pmon recording: 'perf report -i $TMP/perf.data'|annotate -i $TMP/perf.data
 2|$TMP/perf.data: perf's recording, not a pmon recording|simulate --compare $TMP/perf.data -- true
 2|$TMP/missing.csv: No such file or directory|plot $TMP/missing.csv -o $TMP/x.svg
+2|$TMP/dir: a directory, not an interval log|plot $TMP/dir -o $TMP/x.svg
+2|$TMP/fifo: not a regular file, not an interval log|plot $TMP/fifo -o $TMP/x.svg
 2|$TMP/bad.txt:1: 'garbage' is not a time|plot $TMP/bad.txt -o $TMP/x.svg
 2|'$TMP/bad.txt' is not a pmon trace|trace report $TMP/bad.txt
 2|'$TMP/dir' is a directory, not a pmon trace|trace report $TMP/dir
