@@ -22,6 +22,9 @@ enum cli_exit {
  * not UTF-8 made '?' (a string from a file: a symbol, a channel's name, a
  * brand string), in @buf. Return: @buf (NULL for NULL). */
 const char *cli_printable(const char *s, char *buf, size_t len);
+/* The library's error @err (-errno) in one line: its detail, or, where the
+ * library left none (out of memory), strerror's words. */
+void cli_lib_error(int err);
 /* Print "pmon: <message>" on one line to stderr; non-printable characters of
  * the message (from a garbage file, say) are shown as '?'. */
 __attribute__((format(printf, 1, 2))) void cli_error(const char *fmt, ...);

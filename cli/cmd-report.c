@@ -234,7 +234,7 @@ int cmd_report(int argc, char **argv)
 				       .event = stack_event };
 	int err = pmon_report_read(in, &ro, &r);
 	if (err) {
-		cli_error("%s", pmon_errdetail());
+		cli_lib_error(err);
 		return err == -ENOENT || err == -PMON_ERRNO__PARSE ? CLI_USAGE : CLI_FAIL;
 	}
 	if (r.warning[0])

@@ -769,8 +769,11 @@ static int report(int argc, char **argv)
 		return trace_draw(in, outpath, !strcmp(format, "png"), from, to, (unsigned)width);
 	struct pmon_trace_reader *r = pmon_trace_reader__open(in);
 	if (!r) {
-		cli_error("%s", pmon_errdetail()[0] ? pmon_errdetail() : strerror(errno));
-		return CLI_USAGE; /* missing or malformed: bad input, as pmon report (exit-codes.md) */
+		int e = errno;
+		cli_lib_error(-e);
+		/* missing or malformed: bad input, as pmon report; out of memory: a
+		 * runtime failure (docs/exit-codes.md) */
+		return e == ENOMEM ? CLI_FAIL : CLI_USAGE;
 	}
 	const struct pmon_trace_info *info = pmon_trace_reader__info(r);
 	if (info->torn_chunks)

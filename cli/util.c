@@ -113,6 +113,13 @@ static void mask(char *buf)
 	}
 }
 
+void cli_lib_error(int err)
+{
+	const char *d = pmon_errdetail();
+
+	cli_error("%s", d[0] ? d : strerror(err < 0 ? -err : err));
+}
+
 const char *cli_printable(const char *s, char *buf, size_t len)
 {
 	if (!s)
