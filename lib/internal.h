@@ -246,6 +246,17 @@ struct pmon_target {
 struct pmon_open_opts;
 int pmon__open_opts_get(const struct pmon_open_opts *user, struct pmon_open_opts *out);
 
+/* Well-formed UTF-8 (lib/util/utf8.c). Length of the character at @p
+ * (1-4), 0 when it is not one (overlong, a surrogate, past U+10FFFF, cut
+ * short: The Unicode Standard, 3.9, table 3-7). */
+size_t pmon__utf8_len(const unsigned char *p);
+/* At most @max bytes of @s as XML text: & < > " escaped, control bytes,
+ * DEL and bytes that are not UTF-8 as '?'. */
+void pmon__fputs_xml(FILE *out, const char *s, size_t max);
+/* @s (NULL: "?") as a JSON string, quotes included: escapes for quote,
+ * backslash and control bytes, U+FFFD for a byte that is not UTF-8. */
+void pmon__fputs_json(FILE *out, const char *s);
+
 #pragma GCC visibility pop
 
 /* The one logged MSR write (lib/msr/msr.c), used by the MSR counting
@@ -260,5 +271,6 @@ struct pmon__msr_log {
 };
 int pmon__msr_log_write(struct pmon__msr_log *log, const char *device, int cpu, uint32_t addr,
 			uint64_t v, bool restore);
+
 
 #endif

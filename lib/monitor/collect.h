@@ -18,9 +18,6 @@
  * bytes and bytes that are not well-formed UTF-8 as '?'. Into @out
  * (NUL-terminated, cut to @len, never inside an escape or a character). */
 void pmon__prom_label_escape(const char *s, char *out, size_t len);
-/* Length of the well-formed UTF-8 character at @p (1-4), 0 when it is not
- * one (overlong, a surrogate, past U+10FFFF, cut short). */
-size_t pmon__utf8_len(const unsigned char *p);
 /* An event name made a metric name part: [a-zA-Z0-9_] kept, the rest '_'. */
 void pmon__prom_metric_name(const char *event, char *out, size_t len);
 

@@ -106,24 +106,7 @@ static int cmp_node(const void *a, const void *b, void *arg)
 
 static void xml_text(FILE *out, const char *s, size_t max)
 {
-	for (size_t i = 0; i < max && s[i]; i++) {
-		switch (s[i]) {
-		case '&':
-			fputs("&amp;", out);
-			break;
-		case '<':
-			fputs("&lt;", out);
-			break;
-		case '>':
-			fputs("&gt;", out);
-			break;
-		case '"':
-			fputs("&quot;", out);
-			break;
-		default:
-			fputc((unsigned char)s[i] < 0x20 ? '?' : s[i], out);
-		}
-	}
+	pmon__fputs_xml(out, s, max);
 }
 
 #define FG_MIN_WIDTH 0.1 /* px: flamegraph.pl's default --minwidth */

@@ -786,16 +786,8 @@ out:
 
 static int json_string(FILE *f, const char *s)
 {
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)(s ? s : "?"); *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p < 0x20)
-			fprintf(f, "\\u%04x", *p);
-		else
-			fputc(*p, f);
-	}
-	return fputc('"', f) == EOF ? -EIO : 0;
+	pmon__fputs_json(f, s);
+	return ferror(f) ? -EIO : 0;
 }
 
 #define CHROME_KERNEL_TID 1000000000LL /* above any Linux tid (PID_MAX_LIMIT 2^22) */

@@ -284,6 +284,32 @@ static void test_util__spawn_which_workdir(void **state)
 	assert_int_equal(rmdir(dir), 0);
 }
 
+/* Text from outside bytes stays well-formed: XML (the flame graph) and
+ * JSON (the trace's Chrome JSON) whatever the bytes (issue #31). */
+static void test_util__utf8_writers(void **state)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	(void)state;
+	/* ESC, DEL, a stray 0xff, an overlong 0xc0 0xaf, then "é" and "<&>\"" */
+	const char in[] = "a\033b\177c\377d\300\257e\303\251<&>\"";
+	assert_non_null(f = open_memstream(&buf, &len));
+	pmon__fputs_xml(f, in, 100);
+	fclose(f);
+	assert_string_equal(buf, "a?b?c?d??e\303\251&lt;&amp;&gt;&quot;");
+	free(buf);
+	assert_non_null(f = open_memstream(&buf, &len));
+	pmon__fputs_json(f, in);
+	fclose(f);
+	assert_string_equal(buf, "\"a\\u001bb\\u007fc\\ufffdd\\ufffd\\ufffde\303\251<&>\\\"\"");
+	free(buf);
+	assert_int_equal(pmon__utf8_len((const unsigned char *)"\xed\xa0\x80"), 0); /* a surrogate */
+	assert_int_equal(pmon__utf8_len((const unsigned char *)"\xf4\x8f\xbf\xbf"), 4);
+	assert_int_equal(pmon__utf8_len((const unsigned char *)"\xf4\x90\x80\x80"), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -294,6 +320,7 @@ int main(void)
 		cmocka_unit_test(test_util__opts_public_zero_tail),
 		cmocka_unit_test(test_util__spawn),
 		cmocka_unit_test(test_util__spawn_which_workdir),
+		cmocka_unit_test(test_util__utf8_writers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
