@@ -272,5 +272,4 @@ struct pmon__msr_log {
 int pmon__msr_log_write(struct pmon__msr_log *log, const char *device, int cpu, uint32_t addr,
 			uint64_t v, bool restore);
 
-
 #endif

@@ -305,7 +305,8 @@ static void test_util__utf8_writers(void **state)
 	fclose(f);
 	assert_string_equal(buf, "\"a\\u001bb\\u007fc\\ufffdd\\ufffd\\ufffde\303\251<&>\\\"\"");
 	free(buf);
-	assert_int_equal(pmon__utf8_len((const unsigned char *)"\xed\xa0\x80"), 0); /* a surrogate */
+	assert_int_equal(pmon__utf8_len((const unsigned char *)"\xed\xa0\x80"),
+			 0); /* a surrogate */
 	assert_int_equal(pmon__utf8_len((const unsigned char *)"\xf4\x8f\xbf\xbf"), 4);
 	assert_int_equal(pmon__utf8_len((const unsigned char *)"\xf4\x90\x80\x80"), 0);
 }
