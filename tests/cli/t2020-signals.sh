@@ -117,4 +117,24 @@ if command -v tmux >/dev/null 2>&1; then
 else
 	echo "# skip: no tmux: top on a terminal"
 fi
+# A signal at once, before the command has even started, is not lost
+# (issue #31.11: trace exited 143 after a stall): each command that runs
+# something exits 130 for a SIGINT sent right after it starts.
+for cmd in "stat -e task-clock -o $TMP/i.txt" "trace -o $TMP/i.trace" "record -o $TMP/i.data"; do
+	# shellcheck disable=SC2086
+	"$PMON" $cmd -- sleep 31.7 >/dev/null 2>&1 &
+	p=$!
+	kill -INT $p
+	wait $p
+	rc=$?
+	check "${cmd%% *}: SIGINT at start exits 130 ($rc)" [ $rc -eq 130 ]
+	# the command dies with pmon (PR_SET_PDEATHSIG): poll for it gone
+	i=0
+	while pgrep -f 'sleep 31.7' >/dev/null && [ $i -lt 200 ]; do
+		sleep 0.01
+		i=$((i + 1))
+	done
+	check "${cmd%% *}: SIGINT at start: the command is not left running" \
+		sh -c "! pgrep -f 'sleep 31.7' >/dev/null"
+done
 finish
