@@ -130,11 +130,11 @@ for cmd in "stat -e task-clock -o $TMP/i.txt" "trace -o $TMP/i.trace" "record -o
 	check "${cmd%% *}: SIGINT at start exits 130 ($rc)" [ $rc -eq 130 ]
 	# the command dies with pmon (PR_SET_PDEATHSIG): poll for it gone
 	i=0
-	while pgrep -f 'sleep 31.7' >/dev/null && [ $i -lt 200 ]; do
+	while pgrep -f '^sle[e]p 31.7' >/dev/null && [ $i -lt 200 ]; do
 		sleep 0.01
 		i=$((i + 1))
 	done
 	check "${cmd%% *}: SIGINT at start: the command is not left running" \
-		sh -c "! pgrep -f 'sleep 31.7' >/dev/null"
+		sh -c "! pgrep -f '^sle[e]p 31.7' >/dev/null"
 done
 finish
