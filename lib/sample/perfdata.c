@@ -647,6 +647,13 @@ static int open_file(struct pmon__perf_reader *p, const struct file_header *fh, 
 	return 0;
 }
 
+/* perf's side-band event (-a, --switch-events...): it never samples, so
+ * perf report does not list it, nor does pmon once another event does. */
+static bool is_dummy(const struct pmon__perf_reader *p, const struct pattr *e)
+{
+	return p->nat > 1 && e->a.type == PERF_TYPE_SOFTWARE && e->a.config == PERF_COUNT_SW_DUMMY;
+}
+
 static void fill_header(struct pmon__perf_reader *p, struct pmon__rec_header *h)
 {
 	memset(h, 0, sizeof(*h));
@@ -654,6 +661,8 @@ static void fill_header(struct pmon__perf_reader *p, struct pmon__rec_header *h)
 	if (!p->nat)
 		return;
 	const struct pattr *e = &p->at[0];
+	for (size_t i = 1; i < p->nat && is_dummy(p, e); i++)
+		e = &p->at[i];
 	h->sample_type = e->a.sample_type;
 	h->regs_user = e->a.sample_regs_user;
 	/* pmon unwinds DWARF samples from its 17 registers: perf's x86-64
@@ -787,15 +796,21 @@ const struct pmon__perf_info *pmon__perf_reader_info(const struct pmon__perf_rea
 
 /* ---- the records ----------------------------------------------------------- */
 
-/* Hand on the PMON_RECORD_EVENT of each event not yet handed on. */
+/* Hand on the PMON_RECORD_EVENT of each event not yet handed on,
+ * numbered without the side-band ones. */
 static int send_events(struct pmon__perf_reader *p)
 {
+	uint32_t index = 0;
+
 	for (size_t i = 0; i < p->nat; i++) {
 		struct pattr *e = &p->at[i];
+		if (is_dummy(p, e))
+			continue;
+		index++;
 		if (e->sent || !p->ops)
 			continue;
 		struct pmon__record r = { .type = PMON_RECORD_EVENT };
-		r.event = (struct pmon__rec_event){ .index = (uint32_t)i,
+		r.event = (struct pmon__rec_event){ .index = index - 1,
 						    .period = e->a.freq ? 0 : e->a.sample_period,
 						    .freq = e->a.freq ? e->a.sample_freq : 0,
 						    .attr_type = e->a.type,
