@@ -101,6 +101,12 @@ struct idmap {
 	uint32_t at;
 };
 
+struct qrec {
+	uint64_t time, seq;
+	size_t off;
+	uint32_t len;
+};
+
 struct buildid {
 	uint8_t id[20], size;
 	char *path;
@@ -125,6 +131,14 @@ struct pmon__perf_reader {
 	uint64_t data_size, consumed;
 	bool eof, cut;
 	uint32_t epoch;
+	/* time order (perf's ordered_events): the records of the last two
+	 * rounds, sorted and handed on up to the time the round before ended at */
+	bool ordering;
+	struct qrec *q;
+	size_t nq, capq;
+	uint8_t *arena;
+	size_t narena, caparena;
+	uint64_t seq, max_time, next_flush;
 	uint64_t regs[17]; /* a DWARF sample's registers, in pmon's order */
 	char name[4096];
 	const struct pmon__rec_ops *ops;
@@ -778,6 +792,8 @@ void pmon__perf_reader_free(struct pmon__perf_reader *p)
 		free(p->bid[i].path);
 	free(p->bid);
 	free(p->buf);
+	free(p->q);
+	free(p->arena);
 	if (p->fd >= 0)
 		close(p->fd);
 	free(p->path);
@@ -1068,6 +1084,151 @@ static void note_skipped(struct pmon__perf_reader *p)
 	}
 }
 
+/* ---- time order ------------------------------------------------------------ */
+
+#define TRAILER_BITS                                                                               \
+	(PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID |             \
+	 PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER)
+
+/* Every event stamps every record with its time (sample_id_all, TIME). */
+static bool can_order(const struct pmon__perf_reader *p)
+{
+	for (size_t i = 0; i < p->nat; i++)
+		if (!p->at[i].a.sample_id_all || !(p->at[i].a.sample_type & PERF_SAMPLE_TIME))
+			return false;
+	return p->nat > 0;
+}
+
+/*
+ * A kernel record's time: a sample's TIME (after IDENTIFIER, IP, TID), or
+ * the sample_id_all trailer's of any other record ({ TID, TIME, ID,
+ * STREAM_ID, CPU, IDENTIFIER } at its end, as its event's sample_type has
+ * them: the last u64 is the event's id where every event writes
+ * IDENTIFIER). False when it has none.
+ */
+static bool record_time(struct pmon__perf_reader *p, const uint8_t *rec, size_t len, uint32_t type,
+			uint64_t *t)
+{
+	const struct pattr *e = &p->at[0];
+	uint64_t st;
+
+	if (type == PERF_RECORD_SAMPLE) {
+		e = sample_attr(p, rec, len);
+		st = e->a.sample_type;
+		size_t at = 8 *
+			(1 +
+			 (size_t)__builtin_popcountll(
+				 st & (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID)));
+		if (len < at + 8)
+			return false;
+		*t = u64_at(rec + at);
+		return true;
+	}
+	if (p->all_identifier && len >= 16) {
+		uint64_t id = u64_at(rec + len - 8);
+		struct idmap key = { id, 0 };
+		if (!p->idx_sorted) {
+			qsort(p->idx, p->nidx, sizeof(*p->idx), cmp_idmap);
+			p->idx_sorted = true;
+		}
+		const struct idmap *m = bsearch(&key, p->idx, p->nidx, sizeof(*p->idx), cmp_idmap);
+		if (m)
+			e = &p->at[m->at];
+	}
+	st = e->a.sample_type;
+	size_t n = 8 * (size_t)__builtin_popcountll(st & TRAILER_BITS);
+	if (len < 8 + n)
+		return false;
+	*t = u64_at(rec + len - n + 8 * !!(st & PERF_SAMPLE_TID));
+	return true;
+}
+
+static int cmp_qrec(const void *a, const void *b)
+{
+	const struct qrec *x = a, *y = b;
+
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Hand on the queued records up to time @limit, in time order. */
+static int flush_upto(struct pmon__perf_reader *p, uint64_t limit)
+{
+	size_t k = 0, rest = 0;
+	int err = 0;
+
+	qsort(p->q, p->nq, sizeof(*p->q), cmp_qrec);
+	while (k < p->nq && p->q[k].time <= limit && !err) {
+		const uint8_t *rec = p->arena + p->q[k].off;
+		err = kernel_record(p, rec, p->q[k].len, u32_at(rec));
+		k++;
+	}
+	if (err)
+		return err;
+	for (size_t i = k; i < p->nq; i++)
+		rest += p->q[i].len;
+	uint8_t *keep = rest ? malloc(rest) : NULL;
+	if (rest && !keep)
+		return -ENOMEM;
+	size_t at = 0;
+	for (size_t i = k; i < p->nq; i++) {
+		memcpy(keep + at, p->arena + p->q[i].off, p->q[i].len);
+		p->q[i - k] = p->q[i];
+		p->q[i - k].off = at;
+		at += p->q[i].len;
+	}
+	p->nq -= k;
+	if (rest)
+		memcpy(p->arena, keep, rest);
+	p->narena = rest;
+	free(keep);
+	return 0;
+}
+
+/* Queue a kernel record by its time (one with none: at the latest seen). */
+static int enqueue(struct pmon__perf_reader *p, const uint8_t *rec, size_t len, uint32_t type)
+{
+	uint64_t t;
+
+	if (!record_time(p, rec, len, type, &t))
+		t = p->max_time;
+	if (t > p->max_time)
+		p->max_time = t;
+	if (PMON_GROW(&p->q, &p->capq, p->nq + 1) ||
+	    pmon__grow((void **)&p->arena, &p->caparena, p->narena + len, 1))
+		return -ENOMEM;
+	memcpy(p->arena + p->narena, rec, len);
+	p->q[p->nq++] = (struct qrec){ t, p->seq++, p->narena, (uint32_t)len };
+	p->narena += len;
+	/* A file without rounds (or with huge ones) is not kept whole. */
+	if (p->narena > (64u << 20))
+		return flush_upto(p, UINT64_MAX);
+	return 0;
+}
+
+/* One record of the stream: queued (in time order), or handled now. */
+static int dispatch(struct pmon__perf_reader *p, const uint8_t *rec, size_t len)
+{
+	uint32_t type = u32_at(rec);
+
+	if (type < PF_HEADER_ATTR)
+		return p->ordering ? enqueue(p, rec, len, type) : kernel_record(p, rec, len, type);
+	if (type == PF_FINISHED_ROUND && p->ordering) {
+		/* perf's ordered_events__flush(OE_FLUSH__ROUND): what came
+		 * before the time the previous round ended at is all there. */
+		int err = flush_upto(p, p->next_flush);
+		p->next_flush = p->max_time;
+		return err;
+	}
+	int err = handle_header_record(p, rec, len);
+	if (!err && type == PF_HEADER_ATTR && p->ordering && !can_order(p)) {
+		err = flush_upto(p, UINT64_MAX);
+		p->ordering = false;
+	}
+	return err;
+}
+
 int pmon__perf_reader_run(struct pmon__perf_reader *p, const struct pmon__rec_ops *ops, void *arg)
 {
 	const uint8_t *rec;
@@ -1078,15 +1239,14 @@ int pmon__perf_reader_run(struct pmon__perf_reader *p, const struct pmon__rec_op
 	p->arg = arg;
 	p->epoch = 0;
 	memset(&p->stats, 0, sizeof(p->stats));
+	p->ordering = can_order(p);
 	if ((err = send_events(p)))
 		return err;
-	while ((got = next_record(p, &rec, &len)) > 0) {
-		uint32_t type = u32_at(rec);
-		err = type < PF_HEADER_ATTR ? kernel_record(p, rec, len, type)
-					    : handle_header_record(p, rec, len);
-		if (err)
+	while ((got = next_record(p, &rec, &len)) > 0)
+		if ((err = dispatch(p, rec, len)))
 			return err;
-	}
+	if ((err = flush_upto(p, UINT64_MAX)))
+		return err;
 	if (got < 0 || (p->left && p->left != UINT64_MAX && p->eof))
 		p->cut = true;
 	p->stats.good_bytes = p->consumed;

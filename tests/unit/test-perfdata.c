@@ -109,7 +109,7 @@ static void attr(struct buf *o, uint32_t size, uint32_t type, uint64_t config, u
 static void trailer(struct buf *o, uint64_t id)
 {
 	u64(o, 7 | 7ULL << 32);
-	u64(o, 12345);
+	u64(o, 50); /* before the samples' 99 */
 	u64(o, id);
 }
 
@@ -137,7 +137,8 @@ static void data_records(struct buf *o)
 	u32(o, 7), u32(o, 7);
 	u64(o, 0x400000), u64(o, 0x1000), u64(o, 0);
 	zeros(o, 32); /* maj, min, ino, ino_generation, prot, flags */
-	bytes(o, "/bin/work\0", 10);
+	bytes(o, "/bin/work\0\0\0\0\0\0\0", 16);
+	trailer(o, 11);
 	end_rec(o, r);
 	r = rec(o, PERF_RECORD_FORK, 0);
 	u32(o, 8), u32(o, 7), u32(o, 8), u32(o, 7);
@@ -188,7 +189,7 @@ static void string(struct buf *o, const char *s)
  * event with 22) whose attrs are @asz bytes, the data records, and the
  * HOSTNAME, NRCPUS, CMDLINE and EVENT_DESC features.
  */
-static void file_data(struct buf *o, uint32_t asz)
+static void file_data_with(struct buf *o, uint32_t asz, void (*records)(struct buf *))
 {
 	size_t ids, data;
 
@@ -205,7 +206,7 @@ static void file_data(struct buf *o, uint32_t asz)
 	attr(o, asz, PERF_TYPE_RAW, 0x1c4, ST);
 	u64(o, ids + 16), u64(o, 8);
 	data = o->n;
-	data_records(o);
+	records(o);
 	at64(o, 40, data), at64(o, 48, o->n - data);
 	uint64_t feats = 1ULL << 3 | 1ULL << 7 | 1ULL << 11 | 1ULL << 12;
 	at64(o, 72, feats);
@@ -229,6 +230,29 @@ static void file_data(struct buf *o, uint32_t asz)
 	string(o, "cpu/event=0xc4,umask=0x1/u");
 	u64(o, 22);
 	at64(o, secs + 48, s0), at64(o, secs + 56, o->n - s0);
+}
+
+static void file_data(struct buf *o, uint32_t asz)
+{
+	file_data_with(o, asz, data_records);
+}
+
+/* A sample written before the MMAP2 it follows in time (perf dumps each
+ * CPU's ring in turn), a round end between them. */
+static void late_mmap(struct buf *o)
+{
+	sample(o, 11, 0x400010, 100);
+	size_t r = rec(o, 68, 0); /* FINISHED_ROUND */
+	end_rec(o, r);
+	r = rec(o, PERF_RECORD_MMAP2, 0);
+	u32(o, 7), u32(o, 7);
+	u64(o, 0x400000), u64(o, 0x1000), u64(o, 0);
+	zeros(o, 32);
+	bytes(o, "/bin/work\0\0\0\0\0\0\0", 16);
+	trailer(o, 11);
+	end_rec(o, r);
+	r = rec(o, 68, 0);
+	end_rec(o, r);
 }
 
 static char *write_tmp(const struct buf *o, size_t n)
@@ -334,6 +358,23 @@ static int read_path(const char *path, struct pmon__rec_header *h, struct seen *
 		*info = *pmon__rec_reader_perf_info(rd);
 	pmon__rec_reader_free(rd);
 	return err;
+}
+
+static void test_perfdata__time_order(void **state)
+{
+	(void)state;
+	struct buf o = { 0 };
+	struct pmon__rec_header h;
+	struct seen s;
+
+	file_data_with(&o, 128, late_mmap);
+	char *path = write_tmp(&o, o.n);
+	assert_int_equal(read_path(path, &h, &s, NULL, NULL), 0);
+	assert_int_equal(s.samples, 1);
+	assert_int_equal(s.epoch_last, 1); /* after the MMAP2, as its time says */
+	unlink(path);
+	free(path);
+	free(o.b);
 }
 
 static void check_full_read(const struct seen *s, const struct pmon__rec_stats *st,
@@ -589,6 +630,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_perfdata__file_mode),
 		cmocka_unit_test(test_perfdata__pipe_mode),
+		cmocka_unit_test(test_perfdata__time_order),
 		cmocka_unit_test(test_perfdata__truncated),
 		cmocka_unit_test(test_perfdata__other_endian),
 		cmocka_unit_test(test_perfdata__garbage),
