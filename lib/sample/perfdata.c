@@ -139,6 +139,11 @@ struct pmon__perf_reader {
 	uint8_t *arena;
 	size_t narena, caparena;
 	uint64_t seq, max_time, next_flush;
+	/* perf record -z: the decompressed stream, a record may span two */
+	struct pmon__zstd *z;
+	bool z_tried, z_missing;
+	uint8_t *zbuf;
+	size_t zlen, zcap;
 	uint64_t regs[17]; /* a DWARF sample's registers, in pmon's order */
 	char name[4096];
 	const struct pmon__rec_ops *ops;
@@ -794,6 +799,8 @@ void pmon__perf_reader_free(struct pmon__perf_reader *p)
 	free(p->buf);
 	free(p->q);
 	free(p->arena);
+	free(p->zbuf);
+	pmon__zstd_free(p->z);
 	if (p->fd >= 0)
 		close(p->fd);
 	free(p->path);
@@ -898,10 +905,6 @@ static int handle_header_record(struct pmon__perf_reader *p, const uint8_t *rec,
 		return 0;
 	case PF_HEADER_BUILD_ID: /* one build_id record, as in the feature section */
 		return feat_build_ids(p, rec, len);
-	case PF_COMPRESSED:
-	case PF_COMPRESSED2:
-		p->info.compressed_records++;
-		return 0;
 	/* ID_INDEX ({ u64 nr; { u64 id, idx, cpu, tid; } [nr] }): idx is the
 	 * ring buffer's, not the event's; the attrs already give the ids. */
 	case PF_ID_INDEX:
@@ -1066,14 +1069,15 @@ static void note_skipped(struct pmon__perf_reader *p)
 		pmon__fmt(parts[n++], sizeof(parts[0]),
 			  "skipped %llu AUX/itrace records (%llu bytes of hardware trace)",
 			  (unsigned long long)f->aux_records, (unsigned long long)f->aux_bytes);
-	if (f->compressed_records)
-		pmon__fmt(parts[n++], sizeof(parts[0]),
-			  "skipped %llu compressed records (perf record -z)",
-			  (unsigned long long)f->compressed_records);
+	if (f->compressed_bad)
+		pmon__fmt(parts[n++], sizeof(parts[0]), "skipped %llu compressed records (%s)",
+			  (unsigned long long)f->compressed_bad,
+			  p->z_missing ? "perf record -z: no libzstd.so.1 here to read them"
+				       : "they do not decompress");
 	if (f->unknown_records)
 		pmon__fmt(parts[n++], sizeof(parts[0]), "skipped %llu records of unknown type",
 			  (unsigned long long)f->unknown_records);
-	st->truncated = p->cut || f->compressed_records;
+	st->truncated = p->cut || f->compressed_bad;
 	st->warning[0] = 0;
 	for (size_t i = 0, used = 0; i < n; i++) {
 		int w = snprintf(st->warning + used, sizeof(st->warning) - used, "%s%s",
@@ -1207,6 +1211,8 @@ static int enqueue(struct pmon__perf_reader *p, const uint8_t *rec, size_t len, 
 	return 0;
 }
 
+static int compressed(struct pmon__perf_reader *p, const uint8_t *rec, size_t len);
+
 /* One record of the stream: queued (in time order), or handled now. */
 static int dispatch(struct pmon__perf_reader *p, const uint8_t *rec, size_t len)
 {
@@ -1214,6 +1220,8 @@ static int dispatch(struct pmon__perf_reader *p, const uint8_t *rec, size_t len)
 
 	if (type < PF_HEADER_ATTR)
 		return p->ordering ? enqueue(p, rec, len, type) : kernel_record(p, rec, len, type);
+	if (type == PF_COMPRESSED || type == PF_COMPRESSED2)
+		return compressed(p, rec, len);
 	if (type == PF_FINISHED_ROUND && p->ordering) {
 		/* perf's ordered_events__flush(OE_FLUSH__ROUND): what came
 		 * before the time the previous round ended at is all there. */
@@ -1227,6 +1235,76 @@ static int dispatch(struct pmon__perf_reader *p, const uint8_t *rec, size_t len)
 		p->ordering = false;
 	}
 	return err;
+}
+
+/* The records a compressed one's bytes completed (a record can span two
+ * compressed ones: the rest is kept for the next). Records that carry a
+ * payload after them in the stream, or compressed ones, are not perf's
+ * inside: counted as unknown. */
+static int decompressed_records(struct pmon__perf_reader *p)
+{
+	size_t off = 0;
+	int err = 0;
+
+	while (!err && p->zlen - off >= sizeof(struct perf_event_header)) {
+		struct perf_event_header h;
+		memcpy(&h, p->zbuf + off, sizeof(h));
+		if (h.size < sizeof(h)) { /* cannot be framed: the rest is lost */
+			p->info.compressed_bad++;
+			off = p->zlen;
+			break;
+		}
+		if (h.size > p->zlen - off)
+			break;
+		if (h.type == PF_COMPRESSED || h.type == PF_COMPRESSED2 || h.type == PF_AUXTRACE ||
+		    h.type == PF_HEADER_TRACING_DATA)
+			p->info.unknown_records++;
+		else
+			err = dispatch(p, p->zbuf + off, h.size);
+		off += h.size;
+	}
+	memmove(p->zbuf, p->zbuf + off, p->zlen - off);
+	p->zlen -= off;
+	return err;
+}
+
+/*
+ * PERF_RECORD_COMPRESSED: { header; zstd data[size - 8]; } (perf 5.2+),
+ * COMPRESSED2: { header; u64 data_size; data; padding } (perf 6.15+):
+ * one zstd stream across them, decompressed into records.
+ */
+static int compressed(struct pmon__perf_reader *p, const uint8_t *rec, size_t len)
+{
+	const uint8_t *data = rec + 8;
+	size_t n = len - 8;
+
+	if (u32_at(rec) == PF_COMPRESSED2) {
+		if (len < 16 || u64_at(rec + 8) > len - 16) {
+			p->info.compressed_bad++;
+			return 0;
+		}
+		data = rec + 16;
+		n = (size_t)u64_at(rec + 8);
+	}
+	if (!p->z_tried) {
+		p->z_tried = true;
+		p->z = pmon__zstd_new();
+		p->z_missing = !p->z && errno == ENOENT;
+	}
+	if (!p->z) {
+		p->info.compressed_bad++;
+		return 0;
+	}
+	int err = pmon__zstd_inflate(p->z, data, n, &p->zbuf, &p->zlen, &p->zcap, 64u << 20);
+	if (err == -ENOMEM)
+		return err;
+	if (err) { /* damaged: what it held is lost, and what it left half */
+		p->info.compressed_bad++;
+		p->zlen = 0;
+		return 0;
+	}
+	p->info.compressed_records++;
+	return decompressed_records(p);
 }
 
 int pmon__perf_reader_run(struct pmon__perf_reader *p, const struct pmon__rec_ops *ops, void *arg)

@@ -218,9 +218,21 @@ struct pmon__perf_info {
 	size_t nattrs; /* events */
 	size_t nbuild_ids; /* HEADER_BUILD_ID entries */
 	/* after a read: what was skipped */
-	uint64_t unknown_records, aux_records, aux_bytes, compressed_records;
+	uint64_t unknown_records, aux_records, aux_bytes;
+	uint64_t compressed_records, compressed_bad; /* read; not read (no libzstd, damaged) */
 	uint64_t throttles, unthrottles, lost_samples;
 };
+
+/* zstd (zstd.c): libzstd loaded on first use. A stream decompressor, or
+ * NULL with errno ENOENT (no libzstd here) or ENOMEM. */
+struct pmon__zstd;
+struct pmon__zstd *pmon__zstd_new(void);
+/* Append what the @n bytes at @in inflate to (*@out, *@len, *@cap: grown)
+ * with the stream's state kept from the calls before. Return: 0, -EINVAL
+ * (not zstd), -ENOMEM, -E2BIG (more than @max bytes from these). */
+int pmon__zstd_inflate(struct pmon__zstd *z, const void *in, size_t n, uint8_t **out, size_t *len,
+		       size_t *cap, size_t max);
+void pmon__zstd_free(struct pmon__zstd *z);
 
 struct pmon__perf_reader;
 

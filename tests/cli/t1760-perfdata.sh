@@ -3,7 +3,7 @@
 # no PMU), then pmon report of the same file beside perf report's: per
 # event the samples and the period equal perf's, and the top rows by
 # --sort dso and by symbol (perf's dso,sym) within 0.1 percentage points.
-# -g, --call-graph dwarf, several -e, -a, pipe mode (file and standard
+# -g, --call-graph dwarf, several -e, -a, -z, pipe mode (file and standard
 # input); every export and annotate read it; a cut, an empty and a garbage
 # file each get one line and the documented exit.
 . "$(dirname "$0")/lib.sh"
@@ -67,14 +67,14 @@ PY
 
 # same_as_perf DESC FILE [perf report options]
 same_as_perf() {
-	desc=$1 f=$2
+	what=$1 f=$2
 	shift 2
 	for kind in dso sym; do
 		if [ $kind = dso ]; then ps=dso ms=dso; else ps=dso,sym ms=symbol; fi
 		perf report -i "$f" --stdio --no-children -g none --sort $ps "$@" \
-			>"$TMP/perf.txt" 2>/dev/null
+			>"$TMP/perf.txt" 2>"$TMP/perf.err" || cat "$TMP/perf.err"
 		run_pmon 0 report -i "$f" --sort $ms --limit 1000 --format json
-		check "$desc, --sort $ps: samples and period per event, top rows as perf report's" \
+		check "$what, --sort $ps: samples and period per event, top rows as perf report's" \
 			compare $kind "$TMP/perf.txt" "$TMP/out"
 	done
 }
@@ -93,6 +93,11 @@ if perf record -q -a -e cpu-clock -g -o "$TMP/all.data" -- "$H" 30000000 >/dev/n
 	same_as_perf "perf record -a -g" "$TMP/all.data"
 else
 	ok "# SKIP perf record -a: not allowed here"
+fi
+if perf record -q -z -e cpu-clock -g -o "$TMP/z.data" -- "$H" 30000000 >/dev/null 2>&1; then
+	same_as_perf "perf record -z (zstd, libzstd loaded on first use)" "$TMP/z.data"
+else
+	ok "# SKIP perf record -z: this perf has no zstd"
 fi
 perf record -q -e cpu-clock -g -o - -- "$H" 30000000 2>/dev/null >"$TMP/pipe.data"
 same_as_perf "perf record -o - (pipe mode, from a file)" "$TMP/pipe.data"
