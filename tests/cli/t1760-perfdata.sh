@@ -3,7 +3,7 @@
 # no PMU), then pmon report of the same file beside perf report's: per
 # event the samples and the period equal perf's, and the top rows by
 # --sort dso and by symbol (perf's dso,sym) within 0.1 percentage points.
-# -g, --call-graph dwarf, several -e, -a, -z, pipe mode (file and standard
+# -g, --call-graph dwarf, several -e, a tracepoint, -a, -z, pipe mode (file and standard
 # input); every export and annotate read it; a cut, an empty and a garbage
 # file each get one line and the documented exit.
 . "$(dirname "$0")/lib.sh"
@@ -93,6 +93,17 @@ if perf record -q -a -e cpu-clock -g -o "$TMP/all.data" -- "$H" 30000000 >/dev/n
 	same_as_perf "perf record -a -g" "$TMP/all.data"
 else
 	ok "# SKIP perf record -a: not allowed here"
+fi
+# A tracepoint beside a software event, its name from the event
+# descriptions: tracefs mounted in a private mount namespace, so the
+# machine's own is never touched.
+if [ "$(id -u)" = 0 ] && unshare -m --propagation private sh -c '
+	mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
+	perf record -q -e sched:sched_process_exec -e cpu-clock -o "$1" -- "$2" 30000000' \
+	sh "$TMP/tp.data" "$H" >/dev/null 2>&1; then
+	same_as_perf "perf record -e sched:sched_process_exec -e cpu-clock" "$TMP/tp.data"
+else
+	ok "# SKIP a tracepoint: needs root, unshare -m and tracefs"
 fi
 if perf record -q -z -e cpu-clock -g -o "$TMP/z.data" -- "$H" 30000000 >/dev/null 2>&1; then
 	same_as_perf "perf record -z (zstd, libzstd loaded on first use)" "$TMP/z.data"
