@@ -129,7 +129,7 @@ struct pmon__perf_reader {
 	size_t bpos, blen;
 	uint64_t left; /* bytes of the data section not yet in buf; UINT64_MAX: to EOF */
 	uint64_t data_size, consumed;
-	bool eof, cut;
+	bool eof, cut, unsized;
 	uint32_t epoch;
 	/* time order (perf's ordered_events): the records of the last two
 	 * rounds, sorted and handed on up to the time the round before ended at */
@@ -481,6 +481,10 @@ static int feat_build_ids(struct pmon__perf_reader *p, const uint8_t *b, size_t 
 		memcpy(e->id, id, 20);
 		e->size = h.misc & (1 << 15) && id[20] <= 20 ? id[20] : 20;
 		e->path = path;
+		if (!strcmp(path, "[kernel.kallsyms]")) {
+			memcpy(p->info.kernel_build_id, e->id, 20);
+			p->info.kernel_build_id_size = e->size;
+		}
 		at += h.size;
 	}
 	p->info.nbuild_ids = p->nbid;
@@ -655,7 +659,12 @@ static int open_file(struct pmon__perf_reader *p, const struct file_header *fh, 
 				 (unsigned long long)fsize);
 	p->data_size = fh->data.size;
 	p->left = fh->data.size;
-	if (fh->data.size > fsize - fh->data.offset) { /* the tail is missing */
+	if (!fh->data.size && fsize > fh->data.offset && !fh->features[0]) {
+		/* perf writes the sizes when it ends: a perf killed before that
+		 * leaves 0 and its records after the header */
+		p->left = fsize - fh->data.offset;
+		p->unsized = true;
+	} else if (fh->data.size > fsize - fh->data.offset) { /* the tail is missing */
 		p->left = fsize - fh->data.offset;
 		p->cut = true;
 	} else if ((err = read_features(p, fh, fsize))) {
@@ -1024,6 +1033,8 @@ static int kernel_record(struct pmon__perf_reader *p, const uint8_t *rec, size_t
 	case PERF_RECORD_LOST_SAMPLES: /* { header; u64 lost; sample_id } */
 		if (len >= 16)
 			p->info.lost_samples += u64_at(rec + 8);
+		if (len >= 16) /* perf report's "Total Lost Samples" counts these too */
+			p->stats.lost += u64_at(rec + 8);
 		return 0;
 	case PERF_RECORD_THROTTLE:
 		p->info.throttles++;
@@ -1060,6 +1071,11 @@ static void note_skipped(struct pmon__perf_reader *p)
 	char parts[4][96];
 	size_t n = 0;
 
+	if (p->unsized)
+		pmon__fmt(parts[n++], sizeof(parts[0]),
+			  "perf's header gives its data no size (was perf record killed?): "
+			  "read the %llu bytes after it",
+			  (unsigned long long)p->consumed);
 	if (p->cut)
 		pmon__fmt(parts[n++], sizeof(parts[0]),
 			  "the data section is cut short after %llu of %llu bytes",
@@ -1077,7 +1093,7 @@ static void note_skipped(struct pmon__perf_reader *p)
 	if (f->unknown_records)
 		pmon__fmt(parts[n++], sizeof(parts[0]), "skipped %llu records of unknown type",
 			  (unsigned long long)f->unknown_records);
-	st->truncated = p->cut || f->compressed_bad;
+	st->truncated = p->cut || p->unsized || f->compressed_bad;
 	st->warning[0] = 0;
 	for (size_t i = 0, used = 0; i < n; i++) {
 		int w = snprintf(st->warning + used, sizeof(st->warning) - used, "%s%s",

@@ -217,6 +217,9 @@ struct pmon__perf_info {
 	char cmdline[256]; /* its words joined by spaces */
 	size_t nattrs; /* events */
 	size_t nbuild_ids; /* HEADER_BUILD_ID entries */
+	uint8_t kernel_build_id[20]; /* [kernel.kallsyms]'s, to tell whether
+					 this machine's kallsyms names its addresses */
+	uint8_t kernel_build_id_size; /* 0: the file has none */
 	/* after a read: what was skipped */
 	uint64_t unknown_records, aux_records, aux_bytes;
 	uint64_t compressed_records, compressed_bad; /* read; not read (no libzstd, damaged) */

@@ -386,7 +386,8 @@ static void check_full_read(const struct seen *s, const struct pmon__rec_stats *
 	assert_int_equal(s->samples, 3);
 	assert_int_equal(s->period[0], 200);
 	assert_int_equal(s->period[1], 7);
-	assert_int_equal(s->lost, 4);
+	assert_int_equal(s->lost, 4); /* the LOST record's; LOST_SAMPLES' go to the stats */
+	assert_int_equal(st->lost, 4 + 3);
 	assert_int_equal(s->mmaps, 1);
 	assert_string_equal(s->mmap_name, "/bin/work");
 	assert_string_equal(s->comm, "work");
@@ -524,6 +525,30 @@ static void test_perfdata__truncated(void **state)
 	free(o.b);
 }
 
+/* A perf killed before it wrote the sizes: data size 0, no features,
+ * the records after the header read to the end, and said so. */
+static void test_perfdata__unsized(void **state)
+{
+	(void)state;
+	struct buf o = { 0 };
+	struct pmon__rec_header h;
+	const struct pmon__rec_stats *st;
+	struct seen s;
+
+	file_data(&o, 128);
+	o.n = *(uint64_t *)(o.b + 40) + *(uint64_t *)(o.b + 48); /* no features */
+	at64(&o, 48, 0);
+	at64(&o, 72, 0);
+	char *path = write_tmp(&o, o.n);
+	assert_int_equal(read_path(path, &h, &s, &st, NULL), 0);
+	assert_int_equal(s.samples, 3);
+	assert_true(st->truncated);
+	assert_non_null(strstr(st->warning, "was perf record killed?"));
+	unlink(path);
+	free(path);
+	free(o.b);
+}
+
 static void test_perfdata__other_endian(void **state)
 {
 	(void)state;
@@ -632,6 +657,7 @@ int main(void)
 		cmocka_unit_test(test_perfdata__pipe_mode),
 		cmocka_unit_test(test_perfdata__time_order),
 		cmocka_unit_test(test_perfdata__truncated),
+		cmocka_unit_test(test_perfdata__unsized),
 		cmocka_unit_test(test_perfdata__other_endian),
 		cmocka_unit_test(test_perfdata__garbage),
 		cmocka_unit_test(test_perfdata__sample_fields),
