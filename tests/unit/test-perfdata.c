@@ -491,6 +491,50 @@ static void test_perfdata__pipe_mode(void **state)
 	free(o.b);
 }
 
+/* The names perf gives events it has no description of (evsel__name()),
+ * one pipe-mode stream per row. */
+static void test_perfdata__event_names(void **state)
+{
+	(void)state;
+	static const struct {
+		int line;
+		uint32_t type;
+		uint64_t config;
+		const char *name;
+	} rows[] = {
+		{ __LINE__, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, "cycles" },
+		{ __LINE__, PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES, "branch-misses" },
+		{ __LINE__, PERF_TYPE_HARDWARE, PERF_COUNT_HW_REF_CPU_CYCLES, "ref-cycles" },
+		{ __LINE__, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS, "page-faults" },
+		{ __LINE__, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, "task-clock" },
+		{ __LINE__, PERF_TYPE_HW_CACHE, 0 | 0 << 8 | 1 << 16, "L1-dcache-load-misses" },
+		{ __LINE__, PERF_TYPE_HW_CACHE, 2 | 1 << 8 | 0 << 16, "LLC-stores" },
+		{ __LINE__, PERF_TYPE_HW_CACHE, 3 | 0 << 8 | 1 << 16, "dTLB-load-misses" },
+		{ __LINE__, PERF_TYPE_RAW, 0x1c4, "r1c4" },
+		{ __LINE__, PERF_TYPE_RAW, 0x5300c0, "r5300c0" },
+		{ __LINE__, 8, 0x3c, "type8/config=0x3c/" },
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct buf o = { 0 };
+		struct pmon__rec_header h;
+		struct seen s;
+		bytes(&o, "PERFILE2", 8);
+		u64(&o, 16);
+		size_t r = rec(&o, 64, 0);
+		attr(&o, 128, rows[i].type, rows[i].config, ST);
+		u64(&o, 11);
+		end_rec(&o, r);
+		char *path = write_tmp(&o, o.n);
+		assert_int_equal(read_path(path, &h, &s, NULL, NULL), 0);
+		if (strcmp(s.names[0], rows[i].name))
+			fail_msg("row at line %d: '%s', not '%s'", rows[i].line, s.names[0],
+				 rows[i].name);
+		unlink(path);
+		free(path);
+		free(o.b);
+	}
+}
+
 /* Cut after every byte: a short header is refused with one line, a short
  * data section read as far as it goes and said to be cut. */
 static void test_perfdata__truncated(void **state)
@@ -656,6 +700,7 @@ int main(void)
 		cmocka_unit_test(test_perfdata__file_mode),
 		cmocka_unit_test(test_perfdata__pipe_mode),
 		cmocka_unit_test(test_perfdata__time_order),
+		cmocka_unit_test(test_perfdata__event_names),
 		cmocka_unit_test(test_perfdata__truncated),
 		cmocka_unit_test(test_perfdata__unsized),
 		cmocka_unit_test(test_perfdata__other_endian),
