@@ -342,7 +342,7 @@ static const struct pattr *sample_attr(struct pmon__perf_reader *p, const uint8_
 {
 	uint64_t id;
 
-	if (p->nat <= 1)
+	if (p->nat <= 1 || !p->nidx)
 		return p->nat ? &p->at[0] : NULL;
 	if (p->all_identifier && len >= 16)
 		id = u64_at(rec + 8);
@@ -1144,7 +1144,7 @@ static bool record_time(struct pmon__perf_reader *p, const uint8_t *rec, size_t 
 		*t = u64_at(rec + at);
 		return true;
 	}
-	if (p->all_identifier && len >= 16) {
+	if (p->all_identifier && p->nidx && len >= 16) {
 		uint64_t id = u64_at(rec + len - 8);
 		struct idmap key = { id, 0 };
 		if (!p->idx_sorted) {
@@ -1178,6 +1178,8 @@ static int flush_upto(struct pmon__perf_reader *p, uint64_t limit)
 	size_t k = 0, rest = 0;
 	int err = 0;
 
+	if (!p->nq)
+		return 0;
 	qsort(p->q, p->nq, sizeof(*p->q), cmp_qrec);
 	while (k < p->nq && p->q[k].time <= limit && !err) {
 		const uint8_t *rec = p->arena + p->q[k].off;
