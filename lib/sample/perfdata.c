@@ -136,8 +136,8 @@ struct pmon__perf_reader {
 	bool ordering;
 	struct qrec *q;
 	size_t nq, capq;
-	uint8_t *arena;
-	size_t narena, caparena;
+	uint8_t *arena, *arena2;
+	size_t narena, caparena, caparena2;
 	uint64_t seq, max_time, next_flush;
 	/* perf record -z: the decompressed stream, a record may span two */
 	struct pmon__zstd *z;
@@ -808,6 +808,7 @@ void pmon__perf_reader_free(struct pmon__perf_reader *p)
 	free(p->buf);
 	free(p->q);
 	free(p->arena);
+	free(p->arena2);
 	free(p->zbuf);
 	pmon__zstd_free(p->z);
 	if (p->fd >= 0)
@@ -1172,15 +1173,64 @@ static int cmp_qrec(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-/* Hand on the queued records up to time @limit, in time order. */
+/*
+ * Sort the queue by (time, seq): a natural merge sort, since it holds
+ * one time-sorted run per CPU ring (and the sorted rest of the round
+ * before), so its cost is n log(runs), not n log n.
+ */
+static int sort_queue(struct pmon__perf_reader *p)
+{
+	size_t n = p->nq;
+	bool sorted = true;
+
+	for (size_t i = 1; i < n && sorted; i++)
+		sorted = cmp_qrec(&p->q[i - 1], &p->q[i]) <= 0;
+	if (sorted)
+		return 0;
+	struct qrec *tmp = malloc(n * sizeof(*tmp)), *src = p->q, *dst = tmp;
+	if (!tmp)
+		return -ENOMEM;
+	for (;;) {
+		size_t runs = 0;
+		for (size_t i = 0; i < n; runs++) {
+			size_t m = i + 1;
+			while (m < n && cmp_qrec(&src[m - 1], &src[m]) <= 0)
+				m++;
+			size_t e = m < n ? m + 1 : n;
+			while (e < n && cmp_qrec(&src[e - 1], &src[e]) <= 0)
+				e++;
+			size_t x = i, y = m, o = i;
+			while (x < m && y < e)
+				dst[o++] = cmp_qrec(&src[y], &src[x]) < 0 ? src[y++] : src[x++];
+			while (x < m)
+				dst[o++] = src[x++];
+			while (y < e)
+				dst[o++] = src[y++];
+			i = e;
+		}
+		struct qrec *t = src;
+		src = dst;
+		dst = t;
+		if (runs <= 1)
+			break;
+	}
+	if (src != p->q)
+		memcpy(p->q, src, n * sizeof(*src));
+	free(tmp);
+	return 0;
+}
+
+/* Hand on the queued records up to time @limit, in time order; the rest
+ * move to the front of the other arena, which becomes this one. */
 static int flush_upto(struct pmon__perf_reader *p, uint64_t limit)
 {
 	size_t k = 0, rest = 0;
-	int err = 0;
+	int err;
 
 	if (!p->nq)
 		return 0;
-	qsort(p->q, p->nq, sizeof(*p->q), cmp_qrec);
+	if ((err = sort_queue(p)))
+		return err;
 	while (k < p->nq && p->q[k].time <= limit && !err) {
 		const uint8_t *rec = p->arena + p->q[k].off;
 		err = kernel_record(p, rec, p->q[k].len, u32_at(rec));
@@ -1190,21 +1240,21 @@ static int flush_upto(struct pmon__perf_reader *p, uint64_t limit)
 		return err;
 	for (size_t i = k; i < p->nq; i++)
 		rest += p->q[i].len;
-	uint8_t *keep = rest ? malloc(rest) : NULL;
-	if (rest && !keep)
+	if (rest && pmon__grow((void **)&p->arena2, &p->caparena2, rest, 1))
 		return -ENOMEM;
 	size_t at = 0;
 	for (size_t i = k; i < p->nq; i++) {
-		memcpy(keep + at, p->arena + p->q[i].off, p->q[i].len);
+		memcpy(p->arena2 + at, p->arena + p->q[i].off, p->q[i].len);
 		p->q[i - k] = p->q[i];
 		p->q[i - k].off = at;
 		at += p->q[i].len;
 	}
 	p->nq -= k;
-	if (rest)
-		memcpy(p->arena, keep, rest);
+	uint8_t *t = p->arena;
+	size_t c = p->caparena;
+	p->arena = p->arena2, p->caparena = p->caparena2;
+	p->arena2 = t, p->caparena2 = c;
 	p->narena = rest;
-	free(keep);
 	return 0;
 }
 
