@@ -884,6 +884,24 @@ static int header_attr(struct pmon__perf_reader *p, const uint8_t *rec, size_t l
 	return send_events(p);
 }
 
+/* EVENT_UPDATE of type NAME (1): { header; u64 type, id; char name[]; },
+ * the name of the event with that id (pipe mode, perf 4.10+), where no
+ * description came before the event was handed on. */
+static void event_update(struct pmon__perf_reader *p, const uint8_t *rec, size_t len)
+{
+	if (len <= 24 || u64_at(rec + 8) != 1)
+		return;
+	uint64_t id = u64_at(rec + 16);
+	for (size_t i = 0; i < p->nat; i++)
+		for (size_t k = 0; k < p->at[i].nids; k++)
+			if (p->at[i].ids[k] == id && !p->at[i].sent) {
+				pmon__fmt(p->at[i].name, sizeof(p->at[i].name), "%.*s",
+					  (int)strnlen((const char *)rec + 24, len - 24),
+					  (const char *)rec + 24);
+				return;
+			}
+}
+
 /* perf's records (type 64 and up) that change how the rest is read. */
 static int handle_header_record(struct pmon__perf_reader *p, const uint8_t *rec, size_t len)
 {
@@ -917,6 +935,9 @@ static int handle_header_record(struct pmon__perf_reader *p, const uint8_t *rec,
 		return feat_build_ids(p, rec, len);
 	/* ID_INDEX ({ u64 nr; { u64 id, idx, cpu, tid; } [nr] }): idx is the
 	 * ring buffer's, not the event's; the attrs already give the ids. */
+	case PF_EVENT_UPDATE:
+		event_update(p, rec, len);
+		return 0;
 	case PF_ID_INDEX:
 	case PF_HEADER_EVENT_TYPE:
 	case PF_FINISHED_ROUND:
@@ -927,7 +948,6 @@ static int handle_header_record(struct pmon__perf_reader *p, const uint8_t *rec,
 	case PF_STAT_CONFIG:
 	case PF_STAT:
 	case PF_STAT_ROUND:
-	case PF_EVENT_UPDATE:
 		return 0;
 	case PF_AUXTRACE_INFO:
 	case PF_AUXTRACE_ERROR:

@@ -487,6 +487,10 @@ static void pipe_data(struct buf *o)
 	u64(o, 3);
 	string(o, "pipebox");
 	end_rec(o, r);
+	r = rec(o, 78, 0); /* EVENT_UPDATE, NAME, of id 12 (cycles) */
+	u64(o, 1), u64(o, 12);
+	bytes(o, "cycles:u\0", 9);
+	end_rec(o, r);
 	r = rec(o, 82, 0); /* FINISHED_INIT */
 	end_rec(o, r);
 	data_records(o);
@@ -508,6 +512,7 @@ static void test_perfdata__pipe_mode(void **state)
 	assert_string_equal(info.hostname, "pipebox");
 	assert_int_equal(s.samples, 3);
 	assert_int_equal(s.period[0], 200);
+	assert_string_equal(s.names[0], "cycles:u"); /* EVENT_UPDATE's */
 	assert_string_equal(s.names[1], "r1c4"); /* no event_desc: perf's name */
 	/* standard input */
 	int save = dup(0);
