@@ -924,12 +924,8 @@ static int handle_header_record(struct pmon__perf_reader *p, const uint8_t *rec,
 		}
 		return 0;
 	case PF_HEADER_FEATURE: /* { header; u64 feat_id; data } */
-		if (len >= 16 && u64_at(rec + 8) < FEAT_BITS) {
-			int err = feature(p, (unsigned)u64_at(rec + 8), rec + 16, len - 16);
-			if (err || !p->ops)
-				return err;
-			return 0;
-		}
+		if (len >= 16 && u64_at(rec + 8) < FEAT_BITS)
+			return feature(p, (unsigned)u64_at(rec + 8), rec + 16, len - 16);
 		return 0;
 	case PF_HEADER_BUILD_ID: /* one build_id record, as in the feature section */
 		return feat_build_ids(p, rec, len);
