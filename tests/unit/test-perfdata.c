@@ -384,6 +384,64 @@ static void four_rings(struct buf *o)
 	}
 }
 
+/*
+ * perf record -z: three samples (id 11, times 100 to 102, period 1) as two
+ * zstd frames (made with zstd -19 from the records' bytes), cut inside the
+ * second sample, each in a PERF_RECORD_COMPRESSED: one stream whose
+ * records span two compressed ones.
+ */
+static const uint8_t zframe1[] = {
+	0x28, 0xb5, 0x2f, 0xfd, 0x04, 0x68, 0x25, 0x01, 0x00, 0x12, 0x43, 0x06, 0x0d,
+	0xc0, 0xa7, 0x31, 0xfe, 0xdc, 0xf7, 0xb7, 0x6b, 0xb6, 0x3a, 0xf6, 0x4e, 0x01,
+	0xe5, 0x3f, 0x7f, 0xf2, 0x7d, 0x7f, 0x0c, 0x7f, 0x50, 0xa4, 0x57, 0x02, 0x00,
+	0x20, 0x11, 0x30, 0x71, 0x05, 0x05, 0x1a, 0x4d, 0xad, 0xef,
+};
+static const uint8_t zframe2[] = {
+	0x28, 0xb5, 0x2f, 0xfd, 0x04, 0x68, 0xc5, 0x00, 0x00, 0xc2, 0x02, 0x05, 0x0a,
+	0xe0, 0xad, 0x06, 0x60, 0x7d, 0x41, 0x0d, 0xd3, 0x7b, 0xa7, 0x7f, 0xf8, 0xdf,
+	0xe5, 0xf2, 0x2d, 0xfd, 0x67, 0x8d, 0x00, 0x23, 0xd5, 0x88, 0x4f,
+};
+
+static void zstd_records(struct buf *o)
+{
+	/* PERF_RECORD_COMPRESSED is not padded to 8 bytes (which is why
+	 * COMPRESSED2 came): the records after it are off alignment */
+	size_t r = rec(o, 81, 0);
+	bytes(o, zframe1, sizeof(zframe1));
+	uint16_t size = (uint16_t)(o->n - r);
+	memcpy(o->b + r + 6, &size, 2);
+	r = rec(o, 83, 0); /* COMPRESSED2: { u64 data_size; data; padding } */
+	u64(o, sizeof(zframe2));
+	bytes(o, zframe2, sizeof(zframe2));
+	end_rec(o, r);
+}
+
+static void test_perfdata__compressed(void **state)
+{
+	(void)state;
+	struct pmon__zstd *z = pmon__zstd_new();
+	struct buf o = { 0 };
+	struct pmon__rec_header h;
+	const struct pmon__rec_stats *st;
+	struct pmon__perf_info info = { 0 };
+	struct seen s;
+
+	if (!z)
+		skip(); /* no libzstd.so.1 on this machine */
+	pmon__zstd_free(z);
+	file_data_with(&o, 128, zstd_records);
+	char *path = write_tmp(&o, o.n);
+	assert_int_equal(read_path(path, &h, &s, &st, &info), 0);
+	assert_int_equal(info.compressed_records, 2);
+	assert_int_equal(info.compressed_bad, 0);
+	assert_int_equal(s.samples, 3);
+	assert_int_equal(s.period[0], 3);
+	assert_false(st->truncated);
+	unlink(path);
+	free(path);
+	free(o.b);
+}
+
 static void test_perfdata__time_order(void **state)
 {
 	(void)state;
@@ -738,6 +796,7 @@ int main(void)
 		cmocka_unit_test(test_perfdata__file_mode),
 		cmocka_unit_test(test_perfdata__pipe_mode),
 		cmocka_unit_test(test_perfdata__time_order),
+		cmocka_unit_test(test_perfdata__compressed),
 		cmocka_unit_test(test_perfdata__event_names),
 		cmocka_unit_test(test_perfdata__truncated),
 		cmocka_unit_test(test_perfdata__unsized),
