@@ -74,7 +74,9 @@ int pmon__grow(void **p, size_t *cap, size_t need, size_t size);
 void pmon__xml_text(FILE *f, const char *s);
 
 /* The file formats pmon reads (lib/util/filekind.c). */
-enum pmon__file_format { PMON__FILE_RECORDING, PMON__FILE_TRACE };
+/* PMON__FILE_RECORDING_ANY: pmon's recording or perf's (perf.data, file
+ * or pipe mode), which the recording reader tells apart by the magic. */
+enum pmon__file_format { PMON__FILE_RECORDING, PMON__FILE_TRACE, PMON__FILE_RECORDING_ANY };
 /* Whether @fd (opened from @path) is a regular file starting with @want's
  * magic. Return: 0, or -PMON_ERRNO__PARSE (-errno when unreadable) with a
  * detail saying what it is instead (a directory, a device, an empty file,

@@ -58,6 +58,7 @@ struct worker {
 };
 
 struct pmon__rec_reader {
+	struct pmon__perf_reader *perf; /* perf.data: it reads, this forwards */
 	char *path;
 	int fd;
 	uint64_t fsize, header_size;
@@ -356,22 +357,49 @@ static int read_header(struct pmon__rec_reader *s)
 	return 0;
 }
 
+/* Is @fd perf's recording (file or pipe mode)? Its magic in either byte
+ * order, or version 1's (perfdata.c says which it reads). */
+static bool is_perf(int fd, bool stream, uint8_t *m)
+{
+	static const char *const magic[] = { "PERFILE2", "2ELIFREP", "PERFFILE" };
+
+	if (stream)
+		return true; /* standard input: pmon's format needs a file */
+	if (!read_at(fd, m, 8, 0))
+		return false;
+	for (size_t i = 0; i < PMON_ARRAY_SIZE(magic); i++)
+		if (!memcmp(m, magic[i], 8))
+			return true;
+	return false;
+}
+
 struct pmon__rec_reader *pmon__rec_reader_open(const char *path, struct pmon__rec_header *h)
 {
 	struct pmon__rec_reader *s = calloc(1, sizeof(*s));
-	uint8_t *tmp = NULL;
+	bool stdin_ = !strcmp(path, "-");
+	uint8_t *tmp = NULL, m[8];
 	struct stat st;
 	int err;
 
-	if (!s || !(s->path = strdup(path))) {
+	if (!s || !(s->path = strdup(stdin_ ? "standard input" : path))) {
 		free(s);
 		errno = ENOMEM;
 		return NULL;
 	}
-	s->fd = pmon__open_format(path, PMON__FILE_RECORDING);
+	s->fd = stdin_ ? fcntl(0, F_DUPFD_CLOEXEC, 3)
+		       : pmon__open_format(path, PMON__FILE_RECORDING_ANY);
 	if (s->fd < 0) {
-		err = s->fd;
+		err = stdin_ ? pmon__err(-errno, "standard input: %s", strerror(errno)) : s->fd;
 		goto fail;
+	}
+	if (is_perf(s->fd, stdin_, m)) {
+		s->perf = pmon__perf_reader_open(s->fd, s->path, h);
+		s->fd = -1; /* the perf reader's now */
+		if (!s->perf) {
+			err = -errno;
+			goto fail;
+		}
+		return s;
 	}
 	if (fstat(s->fd, &st)) {
 		err = pmon__err(-errno, "%s: %s", path, strerror(errno));
@@ -396,10 +424,16 @@ fail:
 	return NULL;
 }
 
+const struct pmon__perf_info *pmon__rec_reader_perf_info(const struct pmon__rec_reader *s)
+{
+	return s->perf ? pmon__perf_reader_info(s->perf) : NULL;
+}
+
 void pmon__rec_reader_free(struct pmon__rec_reader *s)
 {
 	if (!s)
 		return;
+	pmon__perf_reader_free(s->perf);
 	for (size_t k = 0; k < s->n; k++)
 		free(s->c[k].keep);
 	free(s->c);
@@ -457,6 +491,8 @@ unsigned pmon__rec_reader_threads(const struct pmon__rec_reader *s)
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 	char *end;
 
+	if (s->perf)
+		return 1; /* one stream, read in order */
 	if (env && *env) {
 		unsigned long v = strtoul(env, &end, 10);
 		if (!*end && v >= 1 && v <= 64)
@@ -725,6 +761,8 @@ int pmon__rec_reader_run(struct pmon__rec_reader *s, unsigned nthreads,
 	struct worker *w;
 	int err;
 
+	if (s->perf)
+		return pmon__perf_reader_run(s->perf, ops, arg);
 	if (!nthreads)
 		nthreads = 1;
 	if (!(w = calloc(nthreads, sizeof(*w))))
@@ -757,6 +795,8 @@ int pmon__rec_reader_run(struct pmon__rec_reader *s, unsigned nthreads,
 
 const struct pmon__rec_stats *pmon__rec_reader_stats(const struct pmon__rec_reader *s)
 {
+	if (s->perf)
+		return pmon__perf_reader_stats(s->perf);
 	return &s->stats;
 }
 

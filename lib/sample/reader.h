@@ -122,7 +122,9 @@ struct pmon__rec_ops {
 struct pmon__rec_reader;
 
 /*
- * Open the recording at @path and find its chunks; fill @h.
+ * Open the recording at @path ("-": standard input) and find its chunks;
+ * fill @h. pmon's format or perf's (perf.data, file or pipe mode), told
+ * by the magic: the same records come out of either.
  * Return: the reader (free with pmon__rec_reader_free()) or NULL with
  * errno set and the detail naming @path (what the file is instead, its
  * version, where its header is cut short).
@@ -157,6 +159,106 @@ void pmon__rec_reader_free(struct pmon__rec_reader *rd);
 int pmon__record_decode(const uint8_t *p, size_t len, uint64_t sample_type, uint64_t regs_user,
 			char *name, struct pmon__record *r);
 
+#pragma GCC visibility pop
+
+/* ---- perf.data (perfdata.c) --------------------------------------------- */
+
+/* sample_type and branch_sample_type bits newer than some uapi headers
+ * (include/uapi/linux/perf_event.h: Linux 5.7 to 6.8). */
+#define PMON__SAMPLE_AUX (1ULL << 20)
+#define PMON__SAMPLE_CGROUP (1ULL << 21)
+#define PMON__SAMPLE_DATA_PAGE_SIZE (1ULL << 22)
+#define PMON__SAMPLE_CODE_PAGE_SIZE (1ULL << 23)
+#define PMON__SAMPLE_WEIGHT_STRUCT (1ULL << 24)
+#define PMON__SAMPLE_BRANCH_COUNTERS (1ULL << 19)
+#define PMON__FORMAT_LOST (1ULL << 4)
+
+/* What of an event's attr a PERF_RECORD_SAMPLE's layout depends on. */
+struct pmon__sample_fmt {
+	uint64_t sample_type;
+	uint64_t regs_user, regs_intr; /* sample_regs_user, sample_regs_intr */
+	uint64_t read_format, branch_sample_type;
+};
+
+/* The fields of a sample that struct pmon_sample (public, fixed size)
+ * has no room for; pointers point into the record. */
+struct pmon__sample_ext {
+	const uint8_t *read; /* struct read_format, read_size bytes */
+	size_t read_size;
+	uint64_t read_nr; /* values in it (1 unless PERF_FORMAT_GROUP) */
+	uint64_t branch_nr, branch_hw_idx;
+	const uint8_t *branches; /* branch_nr { u64 from, to, flags } */
+	const uint8_t *branch_counters; /* branch_nr u64s, or NULL */
+	uint64_t weight, data_src, transaction;
+	uint64_t intr_abi, nregs_intr;
+	const uint8_t *regs_intr;
+	uint64_t phys_addr, cgroup, data_page_size, code_page_size;
+	uint64_t aux_size;
+	const uint8_t *aux;
+};
+
+/*
+ * Decode the PERF_RECORD_SAMPLE at @rec (@len bytes) for an event whose
+ * attr gives @f: every sample_type bit Linux writes, READ and
+ * BRANCH_STACK included. @ext (may be NULL) gets the fields struct
+ * pmon_sample lacks. Return: 0 or -EINVAL (a field runs past the record).
+ * Thread-safe.
+ */
+int pmon__sample_parse(const void *rec, size_t len, const struct pmon__sample_fmt *f,
+		       struct pmon_sample *s, struct pmon__sample_ext *ext);
+
+/* What a perf.data's header and feature sections say about the recording. */
+struct pmon__perf_info {
+	bool pipe; /* pipe mode (perf record -o -) */
+	uint64_t features[4]; /* the HEADER_* feature bits present */
+	char hostname[65], osrelease[65], version[65], arch[33];
+	char cpudesc[128];
+	uint32_t nrcpus_online, nrcpus_avail;
+	char cmdline[256]; /* its words joined by spaces */
+	size_t nattrs; /* events */
+	size_t nbuild_ids; /* HEADER_BUILD_ID entries */
+	uint8_t kernel_build_id[20]; /* [kernel.kallsyms]'s, to tell whether
+					 this machine's kallsyms names its addresses */
+	uint8_t kernel_build_id_size; /* 0: the file has none */
+	/* after a read: what was skipped */
+	uint64_t unknown_records, aux_records, aux_bytes;
+	uint64_t compressed_records, compressed_bad; /* read; not read (no libzstd, damaged) */
+	uint64_t throttles, unthrottles, lost_samples;
+};
+
+/* zstd (zstd.c): libzstd loaded on first use. A stream decompressor, or
+ * NULL with errno ENOENT (no libzstd here) or ENOMEM. */
+struct pmon__zstd;
+struct pmon__zstd *pmon__zstd_new(void);
+/* Append what the @n bytes at @in inflate to (*@out, *@len, *@cap: grown)
+ * with the stream's state kept from the calls before. Return: 0, -EINVAL
+ * (not zstd), -ENOMEM, -E2BIG (more than @max bytes from these). */
+int pmon__zstd_inflate(struct pmon__zstd *z, const void *in, size_t n, uint8_t **out, size_t *len,
+		       size_t *cap, size_t max);
+void pmon__zstd_free(struct pmon__zstd *z);
+
+struct pmon__perf_reader;
+
+/*
+ * perf's recording on @fd (file or pipe mode, the magic at its start;
+ * taken over, closed by pmon__perf_reader_free() even on failure) named
+ * @path in messages. Fills @h from the first event's attr and the
+ * feature sections. Return: the reader or NULL with errno set and the
+ * detail saying what is wrong (cut short, other byte order, not perf's).
+ */
+struct pmon__perf_reader *pmon__perf_reader_open(int fd, const char *path,
+						 struct pmon__rec_header *h);
+/* Hand every record on to @ops, in file order, from the calling thread
+ * (thread 0): one PMON_RECORD_EVENT per event first. Return: 0, @ops'
+ * error, -ENOMEM, or -PMON_ERRNO__PARSE with the detail. */
+int pmon__perf_reader_run(struct pmon__perf_reader *p, const struct pmon__rec_ops *ops, void *arg);
+const struct pmon__rec_stats *pmon__perf_reader_stats(const struct pmon__perf_reader *p);
+const struct pmon__perf_info *pmon__perf_reader_info(const struct pmon__perf_reader *p);
+void pmon__perf_reader_free(struct pmon__perf_reader *p);
+
+#pragma GCC visibility push(default)
+/* What the perf.data @rd reads says of itself; NULL for pmon's format. */
+const struct pmon__perf_info *pmon__rec_reader_perf_info(const struct pmon__rec_reader *rd);
 #pragma GCC visibility pop
 
 #endif

@@ -28,6 +28,7 @@ static const struct {
 } pmon_formats[] = {
 	[PMON__FILE_RECORDING] = { "PMONDATA", "a pmon recording" },
 	[PMON__FILE_TRACE] = { "PMONTRC1", "a pmon trace" },
+	[PMON__FILE_RECORDING_ANY] = { "PMONDATA", "a pmon recording" },
 };
 
 /* perf's file header starts with the u64 "PERFILE2" (tools/perf/util/
@@ -58,7 +59,7 @@ int pmon__file_check(int fd, const char *path, enum pmon__file_format want)
 
 	/* "x.data: ..." for a recording (report's form), "'x' is ..." for a
 	 * trace (trace's form), so the messages read as before. */
-	if (want == PMON__FILE_RECORDING)
+	if (want != PMON__FILE_TRACE)
 		pmon__fmt(subject, sizeof(subject), "%s:", path);
 	else
 		pmon__fmt(subject, sizeof(subject), "'%s' is", path);
@@ -77,13 +78,16 @@ int pmon__file_check(int fd, const char *path, enum pmon__file_format want)
 	if (n == 0)
 		return pmon__err(-PMON_ERRNO__PARSE, "%s an empty file, not %s", subject, name);
 	int perf = perf_kind(h, (size_t)n);
+	if (perf && want == PMON__FILE_RECORDING_ANY)
+		return 0; /* the recording reader reads it (sample/perfdata.c) */
 	if (perf)
 		return pmon__err(-PMON_ERRNO__PARSE,
 				 "%s perf's recording%s, not %s: 'perf report -i %s' or "
-				 "'perf script -i %s' reads it (pmon does not import perf.data)",
+				 "'perf script -i %s' reads it",
 				 subject, perf == 2 ? " in pipe mode" : "", name, path, path);
 	for (size_t i = 0; i < PMON_ARRAY_SIZE(pmon_formats); i++)
-		if (i != (size_t)want && n >= 8 && !memcmp(h, pmon_formats[i].magic, 8))
+		if (i != (size_t)want && i != PMON__FILE_RECORDING_ANY && n >= 8 &&
+		    !memcmp(h, pmon_formats[i].magic, 8))
 			return pmon__err(-PMON_ERRNO__PARSE, "%s %s, not %s", subject,
 					 pmon_formats[i].name, name);
 	return pmon__err(-PMON_ERRNO__PARSE, "%s not %s (no %s header)", subject, name,

@@ -9,10 +9,13 @@ printf 'garbage\n' >"$TMP/bad.txt"
 mkdir "$TMP/dir"
 mkfifo "$TMP/fifo" # a trace read from a FIFO must not wait for a writer
 # What a reader given the wrong file says it is (#14.11): perf's file and
-# pipe headers (tools/perf/util/header.c: the magic, then the header's size),
-# an empty file, and pmon's own recording and trace given to the other reader.
+# pipe headers (tools/perf/util/header.c: the magic, then the header's size)
+# with nothing after them are read as perf.data (#26) and found cut short;
+# one from a big-endian machine is refused; an empty file, and pmon's own
+# recording and trace given to the other reader.
 printf 'PERFILE2\150\0\0\0\0\0\0\0' >"$TMP/perf.data"
 printf 'PERFILE2\020\0\0\0\0\0\0\0' >"$TMP/pipe.data"
+printf '2ELIFREP\0\0\0\0\0\0\0\150' >"$TMP/be.data"
 : >"$TMP/empty.data"
 "$PMON" record -e task-clock -o "$TMP/rec.data" -- true 2>/dev/null
 PMON_EVENTS=page-faults PMON_OUTPUT=/dev/null "$PMON" trace -o "$TMP/t.trace" -- \
@@ -78,23 +81,24 @@ done <<ROWS
 2|$TMP/missing.data: No such file or directory|report -i $TMP/missing.data
 2|$TMP/bad.txt: not a pmon recording|report -i $TMP/bad.txt
 2|$TMP/dir: a directory, not a pmon recording|report -i $TMP/dir
-2|$TMP/perf.data: perf's recording, not a pmon recording: 'perf report -i $TMP/perf.data' or 'perf script -i $TMP/perf.data' reads it|report -i $TMP/perf.data
-2|$TMP/pipe.data: perf's recording in pipe mode, not a pmon recording: 'perf report -i $TMP/pipe.data'|report -i $TMP/pipe.data
+2|$TMP/perf.data: perf.data is cut short: its header is 104 bytes, the file 16|report -i $TMP/perf.data
+2|$TMP/pipe.data: perf.data in pipe mode is cut short: no event's attr (HEADER_ATTR)|report -i $TMP/pipe.data
+2|$TMP/be.data: perf.data written on a big-endian machine: pmon reads little-endian perf.data only|report -i $TMP/be.data
 2|$TMP/empty.data: an empty file, not a pmon recording|report -i $TMP/empty.data
 2|$TMP/t.trace: a pmon trace, not a pmon recording ('pmon trace report' reads it)|report -i $TMP/t.trace
 2|/dev/null: not a regular file, so not a pmon recording|report -i /dev/null
 2|$TMP/missing.data: No such file or directory|annotate -i $TMP/missing.data
 2|$TMP/bad.txt: not a pmon recording|annotate -i $TMP/bad.txt
 2|$TMP/dir: a directory, not a pmon recording|annotate -i $TMP/dir
-2|$TMP/perf.data: perf's recording, not a pmon recording: 'perf report -i $TMP/perf.data'|annotate -i $TMP/perf.data
-2|$TMP/perf.data: perf's recording, not a pmon recording|simulate --compare $TMP/perf.data -- true
+2|$TMP/perf.data: perf.data is cut short: its header is 104 bytes|annotate -i $TMP/perf.data
+2|$TMP/perf.data: perf.data is cut short: its header is 104 bytes|simulate --compare $TMP/perf.data -- true
 2|$TMP/missing.csv: No such file or directory|plot $TMP/missing.csv -o $TMP/x.svg
 2|$TMP/dir: a directory, not an interval log|plot $TMP/dir -o $TMP/x.svg
 2|$TMP/fifo: not a regular file, not an interval log|plot $TMP/fifo -o $TMP/x.svg
 2|$TMP/bad.txt:1: 'garbage' is not a time|plot $TMP/bad.txt -o $TMP/x.svg
 2|'$TMP/bad.txt' is not a pmon trace|trace report $TMP/bad.txt
 2|'$TMP/dir' is a directory, not a pmon trace|trace report $TMP/dir
-2|'$TMP/perf.data' is perf's recording, not a pmon trace: 'perf report -i $TMP/perf.data'|trace report $TMP/perf.data
+2|'$TMP/perf.data' is perf's recording, not a pmon trace: 'perf report -i $TMP/perf.data' or 'perf script -i $TMP/perf.data' reads it ('pmon report -i' reads it too)|trace report $TMP/perf.data
 2|'$TMP/rec.data' is a pmon recording, not a pmon trace ('pmon report -i' reads it)|trace report $TMP/rec.data
 2|cannot read trace '$TMP/nonexistent.trace': No such file or directory|trace report $TMP/nonexistent.trace
 2|'$TMP/fifo' is not a regular file, so not a pmon trace|trace report $TMP/fifo

@@ -1,0 +1,140 @@
+#!/bin/sh
+# pmon reads perf's recordings (#26): perf record here (software events:
+# no PMU), then pmon report of the same file beside perf report's: per
+# event the samples and the period equal perf's, and the top rows by
+# --sort dso and by symbol (perf's dso,sym) within 0.1 percentage points.
+# -g, --call-graph dwarf, several -e, a tracepoint, -a, -z, pipe mode (file and standard
+# input); every export and annotate read it; a cut, an empty and a garbage
+# file each get one line and the documented exit.
+. "$(dirname "$0")/lib.sh"
+: "${PMON_WORKLOADS:?}"
+H=$PMON_WORKLOADS/wl-hotcold
+
+if ! command -v perf >/dev/null 2>&1; then
+	echo "1..0 # SKIP perf is not installed"
+	exit 77
+fi
+if ! perf record -q -e cpu-clock -o "$TMP/probe.data" -- true >/dev/null 2>&1; then
+	echo "1..0 # SKIP perf record cannot record cpu-clock here (perf_event_paranoid?)"
+	exit 77
+fi
+
+# compare KIND PERF.TXT PMON.JSON: KIND is dso or sym.
+compare() {
+	python3 - "$@" <<'PY'
+import json, re, sys
+kind, ptxt, pjson = sys.argv[1:4]
+ev, rows = [], {}
+for l in open(ptxt):
+    m = re.match(r"# Samples: (\d+)\s+of event '([^']+)'", l)
+    if m:
+        ev.append([m.group(2), int(m.group(1)), None]); continue
+    m = re.match(r"# Event count \(approx\.\): (\d+)", l)
+    if m and ev:
+        ev[-1][2] = int(m.group(1)); continue
+    if l.startswith("#") or not ev:
+        continue
+    if kind == "dso":
+        m = re.match(r"\s*([\d.]+)%\s+(\S+)\s*$", l)
+        key = m and (m.group(2).replace("[kernel.kallsyms]", "[kernel]"),)
+    else:
+        m = re.match(r"\s*([\d.]+)%\s+(\S+)\s+\[.\]\s+(\S+)\s*$", l)
+        key = m and (m.group(2).replace("[kernel.kallsyms]", "[kernel]"), m.group(3))
+    if m:
+        rows.setdefault(len(ev) - 1, []).append((key, float(m.group(1))))
+d = json.load(open(pjson))
+pev = d["events"]
+assert len(pev) == len(ev), ([e["name"] for e in pev], ev)
+for i, (name, n, period) in enumerate(ev):
+    assert pev[i]["samples"] == n and pev[i]["period"] == period, (pev[i], name, n, period)
+    print("# %s: %d samples, period %d: perf's too" % (name, n, period))
+    mine = {}
+    for e in d["entries"]:
+        if e["event"] != pev[i]["name"]:
+            continue
+        k = (e["dso"],) if kind == "dso" else (e["dso"], e["symbol"])
+        mine[k] = mine.get(k, 0) + e["percent"]
+    for key, pct in rows.get(i, [])[:5]:
+        # perf makes up x@plt names for PLT stubs; pmon's symbols do not
+        # (a report difference, not the reader's): those rows are not compared.
+        if pct < 1.0 or key[-1].startswith("0x") or key[-1].endswith("@plt"):
+            continue
+        got = mine.get(key, 0.0)
+        print("#   %-40s perf %6.2f%%  pmon %6.2f%%" % (" ".join(key), pct, got))
+        assert abs(got - pct) <= 0.1 + 0.005, (key, pct, got)
+PY
+}
+
+# same_as_perf DESC FILE [perf report options]
+same_as_perf() {
+	what=$1 f=$2
+	shift 2
+	for kind in dso sym; do
+		if [ $kind = dso ]; then ps=dso ms=dso; else ps=dso,sym ms=symbol; fi
+		perf report -i "$f" --stdio --no-children -g none --sort $ps "$@" \
+			>"$TMP/perf.txt" 2>"$TMP/perf.err" || cat "$TMP/perf.err"
+		run_pmon 0 report -i "$f" --sort $ms --limit 1000 --format json
+		check "$what, --sort $ps: samples and period per event, top rows as perf report's" \
+			compare $kind "$TMP/perf.txt" "$TMP/out"
+	done
+}
+
+perf record -q -e cpu-clock -g -o "$TMP/g.data" -- "$H" 30000000 >/dev/null 2>&1
+same_as_perf "perf record -g" "$TMP/g.data"
+perf record -q -e cpu-clock --call-graph dwarf -o "$TMP/dwarf.data" -- "$H" 30000000 \
+	>/dev/null 2>&1
+same_as_perf "perf record --call-graph dwarf" "$TMP/dwarf.data"
+run_pmon 0 report -i "$TMP/dwarf.data" --format folded
+check "--call-graph dwarf: unwound to main;hot as perf's" grep -q 'main;hot ' "$TMP/out"
+perf record -q -e cpu-clock,page-faults,task-clock -o "$TMP/multi.data" -- "$H" 30000000 \
+	>/dev/null 2>&1
+same_as_perf "perf record -e cpu-clock,page-faults,task-clock" "$TMP/multi.data"
+if perf record -q -a -e cpu-clock -g -o "$TMP/all.data" -- "$H" 30000000 >/dev/null 2>&1; then
+	same_as_perf "perf record -a -g" "$TMP/all.data"
+else
+	ok "# SKIP perf record -a: not allowed here"
+fi
+# A tracepoint beside a software event, its name from the event
+# descriptions: tracefs mounted in a private mount namespace, so the
+# machine's own is never touched.
+if [ "$(id -u)" = 0 ] && unshare -m --propagation private sh -c '
+	mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
+	perf record -q -e sched:sched_process_exec -e cpu-clock -o "$1" -- "$2" 30000000' \
+	sh "$TMP/tp.data" "$H" >/dev/null 2>&1; then
+	same_as_perf "perf record -e sched:sched_process_exec -e cpu-clock" "$TMP/tp.data"
+else
+	ok "# SKIP a tracepoint: needs root, unshare -m and tracefs"
+fi
+if perf record -q -z -e cpu-clock -g -o "$TMP/z.data" -- "$H" 30000000 >/dev/null 2>&1; then
+	same_as_perf "perf record -z (zstd, libzstd loaded on first use)" "$TMP/z.data"
+else
+	ok "# SKIP perf record -z: this perf has no zstd"
+fi
+perf record -q -e cpu-clock -g -o - -- "$H" 30000000 2>/dev/null >"$TMP/pipe.data"
+same_as_perf "perf record -o - (pipe mode, from a file)" "$TMP/pipe.data"
+"$PMON" report -i - --sort dso <"$TMP/pipe.data" >"$TMP/stdin.txt" 2>"$TMP/err"
+check "pmon report -i - reads perf's pipe from standard input" \
+	sh -c "grep -q 'wl-hotcold' '$TMP/stdin.txt' && test ! -s '$TMP/err'"
+
+# Every view reads it.
+for fmt in folded flamegraph speedscope pprof; do
+	run_pmon 0 report -i "$TMP/g.data" --format $fmt -o "$TMP/x.$fmt"
+done
+run_pmon 0 annotate -i "$TMP/g.data" hot
+
+# Damage: one line and the documented exit (docs/exit-codes.md).
+size=$(wc -c <"$TMP/g.data")
+head -c $((size / 2)) "$TMP/g.data" >"$TMP/cut.data"
+run_pmon 0 report -i "$TMP/cut.data" --sort dso
+check "a perf.data cut in its data section: read as far as it goes, one warning" \
+	sh -c "grep -q 'cut short' '$TMP/err' && test \$(wc -l <'$TMP/err') -eq 1"
+: >"$TMP/empty.data"
+run_pmon 2 report -i "$TMP/empty.data"
+one_line_error "an empty file"
+head -c 60 "$TMP/g.data" >"$TMP/hdr.data"
+run_pmon 2 report -i "$TMP/hdr.data"
+one_line_error "perf.data is cut short"
+{ head -c 8 "$TMP/g.data"; head -c 4000 /dev/urandom; } >"$TMP/garbage.data"
+run_pmon 2 report -i "$TMP/garbage.data"
+one_line_error "garbage.data: perf.data"
+finish
