@@ -70,7 +70,12 @@ static int apply_record(struct ctx *x, const struct pmon__record *rec)
 	int err = 0;
 
 	switch (rec->type) {
+	case PERF_RECORD_MMAP: /* perf before 3.16 maps user space with it */
 	case PERF_RECORD_MMAP2:
+		/* pid -1: the kernel's own maps ([kernel.kallsyms], modules),
+		 * named through the kernel's symbols, not a process's maps */
+		if (rec->mmap.pid == UINT32_MAX)
+			break;
 		err = pmon__maps_add(x, rec->mmap.pid, rec->mmap.start, rec->mmap.len,
 				     rec->mmap.pgoff, rec->mmap.filename, rec->mmap.build_id,
 				     rec->mmap.build_id_size);
@@ -78,7 +83,6 @@ static int apply_record(struct ctx *x, const struct pmon__record *rec)
 	case PERF_RECORD_FORK:
 		err = pmon__maps_fork(x, rec->task.pid, rec->task.ppid);
 		break;
-	case PERF_RECORD_MMAP: /* pmon records MMAP2 */
 	case PMON__RECORD_SHORT:
 		break;
 	case PMON_RECORD_EVENT:

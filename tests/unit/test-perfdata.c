@@ -790,6 +790,47 @@ static void test_perfdata__sample_fields(void **state)
 	free(o.b);
 }
 
+/* perf before 3.16 mapped user space with PERF_RECORD_MMAP (no MMAP2):
+ * report names the file a sample ran in from it, as from MMAP2; the
+ * kernel's own MMAP (pid -1) is no process's map. */
+static void old_mmap(struct buf *o)
+{
+	size_t r = rec(o, PERF_RECORD_MMAP, 0);
+	u32(o, UINT32_MAX), u32(o, 0);
+	u64(o, 0xffffffff81000000ULL), u64(o, 0x1000000), u64(o, 0);
+	bytes(o, "[kernel.kallsyms]_text\0\0", 24);
+	trailer(o, 11);
+	end_rec(o, r);
+	r = rec(o, PERF_RECORD_MMAP, 0);
+	u32(o, 7), u32(o, 7);
+	u64(o, 0x400000), u64(o, 0x1000), u64(o, 0);
+	bytes(o, "/bin/oldwork\0\0\0\0", 16);
+	trailer(o, 11);
+	end_rec(o, r);
+	sample(o, 11, 0x400010, 100);
+}
+
+static void test_perfdata__old_mmap(void **state)
+{
+	struct buf o = { 0 };
+	struct pmon_report_opts ro = { .sz = sizeof(ro), .sort = PMON_SORT_DSO, .no_stacks = true };
+	struct pmon_report r;
+
+	(void)state;
+	file_data_with(&o, 128, old_mmap);
+	char *path = write_tmp(&o, o.n);
+	assert_int_equal(pmon_report_read(path, &ro, &r), 0);
+	assert_int_equal(r.samples, 1);
+	bool named = false;
+	for (size_t k = 0; k < r.n; k++)
+		named |= strstr(r.e[k].dso, "oldwork") != NULL;
+	assert_true(named);
+	pmon_report_release(&r);
+	unlink(path);
+	free(path);
+	free(o.b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -803,6 +844,7 @@ int main(void)
 		cmocka_unit_test(test_perfdata__other_endian),
 		cmocka_unit_test(test_perfdata__garbage),
 		cmocka_unit_test(test_perfdata__sample_fields),
+		cmocka_unit_test(test_perfdata__old_mmap),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
