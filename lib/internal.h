@@ -259,6 +259,13 @@ void pmon__fputs_xml(FILE *out, const char *s, size_t max);
  * backslash and control bytes, U+FFFD for a byte that is not UTF-8. */
 void pmon__fputs_json(FILE *out, const char *s);
 
+/* @a + @b, at most UINT64_MAX: counts a file states (LOST records) may be
+ * anything, and a total must not wrap to a small number. */
+static inline uint64_t pmon__sat_add(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
 #pragma GCC visibility pop
 
 /* The one logged MSR write (lib/msr/msr.c), used by the MSR counting

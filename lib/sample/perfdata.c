@@ -1045,13 +1045,13 @@ static int kernel_record(struct pmon__perf_reader *p, const uint8_t *rec, size_t
 	case PERF_RECORD_LOST:
 		if (pmon__record_decode(rec, len, 0, 0, p->name, &r))
 			return 0;
-		p->stats.lost += r.lost.lost;
+		p->stats.lost = pmon__sat_add(p->stats.lost, r.lost.lost);
 		return p->ops->record(p->arg, 0, &r, p->epoch);
 	case PERF_RECORD_LOST_SAMPLES: /* { header; u64 lost; sample_id } */
 		if (len >= 16)
-			p->info.lost_samples += u64_at(rec + 8);
+			p->info.lost_samples = pmon__sat_add(p->info.lost_samples, u64_at(rec + 8));
 		if (len >= 16) /* perf report's "Total Lost Samples" counts these too */
-			p->stats.lost += u64_at(rec + 8);
+			p->stats.lost = pmon__sat_add(p->stats.lost, u64_at(rec + 8));
 		return 0;
 	case PERF_RECORD_THROTTLE:
 		p->info.throttles++;

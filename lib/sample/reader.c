@@ -638,7 +638,7 @@ static int hand_on(struct worker *w, struct chunk *c, const uint8_t *p, size_t l
 			   decode(rec, h.size, sample_type, regs_user, w->name, &r)) {
 			continue;
 		} else if (h.type == PERF_RECORD_LOST) {
-			w->lost += r.lost.lost;
+			w->lost = pmon__sat_add(w->lost, r.lost.lost);
 		}
 		err = record(arg, index, &r, epoch);
 	}
@@ -747,7 +747,8 @@ static int run_workers(struct pmon__rec_reader *s, struct worker *w, unsigned nw
 		worker_done(&w[i]);
 		if (!err)
 			err = w[i].err;
-		s->stats.lost += w[i].lost, s->stats.samples += w[i].samples;
+		s->stats.lost = pmon__sat_add(s->stats.lost, w[i].lost);
+		s->stats.samples += w[i].samples;
 		s->stats.bad_samples += w[i].bad_samples, s->stats.good_bytes += w[i].good_bytes;
 	}
 	return err;

@@ -831,6 +831,36 @@ static void test_perfdata__old_mmap(void **state)
 	free(o.b);
 }
 
+/* LOST counts a file states add up without wrapping (issue #31: a report
+ * said "18446744073665863616 LOST"): at most UINT64_MAX. */
+static void huge_lost(struct buf *o)
+{
+	for (int k = 0; k < 3; k++) {
+		size_t r = rec(o, PERF_RECORD_LOST, 0);
+		u64(o, 11), u64(o, 1ULL << 63);
+		trailer(o, 11);
+		end_rec(o, r);
+	}
+	sample(o, 11, 0x400010, 100);
+}
+
+static void test_perfdata__lost_saturates(void **state)
+{
+	struct buf o = { 0 };
+	struct pmon__rec_header h;
+	const struct pmon__rec_stats *st;
+	struct seen s;
+
+	(void)state;
+	file_data_with(&o, 128, huge_lost);
+	char *path = write_tmp(&o, o.n);
+	assert_int_equal(read_path(path, &h, &s, &st, NULL), 0);
+	assert_true(st->lost == UINT64_MAX);
+	unlink(path);
+	free(path);
+	free(o.b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -845,6 +875,7 @@ int main(void)
 		cmocka_unit_test(test_perfdata__garbage),
 		cmocka_unit_test(test_perfdata__sample_fields),
 		cmocka_unit_test(test_perfdata__old_mmap),
+		cmocka_unit_test(test_perfdata__lost_saturates),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
