@@ -127,6 +127,22 @@ static int open_one(struct pmon_sampler *s, const struct pmon_event_desc *d,
 		int e = -errno;
 		if (e == -ESRCH)
 			return pmon__err(e, "process %d does not exist", (int)pid);
+		/* Rights, as perf_event_open(2) checks them: CPU-wide sampling
+		 * needs CAP_PERFMON above perf_event_paranoid 0; another user's
+		 * process needs the right to ptrace it. */
+		if ((e == -EACCES || e == -EPERM) && pid == -1)
+			return pmon__err(e,
+					 "cannot sample '%s' on CPU %d: sampling every task of a "
+					 "CPU needs root or CAP_PERFMON (perf_event_paranoid is "
+					 "above 0); this user's own processes can be sampled "
+					 "without",
+					 d->name, cpu);
+		if (e == -EACCES || e == -EPERM)
+			return pmon__err(e,
+					 "cannot sample '%s' on process %d: it is another user's, "
+					 "or perf_event_paranoid forbids it; root or CAP_PERFMON "
+					 "can",
+					 d->name, (int)pid);
 		return pmon__err(e, "cannot sample '%s' on CPU %d: %s", d->name, cpu,
 				 e == -ENOENT || e == -EOPNOTSUPP
 					 ? "this machine cannot sample this event (no PMU? "

@@ -36,6 +36,14 @@ if [ -n "${T1025_INNER:-}" ]; then
 		check "list sched_switch: exit 2 ($?)" [ $? -eq 2 ]
 		one_line_error "no event matches 'sched_switch' (tracepoints are not listed: perf_event_paranoid is $paranoid"
 	fi
+	if [ "$paranoid" -gt 0 ]; then
+		# record -a: the same rights, said for sampling (issue #31: a bare
+		# "Permission denied")
+		mkdir -p "$TMP/nb" && chmod 777 "$TMP/nb" && chmod 711 "$TMP"
+		nobody "$PMON" record -a -o "$TMP/nb/a.data" -- true >"$TMP/out" 2>"$TMP/err"
+		check "record -a without CAP_PERFMON: exit 3 ($?)" [ $? -eq 3 ]
+		one_line_error "sampling every task of a CPU needs root or CAP_PERFMON"
+	fi
 	nobody "$PMON" stat -e task-clock -p 1 >"$TMP/out" 2>"$TMP/err"
 	check "-p 1 (root's): exit 3 ($?)" [ $? -eq 3 ]
 	one_line_error "thread 1 belongs to another user (uid 0): counting it needs root, CAP_PERFMON or the right to ptrace it"
