@@ -151,22 +151,6 @@ struct pmon__perf_reader {
 	struct pmon__rec_stats stats;
 };
 
-static uint32_t u32_at(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return v;
-}
-
-static uint64_t u64_at(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, 8);
-	return v;
-}
-
 /* ---- input --------------------------------------------------------------- */
 
 static bool read_at(int fd, void *b, size_t n, uint64_t off)
@@ -345,9 +329,9 @@ static const struct pattr *sample_attr(struct pmon__perf_reader *p, const uint8_
 	if (p->nat <= 1 || !p->nidx)
 		return p->nat ? &p->at[0] : NULL;
 	if (p->all_identifier && len >= 16)
-		id = u64_at(rec + 8);
+		id = pmon__u64_at(rec + 8);
 	else if (p->id_pos > 0 && len >= 8 * (size_t)p->id_pos + 8)
-		id = u64_at(rec + 8 * (size_t)p->id_pos);
+		id = pmon__u64_at(rec + 8 * (size_t)p->id_pos);
 	else
 		return &p->at[0];
 	if (!p->idx_sorted) {
@@ -394,7 +378,7 @@ static size_t take_string(const uint8_t *b, size_t n, size_t at, char *out, size
 {
 	if (n < 4 || at > n - 4)
 		return 0;
-	uint32_t len = u32_at(b + at);
+	uint32_t len = pmon__u32_at(b + at);
 	if (len > n - at - 4)
 		return 0;
 	pmon__fmt(out, outlen, "%.*s", (int)strnlen((const char *)b + at + 4, len),
@@ -409,7 +393,7 @@ static void feat_cmdline(struct pmon__perf_reader *p, const uint8_t *b, size_t n
 
 	if (n < 4)
 		return;
-	uint32_t nr = u32_at(b);
+	uint32_t nr = pmon__u32_at(b);
 	p->info.cmdline[0] = 0;
 	for (uint32_t i = 0; i < nr; i++) {
 		size_t k = take_string(b, n, at, word, sizeof(word));
@@ -433,7 +417,7 @@ static void feat_event_desc(struct pmon__perf_reader *p, const uint8_t *b, size_
 {
 	if (n < 8)
 		return;
-	uint32_t nr = u32_at(b), asz = u32_at(b + 4);
+	uint32_t nr = pmon__u32_at(b), asz = pmon__u32_at(b + 4);
 	size_t at = 8;
 	char name[128];
 
@@ -441,7 +425,7 @@ static void feat_event_desc(struct pmon__perf_reader *p, const uint8_t *b, size_
 		at += asz;
 		if (n - at < 4)
 			return;
-		uint32_t nids = u32_at(b + at);
+		uint32_t nids = pmon__u32_at(b + at);
 		size_t k = take_string(b, n, at + 4, name, sizeof(name));
 		if (!k)
 			return;
@@ -450,7 +434,7 @@ static void feat_event_desc(struct pmon__perf_reader *p, const uint8_t *b, size_
 			return;
 		size_t which = i;
 		for (size_t j = 0; nids && j < p->nat; j++)
-			if (p->at[j].nids && p->at[j].ids[0] == u64_at(b + at))
+			if (p->at[j].nids && p->at[j].ids[0] == pmon__u64_at(b + at))
 				which = j;
 		if (which < p->nat && name[0])
 			pmon__strlcpy(p->at[which].name, name, sizeof(p->at[which].name));
@@ -515,8 +499,8 @@ static int feature(struct pmon__perf_reader *p, unsigned bit, const uint8_t *b, 
 		break;
 	case FEAT_NRCPUS:
 		if (n >= 8) {
-			f->nrcpus_avail = u32_at(b);
-			f->nrcpus_online = u32_at(b + 4);
+			f->nrcpus_avail = pmon__u32_at(b);
+			f->nrcpus_online = pmon__u32_at(b + 4);
 		}
 		break;
 	case FEAT_CMDLINE:
@@ -867,7 +851,7 @@ static int header_attr(struct pmon__perf_reader *p, const uint8_t *rec, size_t l
 
 	if (n < ATTR_SIZE_MIN)
 		return 0;
-	uint32_t asz = u32_at(b + offsetof(struct perf_event_attr, size));
+	uint32_t asz = pmon__u32_at(b + offsetof(struct perf_event_attr, size));
 	if (!asz)
 		asz = ATTR_SIZE_MIN;
 	if (asz < ATTR_SIZE_MIN || asz > n)
@@ -875,7 +859,7 @@ static int header_attr(struct pmon__perf_reader *p, const uint8_t *rec, size_t l
 	if (!add_attr(p, b, asz))
 		return -ENOMEM;
 	for (size_t k = asz; n - k >= 8; k += 8) {
-		int err = add_id(p, p->nat - 1, u64_at(b + k));
+		int err = add_id(p, p->nat - 1, pmon__u64_at(b + k));
 		if (err)
 			return err;
 	}
@@ -889,9 +873,9 @@ static int header_attr(struct pmon__perf_reader *p, const uint8_t *rec, size_t l
  * description came before the event was handed on. */
 static void event_update(struct pmon__perf_reader *p, const uint8_t *rec, size_t len)
 {
-	if (len <= 24 || u64_at(rec + 8) != 1)
+	if (len <= 24 || pmon__u64_at(rec + 8) != 1)
 		return;
-	uint64_t id = u64_at(rec + 16);
+	uint64_t id = pmon__u64_at(rec + 16);
 	for (size_t i = 0; i < p->nat; i++)
 		for (size_t k = 0; k < p->at[i].nids; k++)
 			if (p->at[i].ids[k] == id && !p->at[i].sent) {
@@ -912,20 +896,20 @@ static int handle_header_record(struct pmon__perf_reader *p, const uint8_t *rec,
 	case PF_HEADER_ATTR:
 		return header_attr(p, rec, len);
 	case PF_HEADER_TRACING_DATA: /* { header; u32 size; }, then size bytes */
-		if (len >= 12 && !skip(p, u32_at(rec + 8)))
+		if (len >= 12 && !skip(p, pmon__u32_at(rec + 8)))
 			p->cut = true;
 		return 0;
 	case PF_AUXTRACE: /* { header; u64 size, offset, ref; u32 idx, tid, cpu, res; } + data */
 		p->info.aux_records++;
 		if (len >= 16) {
-			p->info.aux_bytes += u64_at(rec + 8);
-			if (!skip(p, u64_at(rec + 8)))
+			p->info.aux_bytes += pmon__u64_at(rec + 8);
+			if (!skip(p, pmon__u64_at(rec + 8)))
 				p->cut = true;
 		}
 		return 0;
 	case PF_HEADER_FEATURE: /* { header; u64 feat_id; data } */
-		if (len >= 16 && u64_at(rec + 8) < FEAT_BITS)
-			return feature(p, (unsigned)u64_at(rec + 8), rec + 16, len - 16);
+		if (len >= 16 && pmon__u64_at(rec + 8) < FEAT_BITS)
+			return feature(p, (unsigned)pmon__u64_at(rec + 8), rec + 16, len - 16);
 		return 0;
 	case PF_HEADER_BUILD_ID: /* one build_id record, as in the feature section */
 		return feat_build_ids(p, rec, len);
@@ -999,7 +983,7 @@ static void pick_regs(struct pmon__perf_reader *p, const struct pattr *e, struct
 		if (!(PMON_REGS_USER_X86 >> bit & 1))
 			continue;
 		unsigned at = (unsigned)__builtin_popcountll(have & ((1ULL << bit) - 1));
-		p->regs[k++] = u64_at(s->regs + 8 * at);
+		p->regs[k++] = pmon__u64_at(s->regs + 8 * at);
 	}
 	s->regs = (const uint8_t *)p->regs;
 	s->nregs = k;
@@ -1021,7 +1005,7 @@ static int sample(struct pmon__perf_reader *p, const uint8_t *rec, size_t len)
 	if (e->a.sample_type & PERF_SAMPLE_REGS_USER)
 		pick_regs(p, e, &r.sample);
 	r.type = PERF_RECORD_SAMPLE;
-	r.misc = u32_at(rec + 4) & 0xffff;
+	r.misc = pmon__u32_at(rec + 4) & 0xffff;
 	r.size = (uint16_t)len;
 	r.raw = rec;
 	p->stats.samples++;
@@ -1049,9 +1033,10 @@ static int kernel_record(struct pmon__perf_reader *p, const uint8_t *rec, size_t
 		return p->ops->record(p->arg, 0, &r, p->epoch);
 	case PERF_RECORD_LOST_SAMPLES: /* { header; u64 lost; sample_id } */
 		if (len >= 16)
-			p->info.lost_samples = pmon__sat_add(p->info.lost_samples, u64_at(rec + 8));
+			p->info.lost_samples =
+				pmon__sat_add(p->info.lost_samples, pmon__u64_at(rec + 8));
 		if (len >= 16) /* perf report's "Total Lost Samples" counts these too */
-			p->stats.lost = pmon__sat_add(p->stats.lost, u64_at(rec + 8));
+			p->stats.lost = pmon__sat_add(p->stats.lost, pmon__u64_at(rec + 8));
 		return 0;
 	case PERF_RECORD_THROTTLE:
 		p->info.throttles++;
@@ -1158,11 +1143,11 @@ static bool record_time(struct pmon__perf_reader *p, const uint8_t *rec, size_t 
 				 st & (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID)));
 		if (len < at + 8)
 			return false;
-		*t = u64_at(rec + at);
+		*t = pmon__u64_at(rec + at);
 		return true;
 	}
 	if (p->all_identifier && p->nidx && len >= 16) {
-		uint64_t id = u64_at(rec + len - 8);
+		uint64_t id = pmon__u64_at(rec + len - 8);
 		struct idmap key = { id, 0 };
 		if (!p->idx_sorted) {
 			qsort(p->idx, p->nidx, sizeof(*p->idx), cmp_idmap);
@@ -1176,7 +1161,7 @@ static bool record_time(struct pmon__perf_reader *p, const uint8_t *rec, size_t 
 	size_t n = 8 * (size_t)__builtin_popcountll(st & TRAILER_BITS);
 	if (len < 8 + n)
 		return false;
-	*t = u64_at(rec + len - n + 8 * !!(st & PERF_SAMPLE_TID));
+	*t = pmon__u64_at(rec + len - n + 8 * !!(st & PERF_SAMPLE_TID));
 	return true;
 }
 
@@ -1249,7 +1234,7 @@ static int flush_upto(struct pmon__perf_reader *p, uint64_t limit)
 		return err;
 	while (k < p->nq && p->q[k].time <= limit && !err) {
 		const uint8_t *rec = p->arena + p->q[k].off;
-		err = kernel_record(p, rec, p->q[k].len, u32_at(rec));
+		err = kernel_record(p, rec, p->q[k].len, pmon__u32_at(rec));
 		k++;
 	}
 	if (err)
@@ -1300,7 +1285,7 @@ static int compressed(struct pmon__perf_reader *p, const uint8_t *rec, size_t le
 /* One record of the stream: queued (in time order), or handled now. */
 static int dispatch(struct pmon__perf_reader *p, const uint8_t *rec, size_t len)
 {
-	uint32_t type = u32_at(rec);
+	uint32_t type = pmon__u32_at(rec);
 
 	if (type < PF_HEADER_ATTR)
 		return p->ordering ? enqueue(p, rec, len, type) : kernel_record(p, rec, len, type);
@@ -1362,13 +1347,13 @@ static int compressed(struct pmon__perf_reader *p, const uint8_t *rec, size_t le
 	const uint8_t *data = rec + 8;
 	size_t n = len - 8;
 
-	if (u32_at(rec) == PF_COMPRESSED2) {
-		if (len < 16 || u64_at(rec + 8) > len - 16) {
+	if (pmon__u32_at(rec) == PF_COMPRESSED2) {
+		if (len < 16 || pmon__u64_at(rec + 8) > len - 16) {
 			p->info.compressed_bad++;
 			return 0;
 		}
 		data = rec + 16;
-		n = (size_t)u64_at(rec + 8);
+		n = (size_t)pmon__u64_at(rec + 8);
 	}
 	if (!p->z_tried) {
 		p->z_tried = true;

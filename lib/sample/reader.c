@@ -105,22 +105,6 @@ static bool is_ordered(uint32_t type)
 		type == PMON_RECORD_EVENT;
 }
 
-static uint32_t u32_at(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return v;
-}
-
-static uint64_t u64_at(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, 8);
-	return v;
-}
-
 /* MMAP (file name at 40) and MMAP2 (at 72; Linux 5.12+: the build id
  * where device and inode were). */
 static int decode_mmap(const uint8_t *p, size_t len, uint16_t misc, bool v2, char *name,
@@ -130,11 +114,11 @@ static int decode_mmap(const uint8_t *p, size_t len, uint16_t misc, bool v2, cha
 
 	if (len <= at)
 		return -EINVAL;
-	m->pid = u32_at(p + 8);
-	m->tid = u32_at(p + 12);
-	m->start = u64_at(p + 16);
-	m->len = u64_at(p + 24);
-	m->pgoff = u64_at(p + 32);
+	m->pid = pmon__u32_at(p + 8);
+	m->tid = pmon__u32_at(p + 12);
+	m->start = pmon__u64_at(p + 16);
+	m->len = pmon__u64_at(p + 24);
+	m->pgoff = pmon__u64_at(p + 32);
 	m->build_id_size = 0;
 	if (v2 && misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
 		m->build_id_size = p[40] <= 20 ? p[40] : 20;
@@ -186,8 +170,8 @@ static inline int decode(const uint8_t *p, size_t len, uint64_t sample_type, uin
 	case PERF_RECORD_COMM:
 		if (len <= 16)
 			return -EINVAL;
-		r->comm.pid = u32_at(p + 8);
-		r->comm.tid = u32_at(p + 12);
+		r->comm.pid = pmon__u32_at(p + 8);
+		r->comm.tid = pmon__u32_at(p + 12);
 		r->comm.exec = h.misc & PERF_RECORD_MISC_COMM_EXEC;
 		pmon__fmt(name, 4096, "%.*s", (int)(len - 16), (const char *)p + 16);
 		r->comm.comm = name;
@@ -196,17 +180,17 @@ static inline int decode(const uint8_t *p, size_t len, uint64_t sample_type, uin
 	case PERF_RECORD_EXIT:
 		if (len < 24)
 			return -EINVAL;
-		r->task.pid = u32_at(p + 8);
-		r->task.ppid = u32_at(p + 12);
-		r->task.tid = u32_at(p + 16);
-		r->task.ptid = u32_at(p + 20);
-		r->task.time = len >= 32 ? u64_at(p + 24) : 0;
+		r->task.pid = pmon__u32_at(p + 8);
+		r->task.ppid = pmon__u32_at(p + 12);
+		r->task.tid = pmon__u32_at(p + 16);
+		r->task.ptid = pmon__u32_at(p + 20);
+		r->task.time = len >= 32 ? pmon__u64_at(p + 24) : 0;
 		return 0;
 	case PERF_RECORD_LOST:
 		if (len < 24)
 			return -EINVAL;
-		r->lost.id = u64_at(p + 8);
-		r->lost.lost = u64_at(p + 16);
+		r->lost.id = pmon__u64_at(p + 8);
+		r->lost.lost = pmon__u64_at(p + 16);
 		return 0;
 	case PMON_RECORD_EVENT:
 		return decode_event(p, len, &r->event);

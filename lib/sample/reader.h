@@ -19,6 +19,24 @@
 
 #include <pmon/sample.h>
 
+/* A little-endian field of a record at @p, read without an alignment
+ * assumption (both formats' readers). */
+static inline uint32_t pmon__u32_at(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return v;
+}
+
+static inline uint64_t pmon__u64_at(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return v;
+}
+
 /* The recording's header, decoded. */
 struct pmon__rec_header {
 	unsigned version;
