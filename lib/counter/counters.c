@@ -133,7 +133,11 @@ static void rights_reason(struct evstate *st, pid_t tid)
 	int p = paranoid();
 	long uid = tid > 0 ? thread_uid(tid) : -1;
 
-	if (tid == -1)
+	if (geteuid() == 0)
+		pmon__fmt(st->reason, sizeof(st->reason),
+			  "the kernel refuses it even to root (EACCES: an event it keeps for "
+			  "itself, or a security module's rule)");
+	else if (tid == -1)
 		pmon__fmt(st->reason, sizeof(st->reason),
 			  "counting every task of a CPU needs root or CAP_PERFMON at "
 			  "perf_event_paranoid %d (above 0); this user's own processes can be "

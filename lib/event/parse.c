@@ -10,6 +10,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fnmatch.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1236,6 +1237,75 @@ int pmon_evlist__next(const char *spec, const char **pos, char *item, size_t len
 	return next_item(spec, pos, item, len);
 }
 
+/* Most tracepoints one glob may name: perf expands 'syscalls:*' (about 700
+ * here) without a limit; past this a list is a mistake, not a request. */
+#define TP_GLOB_MAX 2048
+
+static bool has_glob(const char *s)
+{
+	return strpbrk(s, "*?[") != NULL;
+}
+
+/* A tracepoint glob, "subsys:name" with * ? [..] (perf's 'sched:*',
+ * 'syscalls:sys_enter_*'): every tracepoint it matches, in tracefs's
+ * order, added as if listed. Return: 0; -ENOENT when none matches (or
+ * tracefs is not there, said as for one tracepoint), -E2BIG past
+ * TP_GLOB_MAX, or an error of adding one. */
+static int add_tp_glob(struct pmon_evlist *l, const char *glob, struct pmon_pmu_desc *pmus,
+		       size_t npmus)
+{
+	char path[512], name[300];
+	struct dirent **subs;
+	int nsubs, err = 0;
+	size_t matched = 0;
+	bool no_subsystem;
+
+	if (!tracefs_ready(l)) {
+		struct pmon_event_desc d;
+		return parse_tracepoint(l, &d, glob, &no_subsystem);
+	}
+	pmon__fmt(path, sizeof(path), "%s/events", l->tracefs);
+	nsubs = scandir(path, &subs, NULL, alphasort);
+	for (int s = 0; s < nsubs; s++) {
+		struct dirent **evs;
+		int nevs = -1;
+		if (!err && subs[s]->d_type == DT_DIR && subs[s]->d_name[0] != '.') {
+			pmon__fmt(path, sizeof(path), "%s/events/%s", l->tracefs, subs[s]->d_name);
+			nevs = scandir(path, &evs, NULL, alphasort);
+		}
+		for (int e = 0; e < nevs; e++) {
+			if (!err && evs[e]->d_type == DT_DIR && evs[e]->d_name[0] != '.') {
+				pmon__fmt(name, sizeof(name), "%s:%s", subs[s]->d_name,
+					  evs[e]->d_name);
+				struct pmon_event_desc d;
+				int perr =
+					fnmatch(glob, name, 0) ? 1 : parse_one(l, name, NULL, &d);
+				/* not matched, or one of ftrace's own entries (no id:
+				 * not a perf event) that no glob means */
+				if (perr == 1 || perr == -PMON_ERRNO__EVENT_UNKNOWN)
+					;
+				else if (++matched > TP_GLOB_MAX)
+					err = pmon__err(
+						-E2BIG,
+						"'%s' matches more than %d tracepoints: name "
+						"fewer",
+						glob, TP_GLOB_MAX);
+				else if (!(err = perr))
+					err = push_expanded(l, &d, 1, pmus, npmus);
+			}
+			free(evs[e]);
+		}
+		if (nevs >= 0)
+			free(evs);
+		free(subs[s]);
+	}
+	if (nsubs >= 0)
+		free(subs);
+	if (!err && !matched)
+		err = pmon__err(-PMON_ERRNO__EVENT_UNKNOWN, "no tracepoint matches '%s'", glob);
+	return err;
+}
+
 int pmon_evlist__add(struct pmon_evlist *l, const char *spec)
 {
 	size_t first = l->n;
@@ -1254,6 +1324,10 @@ int pmon_evlist__add(struct pmon_evlist *l, const char *spec)
 		if ((err = next_item(spec, &p, item, sizeof(item))) <= 0)
 			break;
 		err = 0;
+		if (item[0] != '{' && strchr(item, ':') && !strchr(item, '/') && has_glob(item)) {
+			err = add_tp_glob(l, item, pmus, npmus);
+			continue;
+		}
 		if (item[0] != '{') {
 			struct pmon_event_desc d;
 			err = parse_one(l, item, NULL, &d);
@@ -1329,7 +1403,11 @@ struct list_ctx {
 static void emit(struct list_ctx *c, enum pmon_event_source src, const char *pmu, const char *name,
 		 const char *desc)
 {
-	if (c->filter && !strcasestr(name, c->filter) && !strcasestr(pmu, c->filter))
+	/* A glob ('sched:*', as perf list takes) matches whole names; else a
+	 * substring of the name or PMU, case-insensitively. */
+	if (c->filter && has_glob(c->filter)
+		    ? fnmatch(c->filter, name, FNM_CASEFOLD) != 0
+		    : c->filter && !strcasestr(name, c->filter) && !strcasestr(pmu, c->filter))
 		return;
 	c->cb(c->ctx, src, pmu, name, desc);
 	c->n++;

@@ -25,4 +25,21 @@ assert all(r["usable"] for r in rows if r["source"] == "software")
 ' "$TMP/out"
 run_pmon 2 list no-such-event-anywhere
 one_line_error "no event matches 'no-such-event-anywhere'"
+# Globs, as perf takes them (issue #29): 'pmon list sched:sched_process_*'
+# names whole tracepoints that match, and 'stat -e' counts each of them.
+if [ "$(id -u)" = 0 ] && grep -qw tracefs /proc/filesystems; then
+	run_pmon 0 list 'sched:sched_process_*'
+	grep '^  ' "$TMP/out" | sed 's/^  //' >"$TMP/glob.list"
+	n=$(wc -l <"$TMP/glob.list")
+	check "list glob: the fork, exec and exit tracepoints ($n names)" \
+		sh -c "grep -qx sched:sched_process_fork '$TMP/glob.list' && grep -qx sched:sched_process_exec '$TMP/glob.list' && grep -qx sched:sched_process_exit '$TMP/glob.list'"
+	check "list glob: nothing else" sh -c "! grep -v '^sched:sched_process_' '$TMP/glob.list'"
+	run_pmon 0 stat -e 'sched:sched_process_*' -x, -o "$TMP/glob.csv" -- true
+	check "stat -e glob: one row per tracepoint listed ($n)" \
+		[ "$(grep -c ',sched:sched_process_' "$TMP/glob.csv")" -eq "$n" ]
+	run_pmon 2 stat -e 'sched:no_such_*' -- true
+	one_line_error "no tracepoint matches 'sched:no_such_*'"
+	run_pmon 2 stat -e '*:*' -- true
+	one_line_error "matches more than 2048 tracepoints: name fewer"
+fi
 finish
