@@ -1237,6 +1237,41 @@ int pmon_evlist__next(const char *spec, const char **pos, char *item, size_t len
 	return next_item(spec, pos, item, len);
 }
 
+/* Call @fn with each tracepoint's "subsys:name" under tracefs (ready), in
+ * tracefs's order, until it returns non-zero. Return: that, or 0. */
+static int foreach_tracepoint(struct pmon_evlist *l, int (*fn)(void *arg, const char *name),
+			      void *arg)
+{
+	char path[512], name[300];
+	struct dirent **subs;
+	int nsubs, err = 0;
+
+	pmon__fmt(path, sizeof(path), "%s/events", l->tracefs);
+	nsubs = scandir(path, &subs, NULL, alphasort);
+	for (int s = 0; s < nsubs; s++) {
+		struct dirent **evs;
+		int nevs = -1;
+		if (!err && subs[s]->d_type == DT_DIR && subs[s]->d_name[0] != '.') {
+			pmon__fmt(path, sizeof(path), "%s/events/%s", l->tracefs, subs[s]->d_name);
+			nevs = scandir(path, &evs, NULL, alphasort);
+		}
+		for (int e = 0; e < nevs; e++) {
+			if (!err && evs[e]->d_type == DT_DIR && evs[e]->d_name[0] != '.') {
+				pmon__fmt(name, sizeof(name), "%s:%s", subs[s]->d_name,
+					  evs[e]->d_name);
+				err = fn(arg, name);
+			}
+			free(evs[e]);
+		}
+		if (nevs >= 0)
+			free(evs);
+		free(subs[s]);
+	}
+	if (nsubs >= 0)
+		free(subs);
+	return err;
+}
+
 /* Most tracepoints one glob may name: perf expands 'syscalls:*' (about 700
  * here) without a limit; past this a list is a mistake, not a request. */
 #define TP_GLOB_MAX 2048
@@ -1251,57 +1286,42 @@ static bool has_glob(const char *s)
  * order, added as if listed. Return: 0; -ENOENT when none matches (or
  * tracefs is not there, said as for one tracepoint), -E2BIG past
  * TP_GLOB_MAX, or an error of adding one. */
+struct tp_glob {
+	struct pmon_evlist *l;
+	const char *glob;
+	struct pmon_pmu_desc *pmus;
+	size_t npmus, matched;
+};
+
+static int tp_glob_one(void *arg, const char *name)
+{
+	struct tp_glob *g = arg;
+	struct pmon_event_desc d;
+	int perr = fnmatch(g->glob, name, 0) ? 1 : parse_one(g->l, name, NULL, &d);
+
+	/* not matched, or one of ftrace's own entries (no id: not a perf
+	 * event) that no glob means */
+	if (perr == 1 || perr == -PMON_ERRNO__EVENT_UNKNOWN)
+		return 0;
+	if (++g->matched > TP_GLOB_MAX)
+		return pmon__err(-E2BIG, "'%s' matches more than %d tracepoints: name fewer",
+				 g->glob, TP_GLOB_MAX);
+	return perr ? perr : push_expanded(g->l, &d, 1, g->pmus, g->npmus);
+}
+
 static int add_tp_glob(struct pmon_evlist *l, const char *glob, struct pmon_pmu_desc *pmus,
 		       size_t npmus)
 {
-	char path[512], name[300];
-	struct dirent **subs;
-	int nsubs, err = 0;
-	size_t matched = 0;
+	struct tp_glob g = { .l = l, .glob = glob, .pmus = pmus, .npmus = npmus };
 	bool no_subsystem;
+	int err;
 
 	if (!tracefs_ready(l)) {
 		struct pmon_event_desc d;
 		return parse_tracepoint(l, &d, glob, &no_subsystem);
 	}
-	pmon__fmt(path, sizeof(path), "%s/events", l->tracefs);
-	nsubs = scandir(path, &subs, NULL, alphasort);
-	for (int s = 0; s < nsubs; s++) {
-		struct dirent **evs;
-		int nevs = -1;
-		if (!err && subs[s]->d_type == DT_DIR && subs[s]->d_name[0] != '.') {
-			pmon__fmt(path, sizeof(path), "%s/events/%s", l->tracefs, subs[s]->d_name);
-			nevs = scandir(path, &evs, NULL, alphasort);
-		}
-		for (int e = 0; e < nevs; e++) {
-			if (!err && evs[e]->d_type == DT_DIR && evs[e]->d_name[0] != '.') {
-				pmon__fmt(name, sizeof(name), "%s:%s", subs[s]->d_name,
-					  evs[e]->d_name);
-				struct pmon_event_desc d;
-				int perr =
-					fnmatch(glob, name, 0) ? 1 : parse_one(l, name, NULL, &d);
-				/* not matched, or one of ftrace's own entries (no id:
-				 * not a perf event) that no glob means */
-				if (perr == 1 || perr == -PMON_ERRNO__EVENT_UNKNOWN)
-					;
-				else if (++matched > TP_GLOB_MAX)
-					err = pmon__err(
-						-E2BIG,
-						"'%s' matches more than %d tracepoints: name "
-						"fewer",
-						glob, TP_GLOB_MAX);
-				else if (!(err = perr))
-					err = push_expanded(l, &d, 1, pmus, npmus);
-			}
-			free(evs[e]);
-		}
-		if (nevs >= 0)
-			free(evs);
-		free(subs[s]);
-	}
-	if (nsubs >= 0)
-		free(subs);
-	if (!err && !matched)
+	err = foreach_tracepoint(l, tp_glob_one, &g);
+	if (!err && !g.matched)
 		err = pmon__err(-PMON_ERRNO__EVENT_UNKNOWN, "no tracepoint matches '%s'", glob);
 	return err;
 }
@@ -1413,6 +1433,12 @@ static void emit(struct list_ctx *c, enum pmon_event_source src, const char *pmu
 	c->n++;
 }
 
+static int emit_tracepoint(void *arg, const char *name)
+{
+	emit(arg, PMON_EV_TRACEPOINT, "tracepoint", name, "");
+	return 0;
+}
+
 static void pfm_cb(void *ctx, const char *pmu, const char *name, const char *desc)
 {
 	char full[256];
@@ -1480,34 +1506,8 @@ long pmon_event_list_names(const struct pmon_event_opts *opts, const char *filte
 		free(pmus);
 
 	/* tracepoints: subsystem:name */
-	if (tracefs_ready(l)) {
-		struct dirent **subs;
-		int nsubs;
-		pmon__fmt(path, sizeof(path), "%s/events", l->tracefs);
-		nsubs = scandir(path, &subs, NULL, alphasort);
-		for (int s = 0; s < nsubs; s++) {
-			struct dirent **evs;
-			int nevs = -1;
-			if (subs[s]->d_type == DT_DIR && subs[s]->d_name[0] != '.') {
-				pmon__fmt(path, sizeof(path), "%s/events/%s", l->tracefs,
-					  subs[s]->d_name);
-				nevs = scandir(path, &evs, NULL, alphasort);
-			}
-			for (int e = 0; e < nevs; e++) {
-				if (evs[e]->d_type == DT_DIR && evs[e]->d_name[0] != '.') {
-					pmon__fmt(name, sizeof(name), "%s:%s", subs[s]->d_name,
-						  evs[e]->d_name);
-					emit(&c, PMON_EV_TRACEPOINT, "tracepoint", name, "");
-				}
-				free(evs[e]);
-			}
-			if (nevs >= 0)
-				free(evs);
-			free(subs[s]);
-		}
-		if (nsubs >= 0)
-			free(subs);
-	}
+	if (tracefs_ready(l))
+		foreach_tracepoint(l, emit_tracepoint, &c);
 	if (!l->no_pfm)
 		pmon__pfm_foreach(pfm_cb, &c);
 	pmon_evlist__free(l);

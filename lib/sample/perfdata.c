@@ -153,19 +153,6 @@ struct pmon__perf_reader {
 
 /* ---- input --------------------------------------------------------------- */
 
-static bool read_at(int fd, void *b, size_t n, uint64_t off)
-{
-	for (size_t got = 0; got < n;) {
-		ssize_t r = pread(fd, (uint8_t *)b + got, n - got, (off_t)(off + got));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return false;
-		got += (size_t)r;
-	}
-	return true;
-}
-
 /* Make @need bytes available at buf + bpos; false at the end of the input. */
 static bool fill(struct pmon__perf_reader *p, size_t need)
 {
@@ -531,7 +518,8 @@ static int read_features(struct pmon__perf_reader *p, const struct file_header *
 		struct section s;
 		if (!(fh->features[bit / 64] >> bit % 64 & 1))
 			continue;
-		if (at > fsize || fsize - at < sizeof(s) || !read_at(p->fd, &s, sizeof(s), at))
+		if (at > fsize || fsize - at < sizeof(s) ||
+		    !pmon__read_at(p->fd, &s, sizeof(s), at))
 			break;
 		at += sizeof(s);
 		if (bit == FEAT_TRACING_DATA || s.offset > fsize || s.size > fsize - s.offset ||
@@ -540,7 +528,7 @@ static int read_features(struct pmon__perf_reader *p, const struct file_header *
 		uint8_t *b = malloc(s.size ? s.size : 1);
 		if (!b)
 			return -ENOMEM;
-		if (read_at(p->fd, b, s.size, s.offset))
+		if (pmon__read_at(p->fd, b, s.size, s.offset))
 			err = feature(p, bit, b, s.size);
 		free(b);
 	}
@@ -578,7 +566,7 @@ static int read_attrs(struct pmon__perf_reader *p, const struct file_header *fh,
 		return -ENOMEM;
 	for (uint64_t i = 0; i < n && !err; i++) {
 		struct section ids;
-		if (!read_at(p->fd, e, asz, fh->attrs.offset + i * asz)) {
+		if (!pmon__read_at(p->fd, e, asz, fh->attrs.offset + i * asz)) {
 			err = -EIO;
 			break;
 		}
@@ -595,7 +583,7 @@ static int read_attrs(struct pmon__perf_reader *p, const struct file_header *fh,
 		}
 		for (uint64_t k = 0; k < ids.size / 8 && !err; k++) {
 			uint64_t id;
-			if (!read_at(p->fd, &id, 8, ids.offset + 8 * k))
+			if (!pmon__read_at(p->fd, &id, 8, ids.offset + 8 * k))
 				err = -EIO;
 			else
 				err = add_id(p, p->nat - 1, id);
@@ -755,7 +743,7 @@ struct pmon__perf_reader *pmon__perf_reader_open(int fd, const char *path,
 		p->bpos = 16;
 		p->consumed = 16;
 		err = open_pipe(p);
-	} else if (!S_ISREG(st.st_mode) || !read_at(p->fd, &fh, sizeof(fh), 0)) {
+	} else if (!S_ISREG(st.st_mode) || !pmon__read_at(p->fd, &fh, sizeof(fh), 0)) {
 		err = pmon__err(
 			-PMON_ERRNO__PARSE,
 			"%s: perf.data is cut short: its header is %zu bytes, the file %llu", path,

@@ -79,19 +79,6 @@ struct pmon__rec_reader {
 	struct pmon__rec_stats stats;
 };
 
-static bool read_at(int fd, void *b, size_t n, uint64_t off)
-{
-	for (size_t got = 0; got < n;) {
-		ssize_t r = pread(fd, (uint8_t *)b + got, n - got, (off_t)(off + got));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return false;
-		got += (size_t)r;
-	}
-	return true;
-}
-
 /* ---- decoding ------------------------------------------------------------ */
 
 static bool is_epoch(uint32_t type)
@@ -226,7 +213,7 @@ static char header_at(const struct pmon__rec_reader *s, uint64_t off, struct pmo
 
 	/* The writer never writes an empty chunk: a length of 0 (whose CRC
 	 * over no bytes is 0) is no header, however it begins. */
-	if (fsize - off < sizeof(*h) || !read_at(s->fd, h, sizeof(*h), off) ||
+	if (fsize - off < sizeof(*h) || !pmon__read_at(s->fd, h, sizeof(*h), off) ||
 	    !(k = chunk_kind(h->magic, s->h.version)) || !h->len || h->len > PMON_CHUNK_RAW_MAX ||
 	    h->len > fsize - off - sizeof(*h))
 		return 0;
@@ -236,7 +223,8 @@ static char header_at(const struct pmon__rec_reader *s, uint64_t off, struct pmo
 static bool crc_ok(const struct pmon__rec_reader *s, uint64_t off, const struct pmon_data_chunk *h,
 		   uint8_t *buf)
 {
-	return read_at(s->fd, buf, h->len, off + sizeof(*h)) && crc32(0L, buf, h->len) == h->crc;
+	return pmon__read_at(s->fd, buf, h->len, off + sizeof(*h)) &&
+		crc32(0L, buf, h->len) == h->crc;
 }
 
 /* The next offset after @from holding a whole chunk that passes its CRC, or the end. */
@@ -247,7 +235,7 @@ static uint64_t resync(const struct pmon__rec_reader *s, uint64_t from, uint8_t 
 
 	for (uint64_t at = from; at < s->fsize; at += block) {
 		size_t n = s->fsize - at < sizeof(win) ? (size_t)(s->fsize - at) : sizeof(win);
-		if (!read_at(s->fd, win, n, at))
+		if (!pmon__read_at(s->fd, win, n, at))
 			return s->fsize;
 		for (size_t i = 0; i + 3 < n && i < block; i++) {
 			struct pmon_data_chunk h;
@@ -271,8 +259,9 @@ static int add_stretch(struct pmon__rec_reader *s, uint64_t pos, uint64_t to)
 	s->st[s->nst++] = (struct stretch){
 		.next = s->n,
 		.bytes = to - pos,
-		.samples = !(s->fsize - pos >= sizeof(h) && read_at(s->fd, &h, sizeof(h), pos) &&
-			     chunk_kind(h.magic, s->h.version) == 'S'),
+		.samples =
+			!(s->fsize - pos >= sizeof(h) && pmon__read_at(s->fd, &h, sizeof(h), pos) &&
+			  chunk_kind(h.magic, s->h.version) == 'S'),
 	};
 	s->tail_cut = to == s->fsize;
 	return 0;
@@ -319,14 +308,14 @@ static int read_header(struct pmon__rec_reader *s)
 	struct pmon_data_disk_header_ext ext = { 0 };
 	const char *path = s->path;
 
-	if (!read_at(s->fd, &dh, sizeof(dh), 0) || memcmp(dh.magic, PMON_DATA_MAGIC, 8))
+	if (!pmon__read_at(s->fd, &dh, sizeof(dh), 0) || memcmp(dh.magic, PMON_DATA_MAGIC, 8))
 		return pmon__err(-PMON_ERRNO__PARSE, "%s: the header is cut short", path);
 	if (dh.version < 1 || dh.version > PMON_DATA_VERSION || dh.header_size < sizeof(dh))
 		return pmon__err(-PMON_ERRNO__PARSE,
 				 "%s: recording format version %u (this pmon reads 1 to %d)", path,
 				 dh.version, PMON_DATA_VERSION);
 	if (dh.header_size >= sizeof(dh) + sizeof(ext) &&
-	    !read_at(s->fd, &ext, sizeof(ext), sizeof(dh)))
+	    !pmon__read_at(s->fd, &ext, sizeof(ext), sizeof(dh)))
 		return pmon__err(-PMON_ERRNO__PARSE, "%s: the header is cut short", path);
 	s->header_size = dh.header_size;
 	s->h = (struct pmon__rec_header){ .version = dh.version,
@@ -349,7 +338,7 @@ static bool is_perf(int fd, bool stream, uint8_t *m)
 
 	if (stream)
 		return true; /* standard input: pmon's format needs a file */
-	if (!read_at(fd, m, 8, 0))
+	if (!pmon__read_at(fd, m, 8, 0))
 		return false;
 	for (size_t i = 0; i < PMON_ARRAY_SIZE(magic); i++)
 		if (!memcmp(m, magic[i], 8))
@@ -441,7 +430,7 @@ int pmon__rec_reader_ksyms(struct pmon__rec_reader *s,
 			continue;
 		if (!buf && !(buf = malloc(PMON_CHUNK_RAW_MAX)))
 			return -ENOMEM;
-		if (!read_at(s->fd, buf, c->len, c->off + sizeof(struct pmon_data_chunk)) ||
+		if (!pmon__read_at(s->fd, buf, c->len, c->off + sizeof(struct pmon_data_chunk)) ||
 		    crc32(0L, buf, c->len) != c->crc) {
 			c->bad = true; /* the readers pass these by */
 			continue;
@@ -498,7 +487,7 @@ static const uint8_t *load(struct worker *w, struct chunk *c, size_t *len)
 {
 	uint8_t *stored = c->kind == 'Z' ? w->zbuf : w->buf;
 
-	if (!read_at(w->rd->fd, stored, c->len, c->off + sizeof(struct pmon_data_chunk)) ||
+	if (!pmon__read_at(w->rd->fd, stored, c->len, c->off + sizeof(struct pmon_data_chunk)) ||
 	    crc32(0L, stored, c->len) != c->crc) {
 		c->bad = true;
 		return NULL;

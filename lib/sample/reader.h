@@ -15,9 +15,27 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <errno.h>
 #include <string.h>
+#include <sys/types.h>
+#include <unistd.h>
 
 #include <pmon/sample.h>
+
+/* @n bytes of @fd at @off, whatever short reads and EINTR come in between.
+ * Return: false on an error or the end of the file before @n bytes. */
+static inline bool pmon__read_at(int fd, void *b, size_t n, uint64_t off)
+{
+	for (size_t got = 0; got < n;) {
+		ssize_t r = pread(fd, (uint8_t *)b + got, n - got, (off_t)(off + got));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return false;
+		got += (size_t)r;
+	}
+	return true;
+}
 
 /* A little-endian field of a record at @p, read without an alignment
  * assumption (both formats' readers). */
