@@ -61,8 +61,11 @@ for i, (name, n, period) in enumerate(ev):
         # perf's choose_best_symbol() prefers a local alias to a weak public
         # name, pmon names it by elfutils' rule (the weak public one), so the
         # row is the same samples under another name (issue #26, left open).
+        # And C++ names: perf demangles them (__sanitizer::internal_memcpy, seen
+        # when -a samples an ASan build's processes), pmon prints them as the
+        # symbol table has them (issue #26, left open).
         if (pct < 1.0 or key[-1].startswith("0x") or key[-1].endswith("@plt")
-                or (kind != "dso" and key[-1].startswith("__GI_"))):
+                or (kind != "dso" and (key[-1].startswith("__GI_") or "::" in key[-1]))):
             continue
         got = mine.get(key, 0.0)
         print("#   %-40s perf %6.2f%%  pmon %6.2f%%" % (" ".join(key), pct, got))
