@@ -65,7 +65,11 @@ for i, (name, n, period) in enumerate(ev):
         # when -a samples an ASan build's processes), pmon prints them as the
         # symbol table has them (issue #26, left open).
         if (pct < 1.0 or key[-1].startswith("0x") or key[-1].endswith("@plt")
-                or (kind != "dso" and (key[-1].startswith("__GI_") or "::" in key[-1]))):
+                or (kind != "dso" and (key[-1].startswith("__GI_") or "::" in key[-1]))
+                # the C library's and the loader's aliases (brk/__brk) are named
+                # by another rule too: by name, only the program's own and the
+                # kernel's symbols are compared (the DSO rows compare them all)
+                or (kind != "dso" and key[0] not in ("wl-hotcold", "[kernel]"))):
             continue
         got = mine.get(key, 0.0)
         print("#   %-40s perf %6.2f%%  pmon %6.2f%%" % (" ".join(key), pct, got))
