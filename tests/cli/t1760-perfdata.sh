@@ -25,23 +25,33 @@ compare() {
 import json, re, sys
 kind, ptxt, pjson = sys.argv[1:4]
 ev, rows = [], {}
+# perf report prints the header's count in its own units: above 1000
+# samples "1K" (convert_unit(): value / 1000, truncated), so the exact
+# count is the sum of the -n column (every row is printed), and the
+# header is only checked to agree with it.
+units = {"": 1, "K": 1000, "M": 1000 ** 2, "G": 1000 ** 3}
+hdr = []
 for l in open(ptxt):
-    m = re.match(r"# Samples: (\d+)\s+of event '([^']+)'", l)
+    m = re.match(r"# Samples: (\d+)([KMG]?)\s+of event '([^']+)'", l)
     if m:
-        ev.append([m.group(2), int(m.group(1)), None]); continue
+        ev.append([m.group(3), 0, None])
+        hdr.append((int(m.group(1)), units[m.group(2)])); continue
     m = re.match(r"# Event count \(approx\.\): (\d+)", l)
     if m and ev:
         ev[-1][2] = int(m.group(1)); continue
     if l.startswith("#") or not ev:
         continue
     if kind == "dso":
-        m = re.match(r"\s*([\d.]+)%\s+(\S+)\s*$", l)
-        key = m and (m.group(2).replace("[kernel.kallsyms]", "[kernel]"),)
+        m = re.match(r"\s*([\d.]+)%\s+(\d+)\s+(\S+)\s*$", l)
+        key = m and (m.group(3).replace("[kernel.kallsyms]", "[kernel]"),)
     else:
-        m = re.match(r"\s*([\d.]+)%\s+(\S+)\s+\[.\]\s+(\S+)\s*$", l)
-        key = m and (m.group(2).replace("[kernel.kallsyms]", "[kernel]"), m.group(3))
+        m = re.match(r"\s*([\d.]+)%\s+(\d+)\s+(\S+)\s+\[.\]\s+(\S+)\s*$", l)
+        key = m and (m.group(3).replace("[kernel.kallsyms]", "[kernel]"), m.group(4))
     if m:
         rows.setdefault(len(ev) - 1, []).append((key, float(m.group(1))))
+        ev[-1][1] += int(m.group(2))
+for (n, unit), e in zip(hdr, ev):
+    assert e[1] // unit == n, ("perf's -n rows do not add up to its header", n, unit, e)
 d = json.load(open(pjson))
 pev = d["events"]
 assert len(pev) == len(ev), ([e["name"] for e in pev], ev)
@@ -83,7 +93,7 @@ same_as_perf() {
 	shift 2
 	for kind in dso sym; do
 		if [ $kind = dso ]; then ps=dso ms=dso; else ps=dso,sym ms=symbol; fi
-		perf report -i "$f" --stdio --no-children -g none --sort $ps "$@" \
+		perf report -i "$f" --stdio --no-children -g none -n --sort $ps "$@" \
 			>"$TMP/perf.txt" 2>"$TMP/perf.err" || cat "$TMP/perf.err"
 		run_pmon 0 report -i "$f" --sort $ms --limit 1000 --format json
 		check "$what, --sort $ps: samples and period per event, top rows as perf report's" \
