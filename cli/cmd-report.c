@@ -167,12 +167,13 @@ int cmd_report(int argc, char **argv)
 	static const enum pmon_report_sort sort_by[] = { PMON_SORT_SYMBOL, PMON_SORT_DSO,
 							 PMON_SORT_LINE, PMON_SORT_SYMBOL,
 							 PMON_SORT_SYMBOL };
-	const char *in = "pmon.data", *outpath = NULL, *debug_dir = NULL;
+	const char *in = "pmon.data", *outpath = NULL;
 	const char *stack_event = NULL;
 	unsigned long limit = 0, width = 1200;
 	int fmti = 0, sorti = 0;
 	bool no_inline = false;
 	double min_pct = 0.5;
+	struct cli_symbols syms = { 0 };
 	const struct cli_option options[] = {
 		CLI_OPT_STRING('i', "input", &in, "FILE", "the recording (default pmon.data)"),
 		CLI_OPT_CHOICE(0, "sort", &sorti, "KEY", sorts,
@@ -200,7 +201,7 @@ int cmd_report(int argc, char **argv)
 		CLI_OPT_FLAG(0, "no-inline", &no_inline,
 			     "stacks without the inlined functions (by default each\n"
 			     "address's inlined callees are frames too, from DWARF)"),
-		CLI_OPT_DEBUG_DIR(&debug_dir),
+		CLI_OPT_SYMBOLS(&syms),
 		CLI_OPT_OUTPUT(&outpath, "OUT", "write to OUT instead of standard output"),
 		CLI_OPT_END(),
 	};
@@ -228,7 +229,9 @@ int cmd_report(int argc, char **argv)
 	bool stacks = graph || (strcmp(fmt, "text") && strcmp(fmt, "json"));
 	struct pmon_report_opts ro = { .sz = sizeof(ro),
 				       .sort = sort,
-				       .debug_dir = debug_dir,
+				       .debug_dir = syms.debug_dir,
+				       .symfs = syms.symfs,
+				       .kallsyms = syms.kallsyms,
 				       .inlines = inl && stacks,
 				       .no_stacks = !stacks,
 				       .event = stack_event };

@@ -207,6 +207,14 @@ struct pmon_report_opts {
 	/* The entries alone: no call stacks are collected (->stacks stays
 	 * empty), which saves the memory and time of the distinct chains. */
 	bool no_stacks;
+	/* Binaries are looked up under this directory (the recorded path
+	 * appended), as perf's --symfs: another machine's files. */
+	const char *symfs;
+	/* The kernel's symbols from this kallsyms file, whatever kernel the
+	 * recording was made on (perf's --kallsyms). Without it: the
+	 * recording's own, else this machine's when it runs the recorded
+	 * kernel (same build id), else perf's build-id cache's copy. */
+	const char *kallsyms;
 };
 
 /* One sampled event of a recording. */

@@ -450,6 +450,18 @@ int pmon__rec_reader_ksyms(struct pmon__rec_reader *s,
 							  .ksym = { k.start, k.end, name } };
 				err = name ? fn(arg, &r) : -ENOMEM;
 				free(name);
+			} else if (k.type == PMON_RECORD_VDSO && k.size >= sizeof(struct pmon_record_vdso)) {
+				struct pmon_record_vdso v;
+				memcpy(&v, buf + off, sizeof(v));
+				if (v.len <= k.size - sizeof(v)) {
+					struct pmon__record r = { .type = k.type,
+								  .misc = k.misc,
+								  .size = k.size,
+								  .raw = buf + off };
+					r.vdso.image = buf + off + sizeof(v);
+					r.vdso.len = (size_t)v.len;
+					err = fn(arg, &r);
+				}
 			}
 			off += k.size;
 		}
