@@ -66,10 +66,11 @@ static double rank_share(const struct pmon_report *r, const struct pmon_report_e
 	return r->children ? children_share(r, e) : share(r, e);
 }
 
-static const char *const key_name[] = { [PMON_SORT_SYMBOL] = "symbol", [PMON_SORT_DSO] = "dso",
-					[PMON_SORT_LINE] = "line",     [PMON_SORT_COMM] = "comm",
-					[PMON_SORT_PID] = "pid",       [PMON_SORT_TID] = "tid",
-					[PMON_SORT_CPU] = "cpu" };
+static const char *const key_name[] = {
+	[PMON_SORT_SYMBOL] = "symbol", [PMON_SORT_DSO] = "dso", [PMON_SORT_LINE] = "line",
+	[PMON_SORT_COMM] = "comm",     [PMON_SORT_PID] = "pid", [PMON_SORT_TID] = "tid",
+	[PMON_SORT_CPU] = "cpu"
+};
 
 /* The keys of @en a view was sorted by, into the JSON object @e. */
 static void json_keys(const struct pmon_report *r, const struct pmon_report_entry *en, json_t *e)
@@ -77,19 +78,35 @@ static void json_keys(const struct pmon_report *r, const struct pmon_report_entr
 	for (size_t k = 0; k < r->nkeys; k++) {
 		json_t *v = NULL;
 		switch (r->keys[k]) {
-		case PMON_SORT_SYMBOL: v = json_string(en->symbol); break;
-		case PMON_SORT_DSO: v = json_string(en->dso); break;
-		case PMON_SORT_LINE: v = json_string(en->line); break;
-		case PMON_SORT_COMM: v = json_string(en->comm); break;
-		case PMON_SORT_PID: v = json_integer(en->pid); break;
-		case PMON_SORT_TID: v = json_integer(en->tid); break;
-		case PMON_SORT_CPU: v = json_integer((int)en->cpu); break;
+		case PMON_SORT_SYMBOL:
+			v = json_string(en->symbol);
+			break;
+		case PMON_SORT_DSO:
+			v = json_string(en->dso);
+			break;
+		case PMON_SORT_LINE:
+			v = json_string(en->line);
+			break;
+		case PMON_SORT_COMM:
+			v = json_string(en->comm);
+			break;
+		case PMON_SORT_PID:
+			v = json_integer(en->pid);
+			break;
+		case PMON_SORT_TID:
+			v = json_integer(en->tid);
+			break;
+		case PMON_SORT_CPU:
+			v = json_integer((int)en->cpu);
+			break;
 		}
 		json_object_set_new(e, key_name[r->keys[k]], v);
 	}
 	if (r->children) {
-		json_object_set_new(e, "children_samples", json_integer((json_int_t)en->children_samples));
-		json_object_set_new(e, "children_period", json_integer((json_int_t)en->children_period));
+		json_object_set_new(e, "children_samples",
+				    json_integer((json_int_t)en->children_samples));
+		json_object_set_new(e, "children_period",
+				    json_integer((json_int_t)en->children_period));
 		json_object_set_new(e, "children_percent", json_real(children_share(r, en)));
 	}
 }
@@ -128,12 +145,13 @@ static int print_json(FILE *out, const struct pmon_report *r, enum pmon_report_s
 		json_array_append_new(a, json_entry(r, en, sort));
 	}
 	for (size_t i = 0; i < r->nevents; i++)
-		json_array_append_new(
-			evs, json_pack("{s:s, s:I, s:I, s:I, s:I}", "name", r->events[i].name,
-				       "samples", (json_int_t)r->events[i].samples, "period",
-				       (json_int_t)r->events[i].period, "sample_period",
-				       (json_int_t)r->events[i].sample_period, "freq",
-				       (json_int_t)r->events[i].freq));
+		json_array_append_new(evs,
+				      json_pack("{s:s, s:I, s:I, s:I, s:I}", "name",
+						r->events[i].name, "samples",
+						(json_int_t)r->events[i].samples, "period",
+						(json_int_t)r->events[i].period, "sample_period",
+						(json_int_t)r->events[i].sample_period, "freq",
+						(json_int_t)r->events[i].freq));
 	json_t *j = json_pack("{s:s, s:s, s:I, s:I, s:b, s:o, s:o}", "event", r->header.event,
 			      "command", r->header.command, "samples", (json_int_t)r->samples,
 			      "lost", (json_int_t)r->lost, "truncated", r->truncated, "events", evs,
@@ -148,11 +166,11 @@ static int print_json(FILE *out, const struct pmon_report *r, enum pmon_report_s
 		json_object_set_new(j, "children", json_boolean(r->children));
 	}
 	if (r->warning[0])
-		json_object_set_new(j, "damaged",
-				    json_pack("{s:I, s:I, s:I, s:s}", "chunks",
-					      (json_int_t)r->damaged_chunks, "bytes",
-					      (json_int_t)r->damaged_bytes, "samples_estimate",
-					      (json_int_t)r->damaged_samples, "warning", r->warning));
+		json_object_set_new(
+			j, "damaged",
+			json_pack("{s:I, s:I, s:I, s:s}", "chunks", (json_int_t)r->damaged_chunks,
+				  "bytes", (json_int_t)r->damaged_bytes, "samples_estimate",
+				  (json_int_t)r->damaged_samples, "warning", r->warning));
 	json_dumpf(j, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	fputc('\n', out);
 	json_decref(j);
@@ -181,7 +199,8 @@ static void print_table_head(FILE *out, const struct pmon_report *r, size_t ev)
 	char p[4096];
 
 	if (simulated(r))
-		fprintf(out, "# pmon report: %llu simulated %s events at %llu distinct instructions",
+		fprintf(out,
+			"# pmon report: %llu simulated %s events at %llu distinct instructions",
 			(unsigned long long)r->events[ev].period,
 			cli_printable(r->events[ev].name, p, sizeof(p)),
 			(unsigned long long)r->events[ev].samples);
@@ -194,8 +213,9 @@ static void print_table_head(FILE *out, const struct pmon_report *r, size_t ev)
 		fprintf(out, "; %llu LOST", (unsigned long long)r->lost);
 	fputc('\n', out);
 	if (simulated(r))
-		fprintf(out, "# percent: of the simulated events; insns: the distinct "
-			     "instructions that had them\n");
+		fprintf(out,
+			"# percent: of the simulated events; insns: the distinct "
+			"instructions that had them\n");
 }
 
 /* A view's row: its shares and samples, then one column per key. */
@@ -211,11 +231,18 @@ static void print_view_row(FILE *out, const struct pmon_report *r,
 		bool last = k + 1 == r->nkeys;
 		switch (r->keys[k]) {
 		case PMON_SORT_COMM:
-			fprintf(out, "  %-*s", last ? 0 : 16, cli_printable(en->comm, p, sizeof(p)));
+			fprintf(out, "  %-*s", last ? 0 : 16,
+				cli_printable(en->comm, p, sizeof(p)));
 			break;
-		case PMON_SORT_PID: fprintf(out, "  %7u", en->pid); break;
-		case PMON_SORT_TID: fprintf(out, "  %7u", en->tid); break;
-		case PMON_SORT_CPU: fprintf(out, "  %3d", (int)en->cpu); break;
+		case PMON_SORT_PID:
+			fprintf(out, "  %7u", en->pid);
+			break;
+		case PMON_SORT_TID:
+			fprintf(out, "  %7u", en->tid);
+			break;
+		case PMON_SORT_CPU:
+			fprintf(out, "  %3d", (int)en->cpu);
+			break;
 		case PMON_SORT_DSO:
 			fprintf(out, "  %-*s", last ? 0 : 24, cli_printable(en->dso, p, sizeof(p)));
 			break;
@@ -224,7 +251,8 @@ static void print_view_row(FILE *out, const struct pmon_report *r,
 				cli_printable(en->symbol, p, sizeof(p)));
 			break;
 		case PMON_SORT_LINE:
-			fprintf(out, "  %-*s", last ? 0 : 24, cli_printable(en->line, p, sizeof(p)));
+			fprintf(out, "  %-*s", last ? 0 : 24,
+				cli_printable(en->line, p, sizeof(p)));
 			break;
 		}
 	}
@@ -233,10 +261,11 @@ static void print_view_row(FILE *out, const struct pmon_report *r,
 
 static void print_view_head(FILE *out, const struct pmon_report *r)
 {
-	static const int width[] = { [PMON_SORT_SYMBOL] = 40, [PMON_SORT_DSO] = 24,
-				     [PMON_SORT_LINE] = 24,   [PMON_SORT_COMM] = 16,
-				     [PMON_SORT_PID] = 7,     [PMON_SORT_TID] = 7,
-				     [PMON_SORT_CPU] = 3 };
+	static const int width[] = {
+		[PMON_SORT_SYMBOL] = 40, [PMON_SORT_DSO] = 24, [PMON_SORT_LINE] = 24,
+		[PMON_SORT_COMM] = 16,	 [PMON_SORT_PID] = 7,  [PMON_SORT_TID] = 7,
+		[PMON_SORT_CPU] = 3
+	};
 
 	fputc('#', out);
 	if (r->children)
@@ -246,7 +275,10 @@ static void print_view_head(FILE *out, const struct pmon_report *r)
 	for (size_t k = 0; k < r->nkeys; k++) {
 		enum pmon_report_sort key = r->keys[k];
 		bool num = key == PMON_SORT_PID || key == PMON_SORT_TID || key == PMON_SORT_CPU;
-		fprintf(out, "  %*s", k + 1 == r->nkeys && !num ? 0 : num ? width[key] : -width[key],
+		fprintf(out, "  %*s",
+			k + 1 == r->nkeys && !num ? 0
+				: num		  ? width[key]
+						  : -width[key],
 			key_name[key]);
 	}
 	fputc('\n', out);
@@ -374,6 +406,38 @@ int report_sim_profile(const char *path, struct pmon_sim_profile *out)
 	return 0;
 }
 
+/* What pmon report writes, and how. */
+struct shown {
+	const char *fmt;
+	int graph; /* 1: caller, 2: callee */
+	unsigned width;
+	double min_pct;
+	enum pmon_report_sort sort;
+	size_t limit;
+	double pct_limit;
+};
+
+/* The report in its format. Return: 0 or -errno. */
+static int write_report(FILE *out, const struct pmon_report *r, const struct shown *h)
+{
+	if (!strcmp(h->fmt, "folded"))
+		return pmon_report_write_folded(r, out);
+	if (!strcmp(h->fmt, "flamegraph"))
+		return pmon_report_write_flamegraph(r, out, h->width);
+	if (!strcmp(h->fmt, "speedscope"))
+		return pmon_report_write_speedscope(r, out);
+	if (!strcmp(h->fmt, "pprof"))
+		return pmon_report_write_pprof(r, out);
+	if (h->graph)
+		return pmon_report_write_callgraph(r, out, h->graph == 2, h->min_pct,
+						   !strcmp(h->fmt, "json"));
+	if (!strcmp(h->fmt, "json"))
+		print_json(out, r, h->sort, h->limit, h->pct_limit);
+	else
+		print_entries(out, r, h->sort, h->limit, h->pct_limit);
+	return 0;
+}
+
 /* The options of pmon report that perf report has too (issue #27). */
 struct views {
 	const char *sort, *comms, *dsos, *symbols, *pids, *tids, *cpus, *time;
@@ -430,8 +494,8 @@ static int views_opts(struct views *vw, const char *fmt, int graph, struct pmon_
 	ro->comms = vw->comms, ro->dsos = vw->dsos, ro->symbols = vw->symbols;
 	ro->pids = vw->pids, ro->tids = vw->tids, ro->cpus = vw->cpus, ro->time = vw->time;
 	ro->children = vw->children && !vw->no_children;
-	bool view = ro->sort_keys || ro->comms || ro->dsos || ro->symbols || ro->pids ||
-		ro->tids || ro->cpus || ro->time || ro->children;
+	bool view = ro->sort_keys || ro->comms || ro->dsos || ro->symbols || ro->pids || ro->tids ||
+		ro->cpus || ro->time || ro->children;
 	if (view && (graph || (strcmp(fmt, "text") && strcmp(fmt, "json")))) {
 		cli_error("--sort KEYS, the filters and --children make the text and json "
 			  "tables: not %s%s",
@@ -478,7 +542,8 @@ int cmd_report(int argc, char **argv)
 		CLI_OPT_STRING('d', "dsos", &vw.dsos, "LIST",
 			       "only samples in these files (base name or path)"),
 		CLI_OPT_STRING(0, "dso", &vw.dsos, "LIST", NULL),
-		CLI_OPT_STRING('S', "symbols", &vw.symbols, "LIST", "only samples in these functions"),
+		CLI_OPT_STRING('S', "symbols", &vw.symbols, "LIST",
+			       "only samples in these functions"),
 		CLI_OPT_STRING(0, "symbol", &vw.symbols, "LIST", NULL),
 		CLI_OPT_STRING(0, "time", &vw.time, "T",
 			       "only samples in START,STOP (seconds of the recording's\n"
@@ -533,7 +598,9 @@ int cmd_report(int argc, char **argv)
 	const char *fmt = formats[fmti];
 	enum pmon_report_sort sort;
 	int graph; /* 1: caller, 2: callee */
-	struct pmon_report_opts ro = { .sz = sizeof(ro), .debug_dir = debug_dir, .event = stack_event };
+	struct pmon_report_opts ro = { .sz = sizeof(ro),
+				       .debug_dir = debug_dir,
+				       .event = stack_event };
 	if (sort_of(&vw, &sort, &graph, &ro) || views_opts(&vw, fmt, graph, &ro))
 		return CLI_USAGE;
 	if (min_pct < 0)
@@ -575,21 +642,8 @@ int cmd_report(int argc, char **argv)
 	}
 	if (vw.header && !strcmp(fmt, "text"))
 		print_header(out, &r, in);
-	if (!strcmp(fmt, "folded"))
-		err = pmon_report_write_folded(&r, out);
-	else if (!strcmp(fmt, "flamegraph"))
-		err = pmon_report_write_flamegraph(&r, out, (unsigned)width);
-	else if (!strcmp(fmt, "speedscope"))
-		err = pmon_report_write_speedscope(&r, out);
-	else if (!strcmp(fmt, "pprof"))
-		err = pmon_report_write_pprof(&r, out);
-	else if (graph)
-		err = pmon_report_write_callgraph(&r, out, graph == 2, min_pct,
-						  !strcmp(fmt, "json"));
-	else if (!strcmp(fmt, "json"))
-		print_json(out, &r, sort, limit, vw.pct_limit);
-	else
-		print_entries(out, &r, sort, limit, vw.pct_limit);
+	struct shown how = { fmt, graph, (unsigned)width, min_pct, sort, limit, vw.pct_limit };
+	err = write_report(out, &r, &how);
 	if (err && err != -EIO) {
 		cli_error("--format %s: %s", fmt, strerror(-err));
 		rc = CLI_FAIL;

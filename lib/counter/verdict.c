@@ -111,7 +111,7 @@ static void kernel_verdicts(const struct pmon_cpu_info *ci, const struct pmon_ke
 	 * software event and, where the 'tracepoint' PMU exists, tracepoints
 	 * sample as well as hardware events do (issue #27). */
 	const char *tp = !k->has_tracepoints ? ""
-			 : k->paranoid > -1  ? ", tracepoints (with root or CAP_PERFMON)"
+		: k->paranoid > -1	     ? ", tracepoints (with root or CAP_PERFMON)"
 					     : ", tracepoints";
 	if (hw)
 		setv(&out[PMON_VERDICT_SAMPLING], PMON_VERDICT_YES,

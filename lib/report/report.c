@@ -498,8 +498,7 @@ int pmon_report_read(const char *path, const struct pmon_report_opts *user, stru
 }
 
 /* pmon_report_read() by symbol, DSO or line: the parallel readers. */
-static int report_scan(const char *path, const struct pmon_report_opts *opts,
-		       struct pmon_report *r)
+static int report_scan(const char *path, const struct pmon_report_opts *opts, struct pmon_report *r)
 {
 	struct ctx x;
 	int err;

@@ -115,8 +115,8 @@ static const struct {
 	const char *name;
 	enum pmon_report_sort key;
 } key_names[] = {
-	{ "comm", PMON_SORT_COMM }, { "pid", PMON_SORT_PID },	 { "tid", PMON_SORT_TID },
-	{ "cpu", PMON_SORT_CPU },   { "dso", PMON_SORT_DSO },	 { "symbol", PMON_SORT_SYMBOL },
+	{ "comm", PMON_SORT_COMM },  { "pid", PMON_SORT_PID },	 { "tid", PMON_SORT_TID },
+	{ "cpu", PMON_SORT_CPU },    { "dso", PMON_SORT_DSO },	 { "symbol", PMON_SORT_SYMBOL },
 	{ "sym", PMON_SORT_SYMBOL }, { "line", PMON_SORT_LINE }, { "srcline", PMON_SORT_LINE },
 };
 
@@ -126,7 +126,8 @@ static int parse_keys(struct view *v, const char *spec)
 
 	pmon__strlcpy(buf, spec, sizeof(buf));
 	if (!buf[0])
-		return pmon__err(-EINVAL, "no sort key given (comm, pid, tid, cpu, dso, symbol, line)");
+		return pmon__err(-EINVAL,
+				 "no sort key given (comm, pid, tid, cpu, dso, symbol, line)");
 	for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
 		size_t i = 0;
 		while (i < PMON_ARRAY_SIZE(key_names) && strcmp(key_names[i].name, t))
@@ -146,7 +147,8 @@ static int parse_keys(struct view *v, const char *spec)
 		v->keys[v->nkeys++] = key_names[i].key;
 	}
 	if (!v->nkeys)
-		return pmon__err(-EINVAL, "no sort key given (comm, pid, tid, cpu, dso, symbol, line)");
+		return pmon__err(-EINVAL,
+				 "no sort key given (comm, pid, tid, cpu, dso, symbol, line)");
 	return 0;
 }
 
@@ -167,8 +169,10 @@ static int parse_ids(struct idlist *l, const char *spec, const char *what)
 			if (end == s)
 				end = (char *)s - 1;
 		}
-		if (end == t || *end || errno || a > UINT32_MAX || b > UINT32_MAX || b < a || t[0] == '-')
-			return pmon__err(-EINVAL, "%s '%s' is not a number or a range N-M", what, t);
+		if (end == t || *end || errno || a > UINT32_MAX || b > UINT32_MAX || b < a ||
+		    t[0] == '-')
+			return pmon__err(-EINVAL, "%s '%s' is not a number or a range N-M", what,
+					 t);
 		if (l->n == VIEW_LIST_MAX)
 			return pmon__err(-EINVAL, "more than %d %ss", VIEW_LIST_MAX, what);
 		l->lo[l->n] = (uint32_t)a;
@@ -284,7 +288,8 @@ static int parse_time(struct view *v, const char *spec)
 		} else {
 			const char *comma = strchr(t, ',');
 			r->lo = 0, r->hi = UINT64_MAX;
-			if (!comma || (comma > t && !parse_seconds(t, (size_t)(comma - t), &r->lo)) ||
+			if (!comma ||
+			    (comma > t && !parse_seconds(t, (size_t)(comma - t), &r->lo)) ||
 			    (comma[1] && !parse_seconds(comma + 1, strlen(comma + 1), &r->hi)) ||
 			    r->hi < r->lo)
 				return pmon__err(-EINVAL,
@@ -301,8 +306,9 @@ static int parse_time(struct view *v, const char *spec)
 
 bool pmon__view_wanted(const struct pmon_report_opts *o)
 {
-	return o && (o->sort_keys || o->comms || o->dsos || o->symbols || o->pids || o->tids ||
-		     o->cpus || o->time || o->children);
+	return o &&
+		(o->sort_keys || o->comms || o->dsos || o->symbols || o->pids || o->tids ||
+		 o->cpus || o->time || o->children);
 }
 
 static int view_parse(struct view *v, const struct pmon_report_opts *o)
@@ -525,8 +531,9 @@ static int resolve_percents(struct view *v, const char *path)
 	const struct pmon__rec_ops ops = { .record = span_sample, .ordered = span_ordered };
 
 	if (!strcmp(path, "-"))
-		return pmon__err(-EINVAL, "time percents need the recording's span, read before "
-					  "the samples: not from standard input");
+		return pmon__err(-EINVAL,
+				 "time percents need the recording's span, read before "
+				 "the samples: not from standard input");
 	struct pmon__rec_reader *rd = pmon__rec_reader_open(path, &h);
 	if (!rd)
 		return -errno;
@@ -535,8 +542,8 @@ static int resolve_percents(struct view *v, const char *path)
 	if (err)
 		return err;
 	if (!(h.sample_type & PERF_SAMPLE_TIME))
-		return pmon__err(-EINVAL, "%s: its samples carry no time: --time cannot select them",
-				 path);
+		return pmon__err(-EINVAL,
+				 "%s: its samples carry no time: --time cannot select them", path);
 	uint64_t span = v->last - v->first;
 	for (size_t i = 0; i < v->ntr; i++) {
 		struct trange *t = &v->tr[i];

@@ -113,7 +113,8 @@ static int writer_open(const char *path, const struct pmon_data_header *h,
 	pmon__strlcpy(dh.command, h->command, sizeof(dh.command));
 	struct pmon_data_disk_header_ext ext = { .regs_user = h->regs_user,
 						 .flags = h->flags,
-						 .captured = h->captured ? h->captured : time(NULL) };
+						 .captured =
+							 h->captured ? h->captured : time(NULL) };
 	struct utsname un;
 	if (h->hostname[0])
 		pmon__strlcpy(ext.hostname, h->hostname, sizeof(ext.hostname));

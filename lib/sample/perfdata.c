@@ -680,7 +680,8 @@ static void fill_header(struct pmon__perf_reader *p, struct pmon__rec_header *h)
 	/* perf writes no system-wide flag: its command line says -a. */
 	char words[256];
 	pmon__strlcpy(words, p->info.cmdline, sizeof(words));
-	for (char *save = NULL, *w = strtok_r(words, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+	for (char *save = NULL, *w = strtok_r(words, " ", &save); w;
+	     w = strtok_r(NULL, " ", &save)) {
 		if (!strcmp(w, "--"))
 			break;
 		if (!strcmp(w, "-a") || !strcmp(w, "--all-cpus"))

@@ -317,7 +317,7 @@ static int read_header(struct pmon__rec_reader *s)
 	/* The extension as far as header_size holds it: 8 bytes in version 2's
 	 * first files, the whole of it since issue #27. */
 	size_t next = dh.header_size - sizeof(dh) < sizeof(ext) ? dh.header_size - sizeof(dh)
-								  : sizeof(ext);
+								: sizeof(ext);
 	if (next && !pmon__read_at(s->fd, &ext, next, sizeof(dh)))
 		return pmon__err(-PMON_ERRNO__PARSE, "%s: the header is cut short", path);
 	s->header_size = dh.header_size;

@@ -391,11 +391,36 @@ static void test_report__sample_fields(void **state)
 /* Two synthetic profiles: hot shrinks, cold grows, new only in the second. */
 static void test_report__diff_matches_and_deltas(void **state)
 {
-	struct pmon_report_entry eb[] = { { .event = 0, .symbol = "hot", .dso = "a.out", .line = "", .samples = 70, .period = 700 },
-					  { .event = 0, .symbol = "cold", .dso = "a.out", .line = "", .samples = 30, .period = 300 } };
-	struct pmon_report_entry en[] = { { .event = 0, .symbol = "cold", .dso = "a.out", .line = "", .samples = 60, .period = 600 },
-					  { .event = 0, .symbol = "hot", .dso = "a.out", .line = "", .samples = 20, .period = 200 },
-					  { .event = 0, .symbol = "new", .dso = "b.so", .line = "", .samples = 20, .period = 200 } };
+	struct pmon_report_entry eb[] = { { .event = 0,
+					    .symbol = "hot",
+					    .dso = "a.out",
+					    .line = "",
+					    .samples = 70,
+					    .period = 700 },
+					  { .event = 0,
+					    .symbol = "cold",
+					    .dso = "a.out",
+					    .line = "",
+					    .samples = 30,
+					    .period = 300 } };
+	struct pmon_report_entry en[] = { { .event = 0,
+					    .symbol = "cold",
+					    .dso = "a.out",
+					    .line = "",
+					    .samples = 60,
+					    .period = 600 },
+					  { .event = 0,
+					    .symbol = "hot",
+					    .dso = "a.out",
+					    .line = "",
+					    .samples = 20,
+					    .period = 200 },
+					  { .event = 0,
+					    .symbol = "new",
+					    .dso = "b.so",
+					    .line = "",
+					    .samples = 20,
+					    .period = 200 } };
 	struct pmon_report_frame frames[] = { { "main", "a.out" },
 					      { "hot", "a.out" },
 					      { "cold", "a.out" } };
