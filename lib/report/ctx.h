@@ -265,6 +265,28 @@ void pmon__stk_free(struct stk_tab *t);
 /* The distinct stacks of the stack event into x->r, outermost caller first. */
 int pmon__name_stacks(struct ctx *x, struct stk_tab *t, bool callchains);
 
+/* ---- view.c: threads' commands, and perf report's views ---------------- */
+
+/* Each thread's command, as the last COMM record said (open addressing by
+ * tid; tid 0 never stored). Zero it to start; free ->e. */
+struct comm_tab {
+	struct comm {
+		uint32_t tid;
+		char name[16]; /* TASK_COMM_LEN */
+	} * e;
+	size_t n, cap;
+	char unknown[16];
+};
+int pmon__comm_set(struct comm_tab *t, uint32_t tid, const char *name);
+/* @tid's command, else its process's, else ":TID" (valid until the next call). */
+const char *pmon__comm_of(struct comm_tab *t, uint32_t pid, uint32_t tid);
+/* Do @o ask for a view (sort keys, filters, children)? */
+bool pmon__view_wanted(const struct pmon_report_opts *o);
+/* pmon_report_read() of a view: the entries keyed, filtered and counted
+ * as @o says. Return: 0, -EINVAL (a bad key, list or range: detail), or
+ * pmon_report_read()'s errors. */
+int pmon__view_read(const char *path, const struct pmon_report_opts *o, struct pmon_report *r);
+
 /* ---- report.c: a walk over the records in file order (script.c) -------- */
 
 struct pmon__record;

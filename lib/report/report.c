@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "internal.h"
 #include "report/ctx.h"
@@ -302,6 +303,9 @@ static void take_header(struct ctx *x, const struct pmon__rec_header *h)
 	r->header.freq = h->freq;
 	pmon__strlcpy(r->header.event, h->event, sizeof(r->header.event));
 	pmon__strlcpy(r->header.command, h->command, sizeof(r->header.command));
+	r->header.flags = h->flags;
+	r->header.captured = h->captured;
+	pmon__strlcpy(r->header.hostname, h->hostname, sizeof(r->header.hostname));
 	pmon__strlcpy(r->events[0].name, h->event, sizeof(r->events[0].name));
 	r->events[0].sample_period = h->period;
 	r->events[0].freq = h->freq;
@@ -493,16 +497,36 @@ void pmon_report_release(struct pmon_report *r)
 	memset(r, 0, sizeof(*r));
 }
 
+static int report_scan(const char *path, const struct pmon_report_opts *opts,
+		       struct pmon_report *r);
+
 int pmon_report_read(const char *path, const struct pmon_report_opts *user, struct pmon_report *r)
 {
 	struct pmon_report_opts oc = { 0 };
 	const struct pmon_report_opts *opts = user ? &oc : NULL;
-	struct ctx x;
 	int err;
 
 	memset(r, 0, sizeof(*r));
 	if ((err = PMON_OPTS_COPY(&oc, user, struct pmon_report_opts, sz)))
 		return err;
+	if (pmon__view_wanted(opts))
+		err = pmon__view_read(path, opts, r);
+	else
+		err = report_scan(path, opts, r);
+	/* When it was recorded: the file's own word, else (perf.data, older
+	 * recordings) its mtime, as perf report's "captured on" is. */
+	struct stat st;
+	if (!err && !r->header.captured && strcmp(path, "-") && !stat(path, &st))
+		r->header.captured = st.st_mtime;
+	return err;
+}
+
+/* pmon_report_read() by symbol, DSO or line: the parallel readers. */
+static int report_scan(const char *path, const struct pmon_report_opts *opts, struct pmon_report *r)
+{
+	struct ctx x;
+	int err;
+
 	ctx_init(&x, r, opts);
 	err = scan(path, &x);
 	if (!err)

@@ -16,6 +16,8 @@
 #include <unistd.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
 #include <zlib.h>
 
 #include <pmon/output.h>
@@ -116,7 +118,15 @@ static int writer_open(const char *path, const struct pmon_data_header *h,
 	dh.freq = h->freq;
 	pmon__strlcpy(dh.event, h->event, sizeof(dh.event));
 	pmon__strlcpy(dh.command, h->command, sizeof(dh.command));
-	struct pmon_data_disk_header_ext ext = { .regs_user = h->regs_user };
+	struct pmon_data_disk_header_ext ext = { .regs_user = h->regs_user,
+						 .flags = h->flags,
+						 .captured =
+							 h->captured ? h->captured : time(NULL) };
+	struct utsname un;
+	if (h->hostname[0])
+		pmon__strlcpy(ext.hostname, h->hostname, sizeof(ext.hostname));
+	else if (!uname(&un))
+		pmon__strlcpy(ext.hostname, un.nodename, sizeof(ext.hostname));
 	int err = write_all(w, &dh, sizeof(dh));
 	if (!err)
 		err = write_all(w, &ext, sizeof(ext));

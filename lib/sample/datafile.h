@@ -27,6 +27,10 @@ struct pmon_data_disk_header {
 
 struct pmon_data_disk_header_ext {
 	uint64_t regs_user; /* sample_regs_user of DWARF-mode samples, else 0 */
+	/* Added by issue #27 (header_size 493): a reader takes what header_size holds. */
+	uint32_t flags; /* PMON_DATA_SYSTEM_WIDE */
+	char hostname[65];
+	int64_t captured; /* Unix seconds when recording began */
 } __attribute__((packed));
 
 /*

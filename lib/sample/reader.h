@@ -63,6 +63,9 @@ struct pmon__rec_header {
 	uint64_t attr_config, period, freq;
 	char event[96];
 	char command[256];
+	uint32_t flags; /* PMON_DATA_SYSTEM_WIDE */
+	char hostname[65];
+	int64_t captured; /* Unix seconds; 0 where the file does not say */
 };
 
 /*

@@ -393,11 +393,36 @@ static void test_report__sample_fields(void **state)
 /* Two synthetic profiles: hot shrinks, cold grows, new only in the second. */
 static void test_report__diff_matches_and_deltas(void **state)
 {
-	struct pmon_report_entry eb[] = { { 0, "hot", "a.out", "", 70, 700 },
-					  { 0, "cold", "a.out", "", 30, 300 } };
-	struct pmon_report_entry en[] = { { 0, "cold", "a.out", "", 60, 600 },
-					  { 0, "hot", "a.out", "", 20, 200 },
-					  { 0, "new", "b.so", "", 20, 200 } };
+	struct pmon_report_entry eb[] = { { .event = 0,
+					    .symbol = "hot",
+					    .dso = "a.out",
+					    .line = "",
+					    .samples = 70,
+					    .period = 700 },
+					  { .event = 0,
+					    .symbol = "cold",
+					    .dso = "a.out",
+					    .line = "",
+					    .samples = 30,
+					    .period = 300 } };
+	struct pmon_report_entry en[] = { { .event = 0,
+					    .symbol = "cold",
+					    .dso = "a.out",
+					    .line = "",
+					    .samples = 60,
+					    .period = 600 },
+					  { .event = 0,
+					    .symbol = "hot",
+					    .dso = "a.out",
+					    .line = "",
+					    .samples = 20,
+					    .period = 200 },
+					  { .event = 0,
+					    .symbol = "new",
+					    .dso = "b.so",
+					    .line = "",
+					    .samples = 20,
+					    .period = 200 } };
 	struct pmon_report_frame frames[] = { { "main", "a.out" },
 					      { "hot", "a.out" },
 					      { "cold", "a.out" } };
