@@ -28,6 +28,12 @@ static uint64_t fnv1a(const char *s)
 	return h;
 }
 
+/* A simulated recording (pmon simulate: attr_type "sim", docs/simulate.md). */
+static bool simulated(const struct pmon_report *r)
+{
+	return r->header.attr_type == 0x6d6973;
+}
+
 /* A clock event's period is in nanoseconds; any other counts events. */
 static bool period_is_ns(const struct pmon_report *r)
 {
@@ -35,19 +41,21 @@ static bool period_is_ns(const struct pmon_report *r)
 		(r->header.attr_config == 0 || r->header.attr_config == 1);
 }
 
-/* A stack's weight: its samples, or in a simulated recording (pmon
- * simulate: attr_type "sim", docs/simulate.md) the events they stand for,
- * since each of its samples is one instruction with its count as period
- * (perf report -g weighs by period too). */
+/* A stack's weight: the events its samples stand for (their periods), as
+ * the flat report and perf report -g weigh them. Counting samples instead
+ * made the call graph disagree with the flat report wherever periods
+ * differ (frequency sampling, a simulated recording's one sample per
+ * instruction). */
 static uint64_t weight(const struct pmon_report *r, const struct pmon_report_stack *s)
 {
-	return r->header.attr_type == 0x6d6973 ? s->period : s->samples;
+	(void)r;
+	return s->period;
 }
 
 /* What weight() counts, for the headers. */
 static const char *weighs(const struct pmon_report *r)
 {
-	return r->header.attr_type == 0x6d6973 ? "simulated events" : "samples";
+	return simulated(r) ? "simulated events" : period_is_ns(r) ? "ns" : "events";
 }
 
 int pmon_report_write_folded(const struct pmon_report *r, FILE *out)
@@ -317,20 +325,23 @@ static json_t *graph_json(struct graph *g, struct node *n)
 	return a;
 }
 
-/* Stacks that ran into frames pmon could not name, and stacks the kernel
- * cut at its limit (kernel.perf_event_max_stack, 127 by default). */
-static void stack_damage(const struct pmon_report *r, uint64_t *unknown, uint64_t *cut)
+/* The samples whose stacks ran into frames pmon could not name, and those
+ * the kernel cut at its limit (kernel.perf_event_max_stack, 127 by
+ * default), of @samples: damage is counted in samples, whatever they weigh. */
+static void stack_damage(const struct pmon_report *r, uint64_t *unknown, uint64_t *cut,
+			 uint64_t *samples)
 {
-	*unknown = *cut = 0;
+	*unknown = *cut = *samples = 0;
 	for (size_t i = 0; i < r->nstacks; i++) {
 		const struct pmon_report_stack *st = &r->stacks[i];
+		*samples += st->samples;
 		for (uint32_t k = 0; k < st->depth; k++)
 			if (unknown_frame(r, st->frame[k])) {
-				*unknown += weight(r, st); /* in the totals' unit */
+				*unknown += st->samples;
 				break;
 			}
 		if (st->depth >= 127)
-			*cut += weight(r, st);
+			*cut += st->samples;
 	}
 }
 
@@ -346,12 +357,13 @@ int pmon_report_write_callgraph(const struct pmon_report *r, FILE *out, bool cal
 		.r = r, .out = out, .total = root->value ? root->value : 1, .callee = callee
 	};
 	g.min = min_percent / 100.0 * (double)g.total;
-	uint64_t unknown, cut;
-	stack_damage(r, &unknown, &cut);
+	uint64_t unknown, cut, nsamples;
+	stack_damage(r, &unknown, &cut, &nsamples);
 	if (json) {
 		json_t *j = json_pack(
-			"{s:s, s:s, s:I, s:s, s:f, s:I, s:I, s:o}", "event", r->header.event,
-			"command", r->header.command, "samples", (json_int_t)root->value, "graph",
+			"{s:s, s:s, s:I, s:s, s:s, s:f, s:I, s:I, s:o}", "event", r->header.event,
+			"command", r->header.command, "samples", (json_int_t)root->value, "unit",
+			weighs(r), "graph",
 			callee ? "callee" : "caller", "min_percent", min_percent,
 			"samples_unknown_frames", (json_int_t)unknown, "samples_cut_short",
 			(json_int_t)cut, "roots", graph_json(&g, root));
@@ -374,7 +386,7 @@ int pmon_report_write_callgraph(const struct pmon_report *r, FILE *out, bool cal
 			fprintf(out,
 				"# %llu of %llu samples' stacks ran into frames pmon could not "
 				"name; %llu were cut short at the kernel's limit (127 frames)\n",
-				(unsigned long long)unknown, (unsigned long long)root->value,
+				(unsigned long long)unknown, (unsigned long long)nsamples,
 				(unsigned long long)cut);
 		fprintf(out, "#\n# %8s %8s  %s\n", "total", "self",
 			callee ? "function, then its callers" : "function");
@@ -404,8 +416,8 @@ int pmon_report_write_flamegraph(const struct pmon_report *r, FILE *out, unsigne
 			width = 200;
 		g.scale = (double)(width - 20) / (double)g.total;
 		g.height = 60 + drawn_depth(root, g.scale) * g.row;
-		uint64_t unknown, cut;
-		stack_damage(r, &unknown, &cut);
+		uint64_t unknown, cut, nsamples;
+		stack_damage(r, &unknown, &cut, &nsamples);
 		if (unknown || cut)
 			g.height += g.row;
 		fprintf(out,
@@ -430,7 +442,7 @@ int pmon_report_write_flamegraph(const struct pmon_report *r, FILE *out, unsigne
 				"(runs of them drawn as one box); %llu were cut short at the "
 				"kernel's limit (127 frames)</text>\n",
 				width / 2, (unsigned long long)unknown,
-				(unsigned long long)root->value, (unsigned long long)cut);
+				(unsigned long long)nsamples, (unsigned long long)cut);
 		fprintf(out, "<g transform=\"translate(10,0)\">\n");
 		fg_draw(&g, root, 0, 0);
 		fprintf(out, "</g>\n</svg>\n");
