@@ -34,10 +34,28 @@ static bool simulated(const struct pmon_report *r)
 	return r->header.attr_type == 0x6d6973;
 }
 
-/* A clock event's period is in nanoseconds; any other counts events. */
+/* The event the stacks are of (pmon_report_opts.event, default the first):
+ * each export is of that one event, named as it was recorded. */
+static const char *event_name(const struct pmon_report *r)
+{
+	if (!r->nevents)
+		return r->header.event;
+	return r->events[r->stack_event < r->nevents ? r->stack_event : 0].name;
+}
+
+/* A clock event's period is in nanoseconds; any other counts events. The
+ * header's attr describes the first event only: the others are known by
+ * name (with their modifiers, "cpu-clock:u", left off). */
 static bool period_is_ns(const struct pmon_report *r)
 {
-	return r->header.attr_type == 1 /* PERF_TYPE_SOFTWARE */ &&
+	const char *n = event_name(r);
+	size_t len = strcspn(n, ":/");
+
+	if (simulated(r))
+		return false;
+	if ((len == 9 && !strncmp(n, "cpu-clock", 9)) || (len == 10 && !strncmp(n, "task-clock", 10)))
+		return true;
+	return r->nevents <= 1 && r->header.attr_type == 1 /* PERF_TYPE_SOFTWARE */ &&
 		(r->header.attr_config == 0 || r->header.attr_config == 1);
 }
 
@@ -361,7 +379,7 @@ int pmon_report_write_callgraph(const struct pmon_report *r, FILE *out, bool cal
 	stack_damage(r, &unknown, &cut, &nsamples);
 	if (json) {
 		json_t *j = json_pack(
-			"{s:s, s:s, s:I, s:s, s:s, s:f, s:I, s:I, s:o}", "event", r->header.event,
+			"{s:s, s:s, s:I, s:s, s:s, s:f, s:I, s:I, s:o}", "event", event_name(r),
 			"command", r->header.command, "samples", (json_int_t)root->value, "unit",
 			weighs(r), "graph",
 			callee ? "callee" : "caller", "min_percent", min_percent,
@@ -376,7 +394,7 @@ int pmon_report_write_callgraph(const struct pmon_report *r, FILE *out, bool cal
 		fprintf(out,
 			"# pmon report: %llu %s of %s%s%s%s, call graph %s (nodes under "
 			"%.1f%% left out)\n",
-			(unsigned long long)root->value, weighs(r), r->header.event,
+			(unsigned long long)root->value, weighs(r), event_name(r),
 			r->header.command[0] ? " in '" : "", r->header.command,
 			r->header.command[0] ? "'" : "",
 			callee ? "from each sampled function up through its callers"
@@ -428,7 +446,7 @@ int pmon_report_write_flamegraph(const struct pmon_report *r, FILE *out, unsigne
 			"<text x=\"%u\" y=\"24\" text-anchor=\"middle\" font-size=\"16\">",
 			width, g.height, width, g.height, width / 2);
 		fputs("pmon flame graph: ", out);
-		xml_text(out, r->header.event, 200);
+		xml_text(out, event_name(r), 200);
 		if (r->header.command[0]) {
 			fputs(" in '", out);
 			xml_text(out, r->header.command, 200);
@@ -473,7 +491,7 @@ int pmon_report_write_speedscope(const struct pmon_report *r, FILE *out)
 		json_array_append_new(weights, json_integer((json_int_t)r->stacks[i].period));
 		end += r->stacks[i].period;
 	}
-	pmon__fmt(name, sizeof(name), "%s%s%s%s", r->header.event,
+	pmon__fmt(name, sizeof(name), "%s%s%s%s", event_name(r),
 		  r->header.command[0] ? " in '" : "", r->header.command,
 		  r->header.command[0] ? "'" : "");
 	json_t *j =
@@ -572,11 +590,12 @@ int pmon_report_write_pprof(const struct pmon_report *r, FILE *out)
 	if ((nf && (!fn || !fnp || !loc || !locp || !line || !linep || !map || !mapp)) ||
 	    (ns && (!smp || !smpp || !values)) || !ids)
 		goto out;
-	const char *unit = period_is_ns(r) ? "nanoseconds" : "events";
+	/* pprof's units: "nanoseconds" is a time it prints as such, "count" a number. */
+	const char *unit = period_is_ns(r) ? "nanoseconds" : "count";
 	str_index(&st, ""); /* pprof's string 0 */
 	vt[0].type = str_index(&st, "samples");
 	vt[0].unit = str_index(&st, "count");
-	vt[1].type = str_index(&st, r->header.event);
+	vt[1].type = str_index(&st, event_name(r));
 	vt[1].unit = str_index(&st, unit);
 	pt.type = vt[1].type;
 	pt.unit = vt[1].unit;
@@ -670,7 +689,8 @@ int pmon_report_write_pprof(const struct pmon_report *r, FILE *out)
 	p.n_string_table = st.n;
 	p.string_table = st.s;
 	p.period_type = &pt;
-	p.period = (int64_t)r->header.period;
+	p.period = (int64_t)(r->nevents ? r->events[r->stack_event % r->nevents].sample_period
+				       : r->header.period);
 	size_t len = perftools__profiles__profile__get_packed_size(&p);
 	buf = malloc(len ? len : 1);
 	if (!buf)

@@ -29,4 +29,43 @@ assert cg["unit"] == "events", cg["unit"]
 assert abs(want - got_cg) < 0.1 and abs(want - got_f) < 0.1, (want, got_cg, got_f)
 PY
 
+# Each export is of one event (--event, default the first), named with its
+# unit: page faults are counted, cpu-clock's periods are nanoseconds.
+run_pmon 0 record -e cpu-clock,page-faults -g -o "$TMP/two.data" -- "$T" 20000
+for ev in cpu-clock page-faults; do
+	run_pmon 0 report -i "$TMP/two.data" --event $ev --format speedscope -o "$TMP/$ev.ss.json"
+	run_pmon 0 report -i "$TMP/two.data" --event $ev --format flamegraph -o "$TMP/$ev.svg"
+	run_pmon 0 report -i "$TMP/two.data" --event $ev --sort caller -o "$TMP/$ev.caller"
+	run_pmon 0 report -i "$TMP/two.data" --event $ev --sort caller --format json -o "$TMP/$ev.caller.json"
+	run_pmon 0 report -i "$TMP/two.data" --event $ev --format pprof -o "$TMP/$ev.pb.gz"
+done
+check "speedscope: each profile named after its event, in its unit" python3 - "$TMP" <<'PY'
+import json, sys
+for ev, unit in (("cpu-clock", "nanoseconds"), ("page-faults", "none")):
+    s = json.load(open("%s/%s.ss.json" % (sys.argv[1], ev)))
+    for p in s["profiles"]:
+        assert p["unit"] == unit and p["name"].startswith(ev + " "), (ev, p["unit"], p["name"])
+PY
+check "flame graph and caller header name the one event and its unit" python3 - "$TMP" <<'PY'
+import json, re, sys
+for ev, unit in (("cpu-clock", "ns"), ("page-faults", "events")):
+    svg = open("%s/%s.svg" % (sys.argv[1], ev)).read()
+    assert re.search(r"pmon flame graph: %s in '[^']*', \d+ %s<" % (ev, unit), svg), (ev, svg[:600])
+    head = open("%s/%s.caller" % (sys.argv[1], ev)).readline()
+    assert re.match(r"# pmon report: \d+ %s of %s in " % (unit, ev), head), head
+    j = json.load(open("%s/%s.caller.json" % (sys.argv[1], ev)))
+    assert j["event"] == ev and j["unit"] == unit, (j["event"], j["unit"])
+PY
+if command -v go >/dev/null && go tool pprof -h >/dev/null 2>&1; then
+	for ev in cpu-clock page-faults; do
+		HOME=$TMP go tool pprof -raw "$TMP/$ev.pb.gz" >"$TMP/$ev.raw" 2>"$TMP/err"
+	done
+	check "pprof: sample types samples/count and the event's own name and unit" \
+		sh -c "grep -qx 'samples/count cpu-clock/nanoseconds' '$TMP/cpu-clock.raw' &&
+			grep -qx 'samples/count page-faults/count' '$TMP/page-faults.raw' &&
+			grep -qx 'PeriodType: page-faults count' '$TMP/page-faults.raw'"
+else
+	echo "ok - # SKIP pprof's event and unit: go tool pprof missing (apt-get install golang-go)"
+fi
+
 finish
