@@ -259,7 +259,7 @@ int cmd_report(int argc, char **argv)
 	else if (!strcmp(fmt, "flamegraph"))
 		err = pmon_report_write_flamegraph(&r, out, (unsigned)width);
 	else if (!strcmp(fmt, "speedscope"))
-		err = pmon_report_write_speedscope(&r, out);
+		err = pmon_report_write_speedscope_samples(&r, in, &ro, out);
 	else if (!strcmp(fmt, "pprof"))
 		err = pmon_report_write_pprof(&r, out);
 	else if (graph)

@@ -17,6 +17,7 @@
 
 #include "internal.h"
 #include "profile.pb-c.h"
+#include "report/report.h"
 #include <pmon/sample.h>
 
 static uint64_t fnv1a(const char *s)
@@ -36,7 +37,7 @@ static bool simulated(const struct pmon_report *r)
 
 /* The event the stacks are of (pmon_report_opts.event, default the first):
  * each export is of that one event, named as it was recorded. */
-static const char *event_name(const struct pmon_report *r)
+const char *pmon__export_event(const struct pmon_report *r)
 {
 	if (!r->nevents)
 		return r->header.event;
@@ -46,9 +47,9 @@ static const char *event_name(const struct pmon_report *r)
 /* A clock event's period is in nanoseconds; any other counts events. The
  * header's attr describes the first event only: the others are known by
  * name (with their modifiers, "cpu-clock:u", left off). */
-static bool period_is_ns(const struct pmon_report *r)
+bool pmon__export_ns(const struct pmon_report *r)
 {
-	const char *n = event_name(r);
+	const char *n = pmon__export_event(r);
 	size_t len = strcspn(n, ":/");
 
 	if (simulated(r))
@@ -73,7 +74,7 @@ static uint64_t weight(const struct pmon_report *r, const struct pmon_report_sta
 /* What weight() counts, for the headers. */
 static const char *weighs(const struct pmon_report *r)
 {
-	return simulated(r) ? "simulated events" : period_is_ns(r) ? "ns" : "events";
+	return simulated(r) ? "simulated events" : pmon__export_ns(r) ? "ns" : "events";
 }
 
 int pmon_report_write_folded(const struct pmon_report *r, FILE *out)
@@ -379,7 +380,7 @@ int pmon_report_write_callgraph(const struct pmon_report *r, FILE *out, bool cal
 	stack_damage(r, &unknown, &cut, &nsamples);
 	if (json) {
 		json_t *j = json_pack(
-			"{s:s, s:s, s:I, s:s, s:s, s:f, s:I, s:I, s:o}", "event", event_name(r),
+			"{s:s, s:s, s:I, s:s, s:s, s:f, s:I, s:I, s:o}", "event", pmon__export_event(r),
 			"command", r->header.command, "samples", (json_int_t)root->value, "unit",
 			weighs(r), "graph",
 			callee ? "callee" : "caller", "min_percent", min_percent,
@@ -394,7 +395,7 @@ int pmon_report_write_callgraph(const struct pmon_report *r, FILE *out, bool cal
 		fprintf(out,
 			"# pmon report: %llu %s of %s%s%s%s, call graph %s (nodes under "
 			"%.1f%% left out)\n",
-			(unsigned long long)root->value, weighs(r), event_name(r),
+			(unsigned long long)root->value, weighs(r), pmon__export_event(r),
 			r->header.command[0] ? " in '" : "", r->header.command,
 			r->header.command[0] ? "'" : "",
 			callee ? "from each sampled function up through its callers"
@@ -446,7 +447,7 @@ int pmon_report_write_flamegraph(const struct pmon_report *r, FILE *out, unsigne
 			"<text x=\"%u\" y=\"24\" text-anchor=\"middle\" font-size=\"16\">",
 			width, g.height, width, g.height, width / 2);
 		fputs("pmon flame graph: ", out);
-		xml_text(out, event_name(r), 200);
+		xml_text(out, pmon__export_event(r), 200);
 		if (r->header.command[0]) {
 			fputs(" in '", out);
 			xml_text(out, r->header.command, 200);
@@ -468,43 +469,6 @@ int pmon_report_write_flamegraph(const struct pmon_report *r, FILE *out, unsigne
 	pmon__c_locale_leave(prev);
 	node_free(root);
 	return err ? err : ferror(out) ? -EIO : 0;
-}
-
-/* ---- speedscope ------------------------------------------------------------ */
-
-int pmon_report_write_speedscope(const struct pmon_report *r, FILE *out)
-{
-	json_t *frames = json_array(), *samples = json_array(), *weights = json_array();
-	uint64_t end = 0;
-	char name[512];
-	int err = 0;
-
-	for (size_t i = 0; i < r->nframes; i++)
-		json_array_append_new(frames,
-				      json_pack("{s:s, s:s}", "name", r->frames[i].symbol, "file",
-						r->frames[i].dso));
-	for (size_t i = 0; i < r->nstacks; i++) {
-		json_t *st = json_array();
-		for (uint32_t k = 0; k < r->stacks[i].depth; k++)
-			json_array_append_new(st, json_integer(r->stacks[i].frame[k]));
-		json_array_append_new(samples, st);
-		json_array_append_new(weights, json_integer((json_int_t)r->stacks[i].period));
-		end += r->stacks[i].period;
-	}
-	pmon__fmt(name, sizeof(name), "%s%s%s%s", event_name(r),
-		  r->header.command[0] ? " in '" : "", r->header.command,
-		  r->header.command[0] ? "'" : "");
-	json_t *j =
-		json_pack("{s:s, s:{s:o}, s:[{s:s, s:s, s:s, s:i, s:I, s:o, s:o}], s:s, s:i, s:s}",
-			  "$schema", "https://www.speedscope.app/file-format-schema.json", "shared",
-			  "frames", frames, "profiles", "type", "sampled", "name", name, "unit",
-			  period_is_ns(r) ? "nanoseconds" : "none", "startValue", 0, "endValue",
-			  (json_int_t)end, "samples", samples, "weights", weights, "name", name,
-			  "activeProfileIndex", 0, "exporter", "pmon " PMON_VERSION_STRING);
-	if (!j || json_dumpf(j, out, JSON_COMPACT) || fputc('\n', out) == EOF)
-		err = j ? -EIO : -ENOMEM;
-	json_decref(j);
-	return err;
 }
 
 /* ---- pprof ------------------------------------------------------------------ */
@@ -591,11 +555,11 @@ int pmon_report_write_pprof(const struct pmon_report *r, FILE *out)
 	    (ns && (!smp || !smpp || !values)) || !ids)
 		goto out;
 	/* pprof's units: "nanoseconds" is a time it prints as such, "count" a number. */
-	const char *unit = period_is_ns(r) ? "nanoseconds" : "count";
+	const char *unit = pmon__export_ns(r) ? "nanoseconds" : "count";
 	str_index(&st, ""); /* pprof's string 0 */
 	vt[0].type = str_index(&st, "samples");
 	vt[0].unit = str_index(&st, "count");
-	vt[1].type = str_index(&st, event_name(r));
+	vt[1].type = str_index(&st, pmon__export_event(r));
 	vt[1].unit = str_index(&st, unit);
 	pt.type = vt[1].type;
 	pt.unit = vt[1].unit;

@@ -68,4 +68,40 @@ else
 	echo "ok - # SKIP pprof's event and unit: go tool pprof missing (apt-get install golang-go)"
 fi
 
+# speedscope: every sample in time order, one "sampled" profile per thread,
+# weights the periods: a program that runs phase_a, then phase_b, then
+# phase_c reads a, b, c in its samples' order (speedscope's Time Order).
+S=$PMON_WORKLOADS/wl-stacks
+run_pmon 0 record -g -F 2000 -o "$TMP/ph.data" -- "$S" phases 100000000
+run_pmon 0 report -i "$TMP/ph.data" --format speedscope -o "$TMP/ph.json"
+run_pmon 0 report -i "$TMP/ph.data" --format json -o "$TMP/ph.flat.json"
+check "speedscope: the samples' order gives phase_a, phase_b, phase_c; weights the periods" \
+	python3 - "$TMP/ph.json" "$TMP/ph.flat.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1])); flat = json.load(open(sys.argv[2]))
+fr = s["shared"]["frames"]
+assert all(p["type"] == "sampled" and p["unit"] == "nanoseconds" for p in s["profiles"])
+assert sum(sum(p["weights"]) for p in s["profiles"]) == sum(e["period"] for e in flat["entries"])
+assert sum(len(p["samples"]) for p in s["profiles"]) == flat["samples"]
+p = s["profiles"][s["activeProfileIndex"]]
+assert p["endValue"] - p["startValue"] == sum(p["weights"]) and len(p["samples"]) == len(p["weights"])
+runs = []
+for st in p["samples"]:
+    ph = [fr[i]["name"] for i in st if fr[i]["name"].startswith("phase_")]
+    if ph and (not runs or runs[-1] != ph[0]):
+        runs.append(ph[0])
+assert runs == ["phase_a", "phase_b", "phase_c"], runs
+PY
+run_pmon 0 record -g -F 2000 -o "$TMP/thr.data" -- "$S" threads 30000000
+run_pmon 0 report -i "$TMP/thr.data" --format speedscope -o "$TMP/thr.json"
+check "speedscope: a profile per thread, thread_a and thread_b each in its own" \
+	python3 - "$TMP/thr.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1])); fr = s["shared"]["frames"]
+has = [{fr[i]["name"] for st in p["samples"] for i in st} for p in s["profiles"]]
+a = [k for k, h in enumerate(has) if "thread_a" in h]; b = [k for k, h in enumerate(has) if "thread_b" in h]
+assert len(s["profiles"]) >= 2 and len(a) == 1 and len(b) == 1 and a != b, [p["name"] for p in s["profiles"]]
+assert "thread_b" not in has[a[0]] and "(pid " in s["profiles"][a[0]]["name"]
+PY
+
 finish
