@@ -286,7 +286,8 @@ PMON_API void pmon_report_release(struct pmon_report *r);
 /* Exports of a report's stacks (lib/report/export.c). Return: 0 or -errno. */
 /** Brendan Gregg's folded format: "outer;...;leaf count" per stack. */
 PMON_API int pmon_report_write_folded(const struct pmon_report *r, FILE *out);
-/** A self-contained flame graph SVG (hover titles, no script), @width px wide. */
+/** A self-contained flame graph SVG, @width px wide: hover titles, and flamegraph.pl's
+ * click-to-zoom and search in an inline script. */
 PMON_API int pmon_report_write_flamegraph(const struct pmon_report *r, FILE *out, unsigned width);
 /**
  * The call graph as an indented tree with total and self shares: from the

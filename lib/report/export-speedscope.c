@@ -182,11 +182,11 @@ static int ss_on_sample(void *arg, const struct pmon_report_sample *s)
 	    PMON_GROW(&x->s, &x->caps, x->ns + 1))
 		return -ENOMEM;
 	struct ss_sample *sm = &x->s[x->ns];
-	*sm = (struct ss_sample){ s->time, s->period, x->ns, (uint32_t)th, (uint32_t)x->alen,
-				  (uint32_t)n };
+	*sm = (struct ss_sample){ s->time,	s->period,	   x->ns,
+				  (uint32_t)th, (uint32_t)x->alen, (uint32_t)n };
 	for (size_t k = n; k-- > 0;) { /* the chain is leaf first, speedscope's stack root first */
-		const struct pmon_report_sample_frame *f = s->has_chain && s->nchain ? &s->chain[k]
-										     : &s->leaf;
+		const struct pmon_report_sample_frame *f =
+			s->has_chain && s->nchain ? &s->chain[k] : &s->leaf;
 		int64_t fi = ss_frame(x, f->sym, base_name(f->dso));
 		if (fi < 0)
 			return (int)fi;
@@ -230,14 +230,16 @@ static json_t *ss_profiles(struct ss *x, const struct pmon_report *r, size_t *ac
 		char name[256];
 		const struct ss_thread *th = &x->th[t];
 		pmon__fmt(name, sizeof(name), "%s in %s (pid %u, tid %u)", ev,
-			  th->comm[0] ? th->comm : "?", (unsigned)(th->key >> 32), (unsigned)th->key);
+			  th->comm[0] ? th->comm : "?", (unsigned)(th->key >> 32),
+			  (unsigned)th->key);
 		if (th->weight > x->th[*active].weight)
 			*active = t;
-		if (json_array_append_new(
-			    profiles, json_pack("{s:s, s:s, s:s, s:i, s:I, s:o, s:o}", "type",
-						"sampled", "name", name, "unit", unit, "startValue", 0,
-						"endValue", (json_int_t)th->weight, "samples",
-						samples, "weights", weights))) {
+		if (json_array_append_new(profiles,
+					  json_pack("{s:s, s:s, s:s, s:i, s:I, s:o, s:o}", "type",
+						    "sampled", "name", name, "unit", unit,
+						    "startValue", 0, "endValue",
+						    (json_int_t)th->weight, "samples", samples,
+						    "weights", weights))) {
 			json_decref(profiles);
 			return NULL;
 		}
@@ -245,8 +247,8 @@ static json_t *ss_profiles(struct ss *x, const struct pmon_report *r, size_t *ac
 	if (profiles && !x->nth) /* nothing sampled: one empty profile, as the schema wants one */
 		json_array_append_new(profiles,
 				      json_pack("{s:s, s:s, s:s, s:i, s:i, s:[], s:[]}", "type",
-						"sampled", "name", ev, "unit", unit, "startValue", 0,
-						"endValue", 0, "samples", "weights"));
+						"sampled", "name", ev, "unit", unit, "startValue",
+						0, "endValue", 0, "samples", "weights"));
 	return profiles;
 }
 
@@ -257,8 +259,8 @@ int pmon_report_write_speedscope_samples(const struct pmon_report *r, const char
 			.frames = json_array() };
 	char name[512];
 	size_t active = 0;
-	int err = x.frames ? pmon_report_foreach_sample(path, opts, ss_on_sample, &x, NULL)
-			   : -ENOMEM;
+	int err =
+		x.frames ? pmon_report_foreach_sample(path, opts, ss_on_sample, &x, NULL) : -ENOMEM;
 
 	json_t *profiles = err ? NULL : ss_profiles(&x, r, &active);
 	if (!err && !profiles)

@@ -54,7 +54,8 @@ bool pmon__export_ns(const struct pmon_report *r)
 
 	if (simulated(r))
 		return false;
-	if ((len == 9 && !strncmp(n, "cpu-clock", 9)) || (len == 10 && !strncmp(n, "task-clock", 10)))
+	if ((len == 9 && !strncmp(n, "cpu-clock", 9)) ||
+	    (len == 10 && !strncmp(n, "task-clock", 10)))
 		return true;
 	return r->nevents <= 1 && r->header.attr_type == 1 /* PERF_TYPE_SOFTWARE */ &&
 		(r->header.attr_config == 0 || r->header.attr_config == 1);
@@ -93,8 +94,9 @@ int pmon_report_write_folded(const struct pmon_report *r, FILE *out)
 struct node {
 	uint32_t frame; /* UINT32_MAX: the root */
 	uint32_t run; /* flame graph: the longest run of [unknown] frames drawn as this one */
-	uint64_t value; /* samples through this path */
-	uint64_t self; /* samples that ended here */
+	uint64_t value; /* the weight (period) through this path */
+	uint64_t count; /* the samples through this path */
+	uint64_t self; /* the weight that ended here */
 	uint64_t base; /* differential: the baseline's samples through this path */
 	struct node **child;
 	size_t nchild, capchild;
@@ -135,6 +137,87 @@ static void xml_text(FILE *out, const char *s, size_t max)
 {
 	pmon__fputs_xml(out, s, max);
 }
+
+/* flamegraph.pl's interaction, inline (no network): a click zooms into a
+ * frame (its callers stay, faded), "Reset Zoom" goes back, "Search" (or
+ * Ctrl-F) paints the frames matching a regular expression and says what
+ * share they hold. */
+static const char fg_script[] =
+	"(function () {\n"
+	"	var doc = document, NS = \"http://www.w3.org/2000/svg\", fr = [], W = 0;\n"
+	"	var gs = doc.querySelectorAll(\"g.f\");\n"
+	"	for (var i = 0; i < gs.length; i++) {\n"
+	"		var r = gs[i].querySelector(\"rect\"), t = "
+	"gs[i].querySelector(\"title\").textContent;\n"
+	"		fr.push({ g: gs[i], r: r, x: +r.getAttribute(\"x\"), w: "
+	"+r.getAttribute(\"width\"),\n"
+	"			  y: +r.getAttribute(\"y\"), fill: r.getAttribute(\"fill\"),\n"
+	"			  name: t.replace(/ (x\\d+ )?\\(.*$/, \"\").replace(/: .*$/, \"\") "
+	"});\n"
+	"		gs[i].onclick = zoom.bind(null, fr[fr.length - 1]);\n"
+	"	}\n"
+	"	W = fr.length ? fr[0].w : 1; /* the root, \"all\" */\n"
+	"	function place(f, x, w) {\n"
+	"		f.r.setAttribute(\"x\", x.toFixed(1));\n"
+	"		f.r.setAttribute(\"width\", w.toFixed(1));\n"
+	"		var t = f.g.querySelector(\"text\"), fit = w > 10 ? Math.floor((w - 6) / "
+	"7) : 0;\n"
+	"		if (!t && fit >= 3) {\n"
+	"			t = doc.createElementNS(NS, \"text\");\n"
+	"			t.setAttribute(\"y\", (f.y + 11).toFixed(1));\n"
+	"			f.g.appendChild(t);\n"
+	"		}\n"
+	"		if (t) {\n"
+	"			t.setAttribute(\"x\", (x + 3).toFixed(1));\n"
+	"			t.textContent = fit < 3 ? \"\" : f.name.length <= fit ? f.name\n"
+	"						    : f.name.substr(0, fit - 2) + \"..\";\n"
+	"		}\n"
+	"	}\n"
+	"	function zoom(z, e) {\n"
+	"		if (e) e.stopPropagation();\n"
+	"		for (var i = 0; i < fr.length; i++) {\n"
+	"			var f = fr[i], inside = f.x >= z.x - 0.05 && f.x + f.w <= z.x + "
+	"z.w + 0.05;\n"
+	"			f.g.style.display = \"\";\n"
+	"			f.g.style.opacity = \"\";\n"
+	"			if (f.y <= z.y && inside) {\n"
+	"				place(f, (f.x - z.x) * W / z.w, f.w * W / z.w);\n"
+	"			} else if (f.y > z.y && f.x <= z.x + 0.05 && f.x + f.w >= z.x + "
+	"z.w - 0.05) {\n"
+	"				place(f, 0, W); /* a caller of the zoomed frame */\n"
+	"				f.g.style.opacity = \"0.5\";\n"
+	"			} else {\n"
+	"				f.g.style.display = \"none\";\n"
+	"			}\n"
+	"		}\n"
+	"		doc.getElementById(\"unzoom\").style.display = z === fr[0] ? \"none\" : "
+	"\"\";\n"
+	"	}\n"
+	"	function search() {\n"
+	"		var re = prompt(\"Search for (a regular expression):\", \"\");\n"
+	"		var m = doc.getElementById(\"matched\"), hit = [], sum = 0, end = -1;\n"
+	"		for (var i = 0; i < fr.length; i++) fr[i].r.setAttribute(\"fill\", "
+	"fr[i].fill);\n"
+	"		if (!re) { m.textContent = \"\"; return; }\n"
+	"		re = new RegExp(re);\n"
+	"		for (var i = 0; i < fr.length; i++)\n"
+	"			if (i && re.test(fr[i].name)) {\n"
+	"				fr[i].r.setAttribute(\"fill\", \"rgb(230,0,230)\");\n"
+	"				hit.push(fr[i]);\n"
+	"			}\n"
+	"		hit.sort(function (a, b) { return a.x - b.x || b.w - a.w; });\n"
+	"		for (var i = 0; i < hit.length; i++) /* nested matches counted once */\n"
+	"			if (hit[i].x >= end) { sum += hit[i].w; end = hit[i].x + hit[i].w; "
+	"}\n"
+	"		m.textContent = \"Matched: \" + (100 * sum / W).toFixed(1) + \"%\";\n"
+	"	}\n"
+	"	doc.getElementById(\"unzoom\").onclick = function () { zoom(fr[0]); };\n"
+	"	doc.getElementById(\"search\").onclick = search;\n"
+	"	doc.addEventListener(\"keydown\", function (e) {\n"
+	"		if ((e.ctrlKey || e.metaKey) && e.key === \"f\") { e.preventDefault(); "
+	"search(); }\n"
+	"	});\n"
+	"})();\n";
 
 #define FG_MIN_WIDTH 0.1 /* px: flamegraph.pl's default --minwidth */
 
@@ -178,7 +261,7 @@ static void fg_draw(struct fg *g, struct node *n, double x, unsigned depth)
 	else if (!strcmp(dso, "[jit]"))
 		red = 60 + h % 40, green = 180 + (h >> 8) % 50, blue = 60;
 	double y = g->height - 20.0 - (depth + 1) * g->row;
-	fprintf(g->out, "<g><title>");
+	fprintf(g->out, "<g class=\"f\"><title>");
 	xml_text(g->out, name, 1000);
 	if (n->run > 1)
 		fprintf(g->out, " x%u (a run of %u unknown frames drawn as one)", n->run, n->run);
@@ -191,11 +274,17 @@ static void fg_draw(struct fg *g, struct node *n, double x, unsigned depth)
 		fprintf(g->out, ": %llu %s in the baseline, %+.2f%% of the new",
 			(unsigned long long)n->base, g->weighs,
 			100.0 * ((double)n->value - (double)n->base * g->norm) / (double)g->total);
+	if (g->diff || !strcmp(g->weighs, "simulated events"))
+		fprintf(g->out, ": %llu %s, %.2f%%", (unsigned long long)n->value, g->weighs,
+			100.0 * (double)n->value / (double)g->total);
+	else /* flamegraph.pl's "(N samples, P%)", with what they weigh */
+		fprintf(g->out, ": %llu samples (%llu %s), %.2f%%", (unsigned long long)n->count,
+			(unsigned long long)n->value, g->weighs,
+			100.0 * (double)n->value / (double)g->total);
 	fprintf(g->out,
-		": %llu %s, %.2f%%</title><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+		"</title><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
 		"height=\"%u\" fill=\"rgb(%u,%u,%u)\" rx=\"2\"/>",
-		(unsigned long long)n->value, g->weighs,
-		100.0 * (double)n->value / (double)g->total, x, y, w, g->row - 1, red, green, blue);
+		x, y, w, g->row - 1, red, green, blue);
 	size_t fit = w > 10 ? (size_t)((w - 6) / 7) : 0; /* 12px monospace: ~7px a glyph */
 	if (fit >= 3) {
 		fprintf(g->out, "<text x=\"%.1f\" y=\"%.1f\">", x + 3, y + g->row - 5);
@@ -258,6 +347,7 @@ static struct node *build_tree(const struct pmon_report *r, bool callee, bool co
 		uint32_t run = 0;
 		uint64_t w = weight(r, st);
 		root->value += w;
+		root->count += st->samples;
 		for (uint32_t k = 0; n && k < st->depth; k++) {
 			uint32_t f = st->frame[callee ? st->depth - 1 - k : k];
 			/* A run of [unknown] frames is one box (flame graph). */
@@ -274,6 +364,7 @@ static struct node *build_tree(const struct pmon_report *r, bool callee, bool co
 				if (collapse && unknown_frame(r, f) && !n->run)
 					n->run = 1;
 				n->value += w;
+				n->count += st->samples;
 				if (callee ? k == 0 : k + 1 == st->depth)
 					n->self += w;
 			}
@@ -379,13 +470,13 @@ int pmon_report_write_callgraph(const struct pmon_report *r, FILE *out, bool cal
 	uint64_t unknown, cut, nsamples;
 	stack_damage(r, &unknown, &cut, &nsamples);
 	if (json) {
-		json_t *j = json_pack(
-			"{s:s, s:s, s:I, s:s, s:s, s:f, s:I, s:I, s:o}", "event", pmon__export_event(r),
-			"command", r->header.command, "samples", (json_int_t)root->value, "unit",
-			weighs(r), "graph",
-			callee ? "callee" : "caller", "min_percent", min_percent,
-			"samples_unknown_frames", (json_int_t)unknown, "samples_cut_short",
-			(json_int_t)cut, "roots", graph_json(&g, root));
+		json_t *j = json_pack("{s:s, s:s, s:I, s:s, s:s, s:f, s:I, s:I, s:o}", "event",
+				      pmon__export_event(r), "command", r->header.command,
+				      "samples", (json_int_t)root->value, "unit", weighs(r),
+				      "graph", callee ? "callee" : "caller", "min_percent",
+				      min_percent, "samples_unknown_frames", (json_int_t)unknown,
+				      "samples_cut_short", (json_int_t)cut, "roots",
+				      graph_json(&g, root));
 		if (!j || json_dumpf(j, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER) ||
 		    fputc('\n', out) == EOF)
 			err = j ? -EIO : -ENOMEM;
@@ -462,9 +553,19 @@ int pmon_report_write_flamegraph(const struct pmon_report *r, FILE *out, unsigne
 				"kernel's limit (127 frames)</text>\n",
 				width / 2, (unsigned long long)unknown,
 				(unsigned long long)nsamples, (unsigned long long)cut);
-		fprintf(out, "<g transform=\"translate(10,0)\">\n");
+		fprintf(out,
+			"<text id=\"unzoom\" x=\"10\" y=\"24\" "
+			"style=\"display:none;cursor:pointer\">"
+			"Reset Zoom</text>\n<text id=\"search\" x=\"%u\" y=\"24\" "
+			"text-anchor=\"end\" style=\"cursor:pointer\">Search</text>\n"
+			"<text id=\"matched\" x=\"%u\" y=\"%u\" text-anchor=\"end\"></text>\n"
+			"<g transform=\"translate(10,0)\" style=\"cursor:pointer\">\n",
+			width - 10, width - 10, g.height - 5);
 		fg_draw(&g, root, 0, 0);
-		fprintf(out, "</g>\n</svg>\n");
+		fprintf(out,
+			"</g>\n<script "
+			"type=\"text/ecmascript\"><![CDATA[\n%s]]></script>\n</svg>\n",
+			fg_script);
 	}
 	pmon__c_locale_leave(prev);
 	node_free(root);
@@ -654,7 +755,7 @@ int pmon_report_write_pprof(const struct pmon_report *r, FILE *out)
 	p.string_table = st.s;
 	p.period_type = &pt;
 	p.period = (int64_t)(r->nevents ? r->events[r->stack_event % r->nevents].sample_period
-				       : r->header.period);
+					: r->header.period);
 	size_t len = perftools__profiles__profile__get_packed_size(&p);
 	buf = malloc(len ? len : 1);
 	if (!buf)

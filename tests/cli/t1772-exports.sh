@@ -104,4 +104,58 @@ assert len(s["profiles"]) >= 2 and len(a) == 1 and len(b) == 1 and a != b, [p["n
 assert "thread_b" not in has[a[0]] and "(pid " in s["profiles"][a[0]]["name"]
 PY
 
+# The flame graph: flamegraph.pl's click-to-zoom, reset and search in an
+# inline script; every title says its samples, their period and share.
+H=$PMON_WORKLOADS/wl-hotcold
+run_pmon 0 record -g -F 2000 -o "$TMP/hc.data" -- "$H" 30000000
+run_pmon 0 report -i "$TMP/hc.data" --format json -o "$TMP/hc.json"
+run_pmon 0 report -i "$TMP/hc.data" --format flamegraph --width 1000 -o "$TMP/fg.svg"
+check "flame graph: well-formed XML with its script; titles' samples and periods add up" \
+	python3 - "$TMP/fg.svg" "$TMP/hc.json" <<'PY'
+import json, re, sys, xml.etree.ElementTree as ET
+N = "{http://www.w3.org/2000/svg}"
+root = ET.parse(sys.argv[1]).getroot(); r = json.load(open(sys.argv[2]))
+sc = [e.text for e in root.iter(N + "script")]
+assert len(sc) == 1 and "onclick" in sc[0] and "RegExp" in sc[0], sc
+assert root.find(".//*[@id='unzoom']") is not None and root.find(".//*[@id='search']") is not None
+t = [g.find(N + "title").text for g in root.iter(N + "g") if g.get("class") == "f"]
+m = [re.match(r"(\S+).*: (\d+) samples \((\d+) ns\), ([\d.]+)%$", x) for x in t]
+assert all(m), [x for x, y in zip(t, m) if not y][:3]
+allf = [x for x in m if x.group(1) == "all"][0]
+assert int(allf.group(2)) == r["samples"] and int(allf.group(3)) == sum(e["period"] for e in r["entries"])
+hot = sum(int(x.group(3)) for x in m if x.group(1) == "hot")
+want = 100.0 * hot / int(allf.group(3))
+assert abs(want - sum(float(x.group(4)) for x in m if x.group(1) == "hot")) < 0.02 * len(m)
+PY
+CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
+if [ -n "$CHROMIUM" ]; then
+	# The SVG inline in a page (its script runs there as in the file), a
+	# click on hot's frame: its box widens to the root's.
+	python3 - "$TMP/fg.svg" "$TMP/click.html" <<'PY'
+import sys
+body = open(sys.argv[1]).read().split("?>", 1)[1]
+open(sys.argv[2], "w").write("<!DOCTYPE html><html><body>" + body + """<script>
+var gs = document.querySelectorAll("g.f"), hot = null;
+for (var i = 0; i < gs.length; i++)
+  if (/^hot /.test(gs[i].querySelector("title").textContent)) hot = gs[i];
+var w = function (g) { return +g.querySelector("rect").getAttribute("width"); };
+var before = w(hot);
+hot.dispatchEvent(new MouseEvent("click", {bubbles: true}));
+var d = document.createElement("pre"); d.id = "result";
+d.textContent = JSON.stringify({before: before, after: w(hot), root: w(gs[0])});
+document.body.appendChild(d);
+</script></body></html>""")
+PY
+	HOME=$TMP timeout 120 "$CHROMIUM" --headless=new --no-sandbox --disable-gpu \
+		--user-data-dir="$TMP/chromium" --dump-dom "file://$TMP/click.html" 2>/dev/null |
+		sed -n 's|.*<pre id="result">\([^<]*\)</pre>.*|\1|p' >"$TMP/click.json"
+	check "flame graph in Chromium: a click on hot zooms it to the root's width ($(cat "$TMP/click.json"))" \
+		python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["before"] < 0.9 * d["root"] and abs(d["after"] - d["root"]) < 0.5, d' "$TMP/click.json"
+else
+	echo "ok - # SKIP the flame graph's zoom in a browser: chromium is not installed"
+fi
+
 finish
