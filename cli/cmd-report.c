@@ -415,6 +415,8 @@ struct shown {
 	enum pmon_report_sort sort;
 	size_t limit;
 	double pct_limit;
+	const char *in; /* speedscope reads the recording again, in time order */
+	const struct pmon_report_opts *ro;
 };
 
 /* The report in its format. Return: 0 or -errno. */
@@ -424,8 +426,8 @@ static int write_report(FILE *out, const struct pmon_report *r, const struct sho
 		return pmon_report_write_folded(r, out);
 	if (!strcmp(h->fmt, "flamegraph"))
 		return pmon_report_write_flamegraph(r, out, h->width);
-	if (!strcmp(h->fmt, "speedscope"))
-		return pmon_report_write_speedscope(r, out);
+	if (!strcmp(h->fmt, "speedscope")) /* in time order: the file read again */
+		return pmon_report_write_speedscope_samples(r, h->in, h->ro, out);
 	if (!strcmp(h->fmt, "pprof"))
 		return pmon_report_write_pprof(r, out);
 	if (h->graph)
@@ -645,7 +647,7 @@ int cmd_report(int argc, char **argv)
 	}
 	if (vw.header && !strcmp(fmt, "text"))
 		print_header(out, &r, in);
-	struct shown how = { fmt, graph, (unsigned)width, min_pct, sort, limit, vw.pct_limit };
+	struct shown how = { fmt, graph, (unsigned)width, min_pct, sort, limit, vw.pct_limit, in, &ro };
 	err = write_report(out, &r, &how);
 	if (err && err != -EIO) {
 		cli_error("--format %s: %s", fmt, strerror(-err));

@@ -351,7 +351,8 @@ PMON_API void pmon_report_release(struct pmon_report *r);
 /* Exports of a report's stacks (lib/report/export.c). Return: 0 or -errno. */
 /** Brendan Gregg's folded format: "outer;...;leaf count" per stack. */
 PMON_API int pmon_report_write_folded(const struct pmon_report *r, FILE *out);
-/** A self-contained flame graph SVG (hover titles, no script), @width px wide. */
+/** A self-contained flame graph SVG, @width px wide: hover titles, and flamegraph.pl's
+ * click-to-zoom and search in an inline script. */
 PMON_API int pmon_report_write_flamegraph(const struct pmon_report *r, FILE *out, unsigned width);
 /**
  * The call graph as an indented tree with total and self shares: from the
@@ -361,8 +362,20 @@ PMON_API int pmon_report_write_flamegraph(const struct pmon_report *r, FILE *out
  */
 PMON_API int pmon_report_write_callgraph(const struct pmon_report *r, FILE *out, bool callee,
 					 double min_percent, bool json);
-/** speedscope's file format (https://www.speedscope.app/file-format-schema.json). */
+/** speedscope's file format (https://www.speedscope.app/file-format-schema.json):
+ * the distinct stacks with their periods as one "sampled" profile. */
 PMON_API int pmon_report_write_speedscope(const struct pmon_report *r, FILE *out);
+/**
+ * pmon_report_write_speedscope_samples() - speedscope's file format with
+ * every sample of @r's stack event in the recording at @path (the one @r
+ * was read from, with the same @opts): one "sampled" profile per thread,
+ * its samples in time order, weighted by their periods, so speedscope's
+ * Time Order view shows what ran when. Stacks are the call chains as
+ * pmon_report_foreach_sample() names them (no inlined frames).
+ * Return: 0, or pmon_report_foreach_sample()'s errors, -ENOMEM, -EIO.
+ */
+PMON_API int pmon_report_write_speedscope_samples(const struct pmon_report *r, const char *path,
+						  const struct pmon_report_opts *opts, FILE *out);
 /** pprof's profile.proto, gzipped, as `go tool pprof` reads it. */
 PMON_API int pmon_report_write_pprof(const struct pmon_report *r, FILE *out);
 
