@@ -17,7 +17,7 @@ PREFIX     ?= /usr/local
 # Debian 12 packages the build and the tests need.
 DEB_DEPS := cmake make gcc clang pkg-config python3 libcmocka-dev libpfm4-dev libcairo2-dev librsvg2-bin \
 	libjansson-dev libncurses-dev libdw-dev libelf-dev zlib1g-dev libcapstone-dev \
-	libprotobuf-c-dev protobuf-c-compiler protobuf-compiler golang-github-google-pprof-dev \
+	libprotobuf-c-dev libtraceevent-dev protobuf-c-compiler protobuf-compiler golang-github-google-pprof-dev \
 	tmux cpuid clang-format cppcheck locales valgrind llvm \
 	libmicrohttpd-dev prometheus golang-go prometheus-node-exporter python3-prometheus-client \
 	chromium abigail-tools universal-ctags

@@ -321,7 +321,7 @@ static int record(const struct pmon_target *t, char **cmd, bool all, unsigned lo
 
 /* The recording's file: its header, then the event table (which sample
  * identifier is which event). Return: the writer, or NULL with *@rc. */
-static struct pmon_data_writer *open_recording(struct pmon_sampler *s, const struct pmon_evlist *ev,
+static struct pmon_data_writer *open_recording(struct pmon_sampler *s, struct pmon_evlist *ev,
 					       char **cmd, bool all, const char *out,
 					       const struct pmon_sample_opts *so, int *rc)
 {
@@ -362,12 +362,22 @@ static struct pmon_data_writer *open_recording(struct pmon_sampler *s, const str
 		const uint64_t *ids = NULL;
 		size_t nids = pmon_sampler__ids(s, i, &ids);
 		uint64_t period = so->periods && so->periods[i] ? so->periods[i] : so->period;
+		if (!period && !so->freq && d->attr.type == PERF_TYPE_TRACEPOINT)
+			period = 1; /* every hit, as the sampler opened it */
 		err = pmon_data_writer__add_event(w, (unsigned)i, d->name, d->attr.type,
 						  d->attr.config, period,
 						  period	     ? 0
 							  : so->freq ? so->freq
 								     : 1000,
 						  ids, nids);
+	}
+	if (!err)
+		err = pmon_data_writer__add_tp_formats(w, ev);
+	if (err) { /* the file cannot say what its samples are: none is kept */
+		cli_error("%s: %s", out, pmon_errdetail());
+		pmon_data_writer__abandon(w);
+		*rc = CLI_FAIL;
+		return NULL;
 	}
 	return w;
 }

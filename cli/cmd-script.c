@@ -17,7 +17,9 @@
 struct printer {
 	FILE *out;
 	unsigned fields;
+	bool chosen; /* -F given: the same fields for every event */
 	int name_width; /* the longest event name, as perf pads them */
+	bool widths; /* name_width set */
 };
 
 static void print_sym(FILE *out, unsigned f, const struct pmon_report_sample_frame *fr)
@@ -36,18 +38,26 @@ static int print_sample(void *arg, const struct pmon_report_sample *s)
 	struct printer *p = arg;
 	unsigned f = p->fields;
 	FILE *out = p->out;
+
+	/* perf script's defaults for a tracepoint: its fields, not its ip
+	 * (the chain's frames where it has one) */
+	if (!p->chosen && s->raw)
+		f = PMON_SF_DEFAULT_TRACEPOINT |
+		    (s->has_chain ? PMON_SF_IP | PMON_SF_SYM | PMON_SF_SYMOFF | PMON_SF_DSO : 0);
 	bool chain = s->has_chain && f & PMON_SF_IP;
 
-	for (size_t i = 0; !p->name_width && i < s->nevents; i++)
+	for (size_t i = 0; !p->widths && i < s->nevents; i++) /* once: the longest of all */
 		if ((int)strlen(s->events[i].name) > p->name_width)
 			p->name_width = (int)strlen(s->events[i].name);
+	p->widths = true;
 
 	if (f & PMON_SF_COMM)
 		fprintf(out, chain ? "%s " : "%16s ", s->comm);
+	/* signed, as perf prints them: an exiting task's samples say -1 */
 	if ((f & (PMON_SF_PID | PMON_SF_TID)) == (PMON_SF_PID | PMON_SF_TID))
-		fprintf(out, "%5u/%-5u ", s->pid, s->tid);
+		fprintf(out, "%5d/%-5d ", (int)s->pid, (int)s->tid);
 	else if (f & (PMON_SF_PID | PMON_SF_TID))
-		fprintf(out, "%5u ", f & PMON_SF_PID ? s->pid : s->tid);
+		fprintf(out, "%5d ", (int)(f & PMON_SF_PID ? s->pid : s->tid));
 	if (f & PMON_SF_CPU)
 		fprintf(out, "[%03u] ", s->cpu);
 	if (f & PMON_SF_TIME) {
@@ -62,7 +72,9 @@ static int print_sample(void *arg, const struct pmon_report_sample *s)
 		fprintf(out, "%*s: ", p->name_width, s->event_name);
 	if (f & PMON_SF_ADDR)
 		fprintf(out, "%16" PRIx64 " ", s->addr);
-	if (f & PMON_SF_TRACE && s->raw)
+	if (f & PMON_SF_TRACE && s->trace)
+		fputs(s->trace, out);
+	else if (f & PMON_SF_TRACE && s->raw)
 		fprintf(out, "[raw: %u bytes, no tracepoint format recorded] ", s->raw_size);
 	if (!(f & PMON_SF_IP)) {
 		fputc('\n', out);
@@ -101,7 +113,7 @@ int cmd_script(int argc, char **argv)
 
 	if (rc <= 0)
 		return -rc;
-	struct printer p = { .fields = PMON_SF_DEFAULT };
+	struct printer p = { .fields = PMON_SF_DEFAULT, .chosen = fields != NULL };
 	if (fields && pmon_report_sample_fields(fields, &p.fields)) {
 		cli_error("-F: %s", pmon_errdetail());
 		return CLI_USAGE;

@@ -116,6 +116,14 @@ PMON_API const struct pmon_event_desc *pmon_evlist__event(const struct pmon_evli
 PMON_API struct pmon_evlist *pmon_evlist__slice(const struct pmon_evlist *l, size_t first,
 						size_t n);
 /**
+ * pmon_evlist__tp_format() - the tracefs format description of event @i, a
+ * tracepoint (events/SYS/NAME/format: its fields and print format), into
+ * @buf (NUL-terminated, cut at @n - 1 bytes). Return: its length, or
+ * -EINVAL (not a tracepoint), -ENOENT (tracefs or the file gone; detail
+ * set), -errno.
+ */
+PMON_API long pmon_evlist__tp_format(struct pmon_evlist *l, size_t i, char *buf, size_t n);
+/**
  * pmon_evlist__tp_field() - where @field lies in the raw record
  * (PERF_SAMPLE_RAW) of tracepoint @tp ("sched:sched_switch"), from its
  * tracefs format file (mounted as pmon_evlist__add() does, and unmounted).

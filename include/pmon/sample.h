@@ -171,12 +171,23 @@ PMON_API struct pmon_data_writer *pmon_data_writer__open(const char *path,
 PMON_API int pmon_data_writer__add(struct pmon_data_writer *w, const void *rec, size_t len);
 /**
  * pmon_data_writer__add_maps() - write an MMAP2 record for every executable
- * file mapping that process @pid has now (/proc/PID/maps), or every
- * process's for @pid 0: what the kernel does not report for a process that
- * was running before sampling began (-p, -a). Return: records written, or
- * -errno (-ESRCH: @pid has gone).
+ * file mapping that process @pid has now (/proc/PID/maps), and a COMM
+ * record for each of its threads, or every process's for @pid 0: what the
+ * kernel does not report for a process that was running before sampling
+ * began (-p, -a). Return: the MMAP2 records written, or -errno (-ESRCH:
+ * @pid has gone).
  */
 PMON_API long pmon_data_writer__add_maps(struct pmon_data_writer *w, pid_t pid);
+/**
+ * pmon_data_writer__add_tp_formats() - for each tracepoint of @events (the
+ * sampled events, in their order), its tracefs format description, so a
+ * reader decodes its samples' raw records by field. Call after the events'
+ * pmon_data_writer__add_event(), before the first sample. A format that
+ * cannot be read is left out (those samples stay raw). Return: 0 or -errno.
+ */
+struct pmon_evlist;
+PMON_API int pmon_data_writer__add_tp_formats(struct pmon_data_writer *w,
+					      struct pmon_evlist *events);
 /**
  * pmon_data_writer__add_event() - describe sampled event @index (its name,
  * type and config, period or frequency) and the kernel's ids of its file
@@ -415,10 +426,13 @@ struct pmon_report_sample {
 	const struct pmon_report_sample_frame *chain;
 	size_t nchain;
 	bool has_chain;
-	/* PERF_SAMPLE_RAW: a tracepoint's record. pmon's recordings keep no
-	 * tracepoint formats: the fields are not decoded. */
+	/* PERF_SAMPLE_RAW: a tracepoint's record. */
 	const uint8_t *raw;
 	uint32_t raw_size;
+	/* That record decoded by its tracepoint's format, as perf script's
+	 * trace field prints it ("prev_comm=sh prev_pid=42 ... ==> ..."), from
+	 * the formats the recording keeps; NULL where it keeps none for it. */
+	const char *trace;
 };
 
 /* The fields of a sample as perf script names them (its -F). */
@@ -437,6 +451,10 @@ enum pmon_sample_field {
 	PMON_SF_ADDR = 1 << 11,
 	PMON_SF_TRACE = 1 << 12,
 };
+/* perf script's default fields for a tracepoint's samples (builtin-script.c:
+ * no period, no ip: the trace field; the chain's fields where it has one). */
+#define PMON_SF_DEFAULT_TRACEPOINT                                                                 \
+	(PMON_SF_COMM | PMON_SF_TID | PMON_SF_CPU | PMON_SF_TIME | PMON_SF_EVENT | PMON_SF_TRACE)
 /* perf script's default fields (those a recording lacks are left out by the caller). */
 #define PMON_SF_DEFAULT                                                                            \
 	(PMON_SF_COMM | PMON_SF_TID | PMON_SF_CPU | PMON_SF_TIME | PMON_SF_PERIOD |                \

@@ -639,6 +639,34 @@ static int parse_tracepoint(struct pmon_evlist *l, struct pmon_event_desc *d, co
 	return 0;
 }
 
+long pmon_evlist__tp_format(struct pmon_evlist *l, size_t i, char *buf, size_t n)
+{
+	const struct pmon_event_desc *d = i < l->n ? &l->ev[i] : NULL;
+	const char *colon = d ? strchr(d->name, ':') : NULL;
+	char path[768], want[32];
+
+	if (!d || d->attr.type != PERF_TYPE_TRACEPOINT || !colon || n < 2)
+		return pmon__err(-EINVAL, "event %zu is not a tracepoint", i);
+	/* "sys:name", a modifier after a second colon left out */
+	size_t nl = strcspn(colon + 1, ":");
+	if (!tp_name_ok(d->name, (size_t)(colon - d->name)) || !nl || nl > 255)
+		return pmon__err(-EINVAL, "'%s' is not a tracepoint name", d->name);
+	if (!tracefs_ready(l))
+		return pmon__err(-ENOENT, "tracefs is not mounted at %s", l->tracefs);
+	pmon__fmt(path, sizeof(path), "%s/events/%.*s/%.*s/format", l->tracefs,
+		  (int)(colon - d->name), d->name, (int)nl, colon + 1);
+	long got = pmon__read_text(path, buf, n);
+	tracefs_unmount(l);
+	if (got < 0)
+		return pmon__err((int)got, "cannot read %s: %s", path, strerror((int)-got));
+	/* the format of the tracepoint the event opened: its "ID: N" line */
+	pmon__fmt(want, sizeof(want), "\nID: %llu\n", (unsigned long long)d->attr.config);
+	if (!strstr(buf, want))
+		return pmon__err(-ENOENT, "%s is not the format of tracepoint %llu", path,
+				 (unsigned long long)d->attr.config);
+	return got;
+}
+
 /* A format file's line: "\tfield:TYPE NAME[N];\toffset:O;\tsize:S;\tsigned:X;"
  * (the kernel's trace_format_show() / print_event_fields()). */
 static bool tp_field_line(const char *line, const char *field, unsigned *offset, unsigned *size)

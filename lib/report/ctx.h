@@ -109,6 +109,7 @@ struct ctx {
 	char kernel_note[300]; /* why its addresses are not named */
 	const char *symfs; /* --symfs: the recorded paths are under it */
 	const char *kallsyms; /* --kallsyms: the kernel's symbols */
+	struct pmon__tp *tp; /* tracepoint formats (tracepoint.c), or NULL */
 	uint8_t *vdso; /* the vDSO image pmon's recording keeps, or NULL */
 	size_t vdso_len;
 	/* pmon_annotate(): the samples of one symbol, by (file, address) */
@@ -238,6 +239,19 @@ size_t pmon__notes_build_id(const uint8_t *b, size_t n, uint8_t id[20]);
  * "kallsyms", "vdso", "debug") into @out: true if it is there. */
 bool pmon__cache_file(const uint8_t *bid, size_t bidlen, const char *leaf, char *out, size_t n);
 
+/* ---- tracepoint.c: RAW samples decoded by their formats ----------------- */
+
+struct pmon__tp;
+/* The formats of perf.data's tracing data; NULL if none could be parsed. */
+struct pmon__tp *pmon__tp_new_perf(const uint8_t *data, size_t n);
+/* One tracepoint's format text (tracefs' events/SYS/NAME/format) into *@tp
+ * (made on first use). Return: 0 or -ENOMEM. */
+int pmon__tp_add_format(struct pmon__tp **tp, const char *sys, const char *fmt, size_t n);
+/* A RAW record as its event's print format prints it (perf script's
+ * trace field), valid until the next call; NULL where no format fits. */
+const char *pmon__tp_print(struct pmon__tp *t, const void *raw, uint32_t size, int cpu);
+void pmon__tp_free(struct pmon__tp *t);
+
 /* ---- histogram.c: the samples by symbol, line or DSO -------------------- */
 
 int pmon__counter_add(struct counter *c, const char *key, uint64_t samples, uint64_t period,
@@ -277,7 +291,10 @@ struct comm_tab {
 	size_t n, cap;
 	char unknown[16];
 };
-int pmon__comm_set(struct comm_tab *t, uint32_t tid, const char *name);
+struct pmon__record;
+/* A COMM record names its thread; a FORK's child takes its parent's name
+ * until its own COMM. Other records: nothing. Return: 0 or -ENOMEM. */
+int pmon__comm_record(struct comm_tab *t, const struct pmon__record *rec);
 /* @tid's command, else its process's, else ":TID" (valid until the next call). */
 const char *pmon__comm_of(struct comm_tab *t, uint32_t pid, uint32_t tid);
 /* Do @o ask for a view (sort keys, filters, children)? */

@@ -88,6 +88,12 @@ static int apply_record(struct ctx *x, const struct pmon__record *rec)
 		break;
 	case PMON_RECORD_EVENT:
 		return add_event(x, &rec->event);
+	case PMON_RECORD_TPFMT: { /* for script's trace field */
+		char sys[256];
+		pmon__fmt(sys, sizeof(sys), "%.*s", (int)(rec->tpfmt.sys_len < 255 ? rec->tpfmt.sys_len : 255),
+			  rec->tpfmt.sys);
+		return pmon__tp_add_format(&x->tp, sys, rec->tpfmt.format, rec->tpfmt.len);
+	}
 	default:
 		return 0; /* COMM, EXIT: not needed to name addresses */
 	}
@@ -269,6 +275,7 @@ static int add_ksym(void *arg, const struct pmon__record *rec)
 			return -ENOMEM;
 		memcpy(img, rec->vdso.image, rec->vdso.len);
 		free(x->vdso);
+	pmon__tp_free(x->tp);
 		x->vdso = img;
 		x->vdso_len = rec->vdso.len;
 		return 0;
@@ -714,6 +721,10 @@ struct pmon__rec_reader *pmon__report_open(const char *path, const struct pmon_r
 		errno = -err;
 		return NULL;
 	}
+	/* perf.data's tracepoint formats (pmon's came with its CHNS records) */
+	const struct pmon__perf_info *pi = pmon__rec_reader_perf_info(rd);
+	if (!x->tp && pi && pi->tracing_data)
+		x->tp = pmon__tp_new_perf(pi->tracing_data, pi->tracing_data_size);
 	return rd;
 }
 

@@ -113,6 +113,8 @@ static int on_sample(struct walk *w, const struct pmon_sample *sm, uint32_t epoc
 	r->events[s.event].samples++;
 	r->events[s.event].period += s.period;
 	s.comm = pmon__comm_of(&w->comms, sm->pid, sm->tid);
+	if (sm->raw && w->x.tp)
+		s.trace = pmon__tp_print(w->x.tp, sm->raw, sm->raw_size, (int)sm->cpu);
 	name_frame(w, sm->pid, epoch, sm->ip, sm->ip, &s.leaf);
 	s.has_chain = sm->nr || sm->stack_dyn;
 	if (s.has_chain) {
@@ -133,9 +135,9 @@ static int on_ordered(void *arg, const struct pmon__record *rec)
 {
 	struct walk *w = arg;
 
-	if (rec->type == PERF_RECORD_COMM)
-		return pmon__comm_set(&w->comms, rec->comm.tid, rec->comm.comm);
-	return pmon__report_ordered(&w->x, rec);
+	int err = pmon__comm_record(&w->comms, rec);
+
+	return err ? err : pmon__report_ordered(&w->x, rec);
 }
 
 int pmon_report_foreach_sample(const char *path, const struct pmon_report_opts *user,

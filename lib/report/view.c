@@ -33,7 +33,7 @@ static struct comm *comm_slot(struct comm_tab *t, uint32_t tid)
 	return &t->e[j];
 }
 
-int pmon__comm_set(struct comm_tab *t, uint32_t tid, const char *name)
+static int comm_set(struct comm_tab *t, uint32_t tid, const char *name)
 {
 	if (!tid)
 		return 0;
@@ -58,8 +58,31 @@ int pmon__comm_set(struct comm_tab *t, uint32_t tid, const char *name)
 	return 0;
 }
 
+int pmon__comm_record(struct comm_tab *t, const struct pmon__record *rec)
+{
+	if (rec->type == PERF_RECORD_COMM)
+		return comm_set(t, rec->comm.tid, rec->comm.comm);
+	/* A fork's child is named as its parent until its own COMM (perf's
+	 * thread__fork()): `sh -c` children before their exec. */
+	if (rec->type == PERF_RECORD_FORK && t->cap && rec->task.tid) {
+		const struct comm *c = comm_slot(t, rec->task.ptid);
+		if (!c->tid)
+			c = comm_slot(t, rec->task.ppid);
+		if (c->tid && !comm_slot(t, rec->task.tid)->tid) {
+			char name[sizeof(c->name)];
+			memcpy(name, c->name, sizeof(name)); /* the table may grow */
+			return comm_set(t, rec->task.tid, name);
+		}
+	}
+	return 0;
+}
+
 const char *pmon__comm_of(struct comm_tab *t, uint32_t pid, uint32_t tid)
 {
+	if (tid == UINT32_MAX) { /* a task the kernel saw exiting: perf's ":-1" */
+		pmon__strlcpy(t->unknown, ":-1", sizeof(t->unknown));
+		return t->unknown;
+	}
 	if (t->cap) {
 		struct comm *c = comm_slot(t, tid);
 		if (c->tid)
@@ -67,6 +90,8 @@ const char *pmon__comm_of(struct comm_tab *t, uint32_t pid, uint32_t tid)
 		if ((c = comm_slot(t, pid))->tid) /* a thread not named apart: its process */
 			return c->name;
 	}
+	if (!tid) /* the idle task: perf names it so (machine__init()) */
+		return "swapper";
 	snprintf(t->unknown, sizeof(t->unknown), ":%u", tid);
 	return t->unknown;
 }
@@ -496,9 +521,9 @@ static int on_ordered(void *arg, const struct pmon__record *rec)
 {
 	struct view *v = arg;
 
-	if (rec->type == PERF_RECORD_COMM)
-		return pmon__comm_set(&v->comms, rec->comm.tid, rec->comm.comm);
-	return pmon__report_ordered(&v->x, rec);
+	int err = pmon__comm_record(&v->comms, rec);
+
+	return err ? err : pmon__report_ordered(&v->x, rec);
 }
 
 /* ---- percent slices: the span of the samples, read first ------------------ */

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <zlib.h>
 
+#include <pmon/event.h>
 #include <pmon/output.h>
 
 #include "internal.h"
@@ -383,6 +384,45 @@ int pmon_data_writer__add_event(struct pmon_data_writer *w, unsigned index, cons
 	return pmon_data_writer__add(w, rec, size);
 }
 
+int pmon_data_writer__add_tp_formats(struct pmon_data_writer *w, struct pmon_evlist *events)
+{
+	enum { FMT_MAX = 60000 };
+	char *fmt = NULL;
+	uint8_t *rec = NULL;
+	int err = 0;
+
+	for (size_t i = 0; !err && i < pmon_evlist__count(events); i++) {
+		const struct pmon_event_desc *d = pmon_evlist__event(events, i);
+		if (d->attr.type != PERF_TYPE_TRACEPOINT)
+			continue;
+		if (!fmt && !(fmt = malloc(FMT_MAX))) {
+			err = -ENOMEM;
+			break;
+		}
+		long n = pmon_evlist__tp_format(events, i, fmt, FMT_MAX);
+		if (n < 0) /* its samples stay undecoded, the rest is recorded */
+			continue;
+		size_t sys = strcspn(d->name, ":");
+		size_t size = (sizeof(struct pmon_record_tpfmt) + sys + (size_t)n + 1 + 7) & ~(size_t)7;
+		if (size > 65535 || (!rec && !(rec = malloc(65536)))) {
+			err = rec ? 0 : -ENOMEM;
+			continue;
+		}
+		memset(rec, 0, size);
+		struct pmon_record_tpfmt *r = (void *)rec;
+		r->type = PMON_RECORD_TPFMT;
+		r->size = (uint16_t)size;
+		r->index = (uint32_t)i;
+		r->sys_len = (uint32_t)sys;
+		memcpy(r->text, d->name, sys);
+		memcpy(r->text + sys, fmt, (size_t)n);
+		err = pmon_data_writer__add(w, rec, size);
+	}
+	free(rec);
+	free(fmt);
+	return err;
+}
+
 int pmon_data_writer__add(struct pmon_data_writer *w, const void *rec, size_t len)
 {
 	if (len > 65536)
@@ -469,6 +509,41 @@ static uint8_t build_id_of(struct pmon_data_writer *w, const char *path, const u
 	return b->len;
 }
 
+/* The command of each thread of @pid as COMM records ({ header; u32 pid,
+ * tid; char comm[] } padded to 8), as perf synthesizes them for what ran
+ * before it (perf_event__synthesize_comm()): the kernel writes COMM only at
+ * exec and prctl. A thread gone meanwhile is left out. */
+static int add_comms_of(struct pmon_data_writer *w, pid_t pid)
+{
+	char path[64], name[32];
+	struct dirent *e;
+	int err = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	DIR *d = opendir(path);
+	if (!d)
+		return 0;
+	while (!err && (e = readdir(d))) {
+		char *end;
+		long tid = strtol(e->d_name, &end, 10);
+		if (tid <= 0 || *end)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%ld/comm", (int)pid, tid);
+		if (pmon__read_text(path, name, 17) <= 0)
+			continue;
+		uint8_t rec[16 + 24] = { 0 };
+		size_t n = strlen(name) + 1, size = 16 + ((n + 7) & ~(size_t)7);
+		struct perf_event_header h = { .type = PERF_RECORD_COMM, .size = (uint16_t)size };
+		uint32_t ids[2] = { (uint32_t)pid, (uint32_t)tid };
+		memcpy(rec, &h, sizeof(h));
+		memcpy(rec + 8, ids, 8);
+		memcpy(rec + 16, name, n);
+		err = pmon_data_writer__add(w, rec, size);
+	}
+	closedir(d);
+	return err;
+}
+
 /* One process's executable file mappings as MMAP2 records (the layout of
  * perf_event_open(2); what the reader needs: pid, addr, len, pgoff, name). */
 static long add_maps_of(struct pmon_data_writer *w, pid_t pid)
@@ -481,6 +556,11 @@ static long add_maps_of(struct pmon_data_writer *w, pid_t pid)
 	if (!f)
 		return errno == ENOENT ? pmon__err(-ESRCH, "process %d does not exist", (int)pid)
 				       : pmon__err(-errno, "%s: %s", path, strerror(errno));
+	int cerr = add_comms_of(w, pid);
+	if (cerr) {
+		fclose(f);
+		return cerr;
+	}
 	while (fgets(line, sizeof(line), f)) {
 		struct pmon__maps_line ml;
 		/* executable files, and the vDSO (its image goes in at the end) */

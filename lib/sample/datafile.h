@@ -100,6 +100,21 @@ struct pmon_record_vdso {
 	uint64_t start; /* where the recorder had it mapped (for reference) */
 	uint8_t image[];
 } __attribute__((packed));
+/*
+ * pmon's own record: the tracefs format description of sampled event
+ * @index, a tracepoint (events/SYS/NAME/format), after its
+ * PMON_RECORD_EVENT and before its samples, so a reader decodes their
+ * PERF_SAMPLE_RAW records by field (pmon script's trace field).
+ */
+#define PMON_RECORD_TPFMT 0x7005
+struct pmon_record_tpfmt {
+	uint32_t type; /* struct perf_event_header: PMON_RECORD_TPFMT */
+	uint16_t misc, size;
+	uint32_t index; /* the event's, as in its PMON_RECORD_EVENT */
+	uint32_t sys_len; /* bytes of the subsystem's name that follow */
+	char text[]; /* the subsystem's name, then the format, NUL-terminated,
+			padded to 8 bytes */
+} __attribute__((packed));
 struct pmon_record_ksym {
 	uint32_t type; /* struct perf_event_header: PMON_RECORD_KSYM */
 	uint16_t misc, size;

@@ -186,19 +186,54 @@ static bool fill(struct pmon__perf_reader *p, size_t need)
 	return p->blen - p->bpos >= need;
 }
 
-/* Pass @n bytes of the stream (a payload that follows its record). */
-static bool skip(struct pmon__perf_reader *p, uint64_t n)
+/* Pass @n bytes of the stream (a payload that follows its record),
+ * copied to @to when it is not NULL. */
+static bool take(struct pmon__perf_reader *p, uint64_t n, uint8_t *to)
 {
 	while (n) {
 		if (p->blen == p->bpos && !fill(p, 1))
 			return false;
 		size_t have = p->blen - p->bpos;
 		size_t k = n < have ? (size_t)n : have;
+		if (to) {
+			memcpy(to, p->buf + p->bpos, k);
+			to += k;
+		}
 		p->bpos += k;
 		p->consumed += k;
 		n -= k;
 	}
 	return true;
+}
+
+static bool skip(struct pmon__perf_reader *p, uint64_t n)
+{
+	return take(p, n, NULL);
+}
+
+/* The tracing data (perf's trace-event-info.c: the tracepoints' formats),
+ * kept for the report to decode RAW samples by; the last one wins. At most
+ * 64 MiB are kept. Return: 0 or -ENOMEM. */
+static int keep_tracing_data(struct pmon__perf_reader *p, uint8_t *b, size_t n)
+{
+	free(p->info.tracing_data);
+	p->info.tracing_data = b;
+	p->info.tracing_data_size = n;
+	return 0;
+}
+
+/* HEADER_TRACING_DATA of pipe mode: { header; u32 size; }, then size bytes. */
+static int pipe_tracing_data(struct pmon__perf_reader *p, const uint8_t *rec, size_t len)
+{
+	uint32_t n = len >= 12 ? pmon__u32_at(rec + 8) : 0;
+	uint8_t *b = n && n <= 64u << 20 ? malloc(n) : NULL;
+
+	if (!take(p, n, b)) {
+		p->cut = true;
+		free(b);
+		return 0;
+	}
+	return b ? keep_tracing_data(p, b, n) : 0;
 }
 
 /*
@@ -522,14 +557,20 @@ static int read_features(struct pmon__perf_reader *p, const struct file_header *
 		    !pmon__read_at(p->fd, &s, sizeof(s), at))
 			break;
 		at += sizeof(s);
-		if (bit == FEAT_TRACING_DATA || s.offset > fsize || s.size > fsize - s.offset ||
-		    s.size > 64u << 20)
+		if (s.offset > fsize || s.size > fsize - s.offset || s.size > 64u << 20)
 			continue;
 		uint8_t *b = malloc(s.size ? s.size : 1);
 		if (!b)
 			return -ENOMEM;
-		if (pmon__read_at(p->fd, b, s.size, s.offset))
-			err = feature(p, bit, b, s.size);
+		if (!pmon__read_at(p->fd, b, s.size, s.offset)) {
+			free(b);
+			continue;
+		}
+		if (bit == FEAT_TRACING_DATA) { /* the reader keeps it */
+			err = keep_tracing_data(p, b, s.size);
+			continue;
+		}
+		err = feature(p, bit, b, s.size);
 		free(b);
 	}
 	return err;
@@ -788,6 +829,7 @@ void pmon__perf_reader_free(struct pmon__perf_reader *p)
 	for (size_t i = 0; i < p->nbid; i++)
 		free(p->bid[i].path);
 	free(p->bid);
+	free(p->info.tracing_data);
 	free(p->buf);
 	free(p->q);
 	free(p->arena);
@@ -894,10 +936,8 @@ static int handle_header_record(struct pmon__perf_reader *p, const uint8_t *rec,
 	switch (h.type) {
 	case PF_HEADER_ATTR:
 		return header_attr(p, rec, len);
-	case PF_HEADER_TRACING_DATA: /* { header; u32 size; }, then size bytes */
-		if (len >= 12 && !skip(p, pmon__u32_at(rec + 8)))
-			p->cut = true;
-		return 0;
+	case PF_HEADER_TRACING_DATA:
+		return pipe_tracing_data(p, rec, len);
 	case PF_AUXTRACE: /* { header; u64 size, offset, ref; u32 idx, tid, cpu, res; } + data */
 		p->info.aux_records++;
 		if (len >= 16) {

@@ -89,7 +89,7 @@ static bool is_epoch(uint32_t type)
 static bool is_ordered(uint32_t type)
 {
 	return is_epoch(type) || type == PERF_RECORD_COMM || type == PERF_RECORD_EXIT ||
-		type == PMON_RECORD_EVENT;
+		type == PMON_RECORD_EVENT || type == PMON_RECORD_TPFMT;
 }
 
 /* MMAP (file name at 40) and MMAP2 (at 72; Linux 5.12+: the build id
@@ -181,6 +181,20 @@ static inline int decode(const uint8_t *p, size_t len, uint64_t sample_type, uin
 		return 0;
 	case PMON_RECORD_EVENT:
 		return decode_event(p, len, &r->event);
+	case PMON_RECORD_TPFMT: { /* { header; u32 index, sys_len; sys; format; NUL } */
+		if (len < sizeof(struct pmon_record_tpfmt))
+			return -EINVAL;
+		uint32_t sys = pmon__u32_at(p + 12);
+		size_t at = sizeof(struct pmon_record_tpfmt);
+		if (sys > len - at)
+			return -EINVAL;
+		r->tpfmt.index = pmon__u32_at(p + 8);
+		r->tpfmt.sys = (const char *)p + at;
+		r->tpfmt.sys_len = sys;
+		r->tpfmt.format = (const char *)p + at + sys;
+		r->tpfmt.len = strnlen(r->tpfmt.format, len - at - sys);
+		return 0;
+	}
 	default:
 		return 0;
 	}

@@ -113,6 +113,13 @@ struct pmon__record {
 			uint64_t start, end;
 			const char *name; /* NUL-terminated */
 		} ksym;
+		struct pmon__rec_tpfmt { /* PMON_RECORD_TPFMT: a tracepoint's format */
+			uint32_t index;
+			const char *sys; /* not NUL-terminated: @sys_len bytes */
+			size_t sys_len;
+			const char *format; /* @len bytes (no NUL needed) */
+			size_t len;
+		} tpfmt;
 		struct pmon__rec_vdso { /* PMON_RECORD_VDSO: the vDSO's image */
 			const uint8_t *image;
 			size_t len;
@@ -264,6 +271,10 @@ struct pmon__perf_info {
 	uint8_t kernel_build_id[20]; /* [kernel.kallsyms]'s, to tell whether
 					 this machine's kallsyms names its addresses */
 	uint8_t kernel_build_id_size; /* 0: the file has none */
+	/* HEADER_TRACING_DATA as perf wrote it (the tracepoints' formats,
+	 * tools/perf/util/trace-event-info.c), NULL if none */
+	uint8_t *tracing_data;
+	size_t tracing_data_size;
 	/* after a read: what was skipped */
 	uint64_t unknown_records, aux_records, aux_bytes;
 	uint64_t compressed_records, compressed_bad; /* read; not read (no libzstd, damaged) */

@@ -89,6 +89,11 @@ static int open_one(struct pmon_sampler *s, const struct pmon_event_desc *d,
 
 	a.size = sizeof(a);
 	a.sample_type = s->sample_type;
+	/* A tracepoint without -c or -F: every hit, as perf samples them
+	 * (evsel__newtp_idx(): sample_period 1), not a frequency the kernel
+	 * would chase with periods of thousands. */
+	if (!period && d->attr.type == PERF_TYPE_TRACEPOINT && !(o && o->freq))
+		period = 1;
 	if (period) {
 		a.freq = 0;
 		a.sample_period = period;
@@ -167,6 +172,11 @@ static int set_sample_type(struct pmon_sampler *s, const struct pmon_evlist *eve
 	 * event such as page-faults at every occurrence (perf_swevent_event()
 	 * takes PERF_SAMPLE_PERIOD without freq as "report each one").
 	 */
+	/* A tracepoint's record (its fields), as perf records it: pmon
+	 * script decodes it by the format the recording keeps. */
+	for (size_t i = 0; i < pmon_evlist__count(events); i++)
+		if (pmon_evlist__event(events, i)->attr.type == PERF_TYPE_TRACEPOINT)
+			s->sample_type |= PERF_SAMPLE_RAW;
 	bool fixed = o && (o->period || o->periods);
 	for (size_t i = 0; fixed && o->periods && i < pmon_evlist__count(events); i++)
 		fixed = o->periods[i] || o->period;
