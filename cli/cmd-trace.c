@@ -124,7 +124,13 @@ struct run_opts {
 	bool all;
 	double duration; /* seconds; 0: none */
 	char **cmd;
+	/* A COMMAND, no -e and no --hooks: its kernel events (DEFAULT_CHANNELS)
+	 * are recorded too and kept only when it writes no hooks. */
+	bool default_kernel;
+	char kernel_why[512]; /* why they could not be recorded; "" */
 };
+
+#define DEFAULT_CHANNELS "sched,syscalls"
 
 static int trace_run(struct run_opts *o, struct pmon_target *pt, struct pmon_output *out,
 		     struct pmon_output *kout);
@@ -168,9 +174,9 @@ static int run(int argc, char **argv)
 		CLI_OPT_TEXT(
 			"Exit status: the command's (128+N if killed by signal N; 0 when "
 			"--duration\n"
-			"ended it), or 1 when it exited 0 but no trace file came out (not "
-			"linked with\n"
-			"libpmon, no -e); with -p or -a, 0 -- also for a trace with no events "
+			"ended it), or 1 when it exited 0 but no trace file came out\n"
+			"(--hooks, not linked with libpmon; without -e its sched,syscalls are kept\n"
+			"then, exit 3 where they cannot be recorded); with -p or -a, 0 -- also for a trace with no events "
 			"in it:\n"
 			"the processes did nothing traced meanwhile -- or 128+N when signal N "
 			"ended\n"
@@ -204,6 +210,7 @@ static int run(int argc, char **argv)
 			  "itself, when started with PMON_TRACE=FILE (docs/trace.md)");
 		return CLI_USAGE;
 	}
+	o.default_kernel = o.cmd && !o.all && !o.channels && o.hooks == -1;
 	if (o.hooks == -1)
 		o.hooks = o.cmd != NULL;
 	if (!o.hooks && !o.channels && o.cmd && !o.all) {
@@ -290,6 +297,13 @@ static int trace_run(struct run_opts *o, struct pmon_target *pt, struct pmon_out
 	if (!fstat(pmon_output__fd(out), &st) && st.st_size == 0 &&
 	    !stat(pmon_output__path(out), &st) && st.st_size == 0) {
 		pmon_output__abandon(out);
+		if (o->default_kernel && o->kernel_why[0]) {
+			/* Nothing to show, and the machine is why (docs/exit-codes.md). */
+			cli_error("'%s' wrote no trace: it has no hooks (not linked with libpmon) "
+				  "and its kernel events (-e %s) cannot be recorded here: %s",
+				  o->cmd[0], DEFAULT_CHANNELS, o->kernel_why);
+			return rc ? rc : CLI_UNSUPPORTED;
+		}
 		cli_error("'%s' wrote no trace: it is not linked with libpmon, or unset "
 			  "PMON_TRACE",
 			  o->cmd ? o->cmd[0] : "?");
@@ -327,7 +341,7 @@ static struct pmon_run *trace_start(const struct run_opts *o, const struct pmon_
 /* The kernel's events, into a file of their own while the program writes
  * its hooks (merged when it has ended). Return: 0 with *@k (NULL when
  * skipped or not asked for), or the negative exit status (said). */
-static int open_kernel(const struct run_opts *o, const struct pmon_target *pt, pid_t child,
+static int open_kernel(struct run_opts *o, const struct pmon_target *pt, pid_t child,
 		       const char *kpath, char *cmdline, struct pmon_trace_kernel **k)
 {
 	struct pmon_open_opts how = { .sz = sizeof(how), .inherit = true };
@@ -338,7 +352,7 @@ static int open_kernel(const struct run_opts *o, const struct pmon_target *pt, p
 	int err;
 
 	*k = NULL;
-	if (!o->channels && o->cmd && !o->all)
+	if (!o->channels && o->cmd && !o->all && !o->default_kernel)
 		return 0;
 	if (o->all) {
 		t = own = pmon_target__new_cpus(NULL, 0);
@@ -348,7 +362,7 @@ static int open_kernel(const struct run_opts *o, const struct pmon_target *pt, p
 	}
 	struct pmon_trace_kernel_opts ko = {
 		.sz = sizeof(ko),
-		.groups = o->channels,
+		.groups = o->default_kernel ? DEFAULT_CHANNELS : o->channels,
 		.pid = npids	    ? pids[0]
 			: child > 0 ? child
 				    : 0,
@@ -358,6 +372,11 @@ static int open_kernel(const struct run_opts *o, const struct pmon_target *pt, p
 	err = t ? pmon_trace_kernel__open(t, kpath, &ko, k) : -errno;
 	pmon_target__free(own);
 	bool missing = err == -EACCES || err == -EPERM || err == -ENOENT;
+	if (err && missing && o->default_kernel) {
+		/* Said only if the command writes no hooks either. */
+		snprintf(o->kernel_why, sizeof(o->kernel_why), "%s", pmon_errdetail());
+		return 0;
+	}
 	if (err && missing && o->cmd && o->hooks && !o->all) {
 		/* Named and skipped, not fatal (issue #18): the command's hooks
 		 * are still worth a trace. */
@@ -383,7 +402,7 @@ static int open_kernel(const struct run_opts *o, const struct pmon_target *pt, p
 			: io			       ? -CLI_FAIL
 						       : -CLI_UNSUPPORTED;
 	}
-	if (*k && *pmon_trace_kernel__skipped(*k))
+	if (*k && *pmon_trace_kernel__skipped(*k) && !o->default_kernel)
 		cli_warn("kernel events skipped: %s", pmon_trace_kernel__skipped(*k));
 	return 0;
 }
@@ -414,6 +433,13 @@ static int trace_tick(void *ctx, double at, bool last)
 		return TRACE_TIMED_OUT;
 	}
 	return 0;
+}
+
+/* Whether the program wrote its hooks into @tpath. */
+static bool has_hooks(const char *tpath)
+{
+	struct stat st;
+	return !stat(tpath, &st) && st.st_size > 0;
 }
 
 /* Records into @tpath (the hooks, written by the program) and @kpath (the
@@ -449,11 +475,22 @@ static int trace_record(struct run_opts *o, struct pmon_target *pt, const char *
 		pmon_run__loop(run, 0.02, trace_tick, &tt);
 	}
 	uint64_t kev = 0, klost = 0;
+	bool kept = k && (!o->default_kernel || !has_hooks(tpath));
 	if (k) {
+		const char *skipped = pmon_trace_kernel__skipped(k);
+		if (kept && o->default_kernel)
+			o->hooks = 0; /* a trace of its kernel events alone */
+		if (kept && o->default_kernel)
+			fprintf(stderr,
+				"pmon trace: '%s' has no hooks (not linked with libpmon): recorded "
+				"its "
+				"kernel events, -e %s%s%s (-e CHANNELS to choose)\n",
+				o->cmd[0], DEFAULT_CHANNELS, *skipped ? "; skipped: " : "",
+				skipped);
 		int kerr = pmon_trace_kernel__close(k, &kev, &klost);
 		if (kerr)
 			cli_warn("kernel events: %s", pmon_errdetail());
-		if (!err && pmon_trace_merge(tpath, kpath))
+		if (!err && kept && pmon_trace_merge(tpath, kpath))
 			cli_warn("%s", pmon_errdetail());
 	}
 	int rc = tt.timed_out ? CLI_OK : pmon_run__exit_code(run);
@@ -462,7 +499,7 @@ static int trace_record(struct run_opts *o, struct pmon_target *pt, const char *
 		cli_error("%s", why);
 		return -127;
 	}
-	res->kernel = k != NULL;
+	res->kernel = kept;
 	res->kev = kev;
 	res->klost = klost;
 	res->timed_out = tt.timed_out;

@@ -90,7 +90,15 @@ assert d["damaged_chunks"] == 1 and 0 < d["events"] < 4817, d["events"]
 ' "$TMP/out"
 
 # Bad input: one line each.
-run_pmon 1 trace -o "$TMP/none.trace" -- true
+# No hooks and no -e: its sched and syscalls where they can be recorded
+# (t1812), else one line, exit 3; --hooks alone: no kernel events, exit 1.
+"$PMON" trace -o "$TMP/none.trace" -- true >"$TMP/out" 2>"$TMP/err"
+case $? in
+0) check "no hooks, no -e: says it recorded the default channels" grep -q "^pmon trace: 'true' has no hooks" "$TMP/err" ;;
+3) one_line_error "'true' wrote no trace: it has no hooks (not linked with libpmon) and its kernel events (-e sched,syscalls) cannot be recorded here" ;;
+*) not_ok "no hooks, no -e: exit $? is neither 0 nor 3" ;;
+esac
+run_pmon 1 trace --hooks -o "$TMP/none.trace" -- true
 one_line_error "'true' wrote no trace: it is not linked with libpmon"
 run_pmon 2 trace report "$TMP/t.trace" --format svgz
 one_line_error "unknown format 'svgz'"

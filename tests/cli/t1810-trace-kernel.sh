@@ -76,7 +76,7 @@ for lo, hi in zip(wb, we):
 # and no write(2) of the main thread inside a nap
 for lo, hi in zip(nb, ne):
     assert not inside("sys_write", lo, hi), (lo, hi)
-kthreads = [e for e in ev if e["ph"] == "M" and e["args"]["name"] == "%d kernel" % main]
+kthreads = [e for e in ev if e["ph"] == "M" and e["args"]["name"] == "wl-tracehooks %d kernel" % main]
 assert len(kthreads) == 1
 PY
 

@@ -409,9 +409,10 @@ static void test_trace__chrome_kernel_args(void **state)
 	char *e = strstr(buf, "{\"name\":\"sys_write\",\"ph\":\"E\"");
 	assert_non_null(b);
 	assert_non_null(e);
+	/* Begin and end carry the same args, the end's (issue #28.7:
+	 * speedscope warns of an end whose name and args differ). */
 	char *bline = strndup(b, strcspn(b, "\n"));
-	assert_non_null(strstr(bline, "\"cat\":\"kernel\"}"));
-	assert_null(strstr(bline, "args"));
+	assert_non_null(strstr(bline, "\"args\":{\"value\":6,\"arg\":1,\"cpu\":1}}"));
 	free(bline);
 	assert_non_null(strstr(e, "\"args\":{\"value\":6,\"arg\":1,\"cpu\":1}}"));
 	/* an instant keeps its args */
