@@ -167,12 +167,25 @@ int cli_opt_cpu(const struct cli_option *opt, const char *arg);
 #define CLI_OPT_CPU(s, v, h) CLI_OPT_CALLBACK(s, "cpu", CLI_OPT_PTR_(int, v), "N", cli_opt_cpu, h)
 #define CLI_OPT_CPUID_FILE(s, v, h) CLI_OPT_STRING(s, "cpuid-file", v, "FILE", h)
 #define CLI_OPT_OUTPUT(v, a, h) CLI_OPT_STRING('o', "output", v, a, h)
-/* --debug-dir D: const char **dir, a directory that exists. */
+/* --debug-dir D, --symfs D: const char **dir, a directory that exists. */
 int cli_opt_debug_dir(const struct cli_option *opt, const char *arg);
-#define CLI_OPT_DEBUG_DIR(v)                                                                       \
-	CLI_OPT_CALLBACK(0, "debug-dir", CLI_OPT_PTR_(const char *, v), "D", cli_opt_debug_dir,    \
+/* Where the readers of recordings find symbols (report, annotate, script,
+ * diff): the three rows of CLI_OPT_SYMBOLS(&struct cli_symbols). */
+struct cli_symbols {
+	const char *debug_dir, *symfs, *kallsyms;
+};
+#define CLI_OPT_SYMBOLS(v)                                                                         \
+	CLI_OPT_CALLBACK(0, "debug-dir", CLI_OPT_PTR_(const char *, &(v)->debug_dir), "D",         \
+			 cli_opt_debug_dir,                                                        \
 			 "look for debuginfo by build id in D/.build-id/ first\n"                  \
-			 "(then /usr/lib/debug): stripped or rebuilt binaries")
+			 "(then /usr/lib/debug): stripped or rebuilt binaries"),                   \
+		CLI_OPT_CALLBACK(0, "symfs", CLI_OPT_PTR_(const char *, &(v)->symfs), "D",         \
+				 cli_opt_debug_dir,                                                \
+				 "the recorded binaries are under D (D/usr/bin/x for\n"            \
+				 "/usr/bin/x), as perf's --symfs: another machine's files"),       \
+		CLI_OPT_STRING(0, "kallsyms", &(v)->kallsyms, "FILE",                              \
+			       "name kernel addresses from FILE (a copy of the recording\n"        \
+			       "machine's /proc/kallsyms)")
 
 enum {
 	CLI_PARSE_STOP_AT_OPERAND = 1, /* getopt's '+': `pmon stat -e x -- cmd -e y` */

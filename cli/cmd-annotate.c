@@ -164,10 +164,11 @@ static void print_json(FILE *out, const struct pmon_annotation *a)
 int cmd_annotate(int argc, char **argv)
 {
 	static const char *const formats[] = { "text", "json", NULL };
-	const char *in = "pmon.data", *outpath = NULL, *symbol = NULL, *debug_dir = NULL;
+	const char *in = "pmon.data", *outpath = NULL, *symbol = NULL;
 	const char *stack_event = NULL, *mcpu = NULL;
 	bool no_source = false, mca = false, exact = false;
 	int json = 0;
+	struct cli_symbols syms = { 0 };
 	const struct cli_option options[] = {
 		CLI_OPT_TEXT("SYMBOL: the function to show (default: the one with most samples)."),
 		CLI_OPT_STRING('i', "input", &in, "FILE", "the recording (default pmon.data)"),
@@ -176,7 +177,7 @@ int cmd_annotate(int argc, char **argv)
 		CLI_OPT_FLAG(0, "no-source", &no_source,
 			     "leave out the source lines between the instructions"),
 		CLI_OPT_OUTPUT(&outpath, "OUT", "write to OUT instead of standard output"),
-		CLI_OPT_DEBUG_DIR(&debug_dir),
+		CLI_OPT_SYMBOLS(&syms),
 		CLI_OPT_STRING(0, "event", &stack_event, "E",
 			       "with several events recorded: whose samples\n"
 			       "(default: the first)"),
@@ -211,7 +212,9 @@ int cmd_annotate(int argc, char **argv)
 	if (mca && !sim_mca_available("--mca", true))
 		return CLI_UNSUPPORTED;
 	struct pmon_report_opts ro = { .sz = sizeof(ro),
-				       .debug_dir = debug_dir,
+				       .debug_dir = syms.debug_dir,
+				       .symfs = syms.symfs,
+				       .kallsyms = syms.kallsyms,
 				       .event = stack_event };
 	int err = mca ? pmon_annotate_exact(in, symbol, &ro, &a, &exact)
 		      : pmon_annotate(in, symbol, &ro, &a);

@@ -42,9 +42,10 @@ int cmd_diff(int argc, char **argv)
 	static const enum pmon_diff_key key_of[] = { PMON_DIFF_SYMBOL, PMON_DIFF_DSO,
 						     PMON_DIFF_DSO_SYMBOL, PMON_DIFF_SYMBOL,
 						     PMON_DIFF_DSO_SYMBOL };
-	const char *outpath = NULL, *debug_dir = NULL, *event = NULL;
+	const char *outpath = NULL, *event = NULL;
 	unsigned long width = 1200;
 	int fmti = 0, sorti = 0;
+	struct cli_symbols syms = { 0 };
 	const struct cli_option options[] = {
 		CLI_OPT_CHOICE(0, "sort", &sorti, "KEY", sorts,
 			       "match by symbol (default), dso, or dso,sym"),
@@ -57,7 +58,7 @@ int cmd_diff(int argc, char **argv)
 		CLI_OPT_STRING(
 			0, "event", &event, "E",
 			"with several events recorded: the one compared (default: the first)"),
-		CLI_OPT_DEBUG_DIR(&debug_dir),
+		CLI_OPT_SYMBOLS(&syms),
 		CLI_OPT_OUTPUT(&outpath, "OUT", "write to OUT instead of standard output"),
 		CLI_OPT_END(),
 	};
@@ -75,7 +76,9 @@ int cmd_diff(int argc, char **argv)
 	const char *cur = rc + 1 < argc ? argv[rc + 1] : "pmon.data";
 	if (rc + 2 < argc && !cli_no_operands_at("diff", rc + 2, argc, argv))
 		return CLI_USAGE;
-	struct pmon_report_opts ro = { .sz = sizeof(ro), .debug_dir = debug_dir, .event = event };
+	struct pmon_report_opts ro = { .sz = sizeof(ro), .debug_dir = syms.debug_dir,
+				       .symfs = syms.symfs,
+				       .kallsyms = syms.kallsyms, .event = event };
 	struct pmon_report_diff d;
 	char warn[600];
 	int err = pmon_report_diff_files(base, cur, &ro, fmti != 0, key_of[sorti], &d, warn,

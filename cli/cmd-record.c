@@ -322,7 +322,7 @@ static int record(const struct pmon_target *t, char **cmd, bool all, unsigned lo
 /* The recording's file: its header, then the event table (which sample
  * identifier is which event). Return: the writer, or NULL with *@rc. */
 static struct pmon_data_writer *open_recording(struct pmon_sampler *s, const struct pmon_evlist *ev,
-					       char **cmd, const char *out,
+					       char **cmd, bool all, const char *out,
 					       const struct pmon_sample_opts *so, int *rc)
 {
 	struct pmon_data_header h = { .sample_type = pmon_sampler__sample_type(s),
@@ -330,6 +330,7 @@ static struct pmon_data_writer *open_recording(struct pmon_sampler *s, const str
 				      .attr_type = pmon_evlist__event(ev, 0)->attr.type,
 				      .attr_config = pmon_evlist__event(ev, 0)->attr.config,
 				      .period = so->periods ? so->periods[0] : so->period,
+				      .flags = all ? PMON_DATA_SYSTEM_WIDE : 0,
 				      .freq = so->period ? 0
 					      : so->freq ? so->freq
 							 : 1000 };
@@ -419,7 +420,7 @@ static int record_run(const struct pmon_target *t, struct pmon_run *run, struct 
 		cli_error("%s", pmon_errdetail());
 		return err == -ESRCH ? CLI_USAGE : CLI_UNSUPPORTED;
 	}
-	struct pmon_data_writer *w = open_recording(s, ev, cmd, out, so, &rc);
+	struct pmon_data_writer *w = open_recording(s, ev, cmd, all, out, so, &rc);
 	if (!w) {
 		pmon_sampler__close(s);
 		return rc;

@@ -84,14 +84,15 @@ static int print_sample(void *arg, const struct pmon_report_sample *s)
 
 int cmd_script(int argc, char **argv)
 {
-	const char *in = "pmon.data", *fields = NULL, *outpath = NULL, *debug_dir = NULL;
+	const char *in = "pmon.data", *fields = NULL, *outpath = NULL;
+	struct cli_symbols syms = { 0 };
 	const struct cli_option options[] = {
 		CLI_OPT_STRING('i', "input", &in, "FILE", "the recording (default pmon.data)"),
 		CLI_OPT_STRING('F', "fields", &fields, "LIST",
 			       "the fields, by perf script's names: comm, tid, pid, cpu,\n"
 			       "time, period, event, ip, sym, symoff, dso, addr, trace;\n"
 			       "'+f,-g' adds to or takes from the default ones"),
-		CLI_OPT_DEBUG_DIR(&debug_dir),
+		CLI_OPT_SYMBOLS(&syms),
 		CLI_OPT_OUTPUT(&outpath, "OUT", "write to OUT instead of standard output"),
 		CLI_OPT_END(),
 	};
@@ -106,7 +107,9 @@ int cmd_script(int argc, char **argv)
 		return CLI_USAGE;
 	}
 	struct pmon_report_opts ro = { .sz = sizeof(ro),
-				       .debug_dir = debug_dir,
+				       .debug_dir = syms.debug_dir,
+				       .symfs = syms.symfs,
+				       .kallsyms = syms.kallsyms,
 				       .no_stacks = true };
 	if (cli_output_is_input(outpath, in, "-o") || !(p.out = cli_open_output(outpath)))
 		return CLI_USAGE;

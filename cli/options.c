@@ -186,7 +186,7 @@ int cli_opt_debug_dir(const struct cli_option *opt, const char *arg)
 	int err = stat(arg, &st) ? errno : S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
 
 	if (err) {
-		cli_error("--debug-dir '%s': %s", arg,
+		cli_error("--%s '%s': %s", opt->long_name, arg,
 			  err == ENOENT ? "no such directory" : "not a directory");
 		return CLI_USAGE;
 	}

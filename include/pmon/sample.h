@@ -146,7 +146,15 @@ struct pmon_data_header {
 	uint64_t attr_config, period, freq;
 	char event[96];
 	char command[256];
+	/* Added with issue #27 (a reader of an older file finds them zero). */
+	uint32_t flags; /* PMON_DATA_SYSTEM_WIDE */
+	char hostname[65]; /* the recording machine's; "" to let the writer fill it in */
+	int64_t captured; /* when it was recorded (Unix seconds); 0: the file's mtime */
 };
+
+/* pmon_data_header.flags: every CPU was sampled (record -a); ->command, if
+ * any, only said for how long. */
+#define PMON_DATA_SYSTEM_WIDE 0x1u
 
 struct pmon_data_writer;
 
@@ -190,7 +198,18 @@ PMON_API void pmon_data_writer__abandon(struct pmon_data_writer *w);
 
 /* ---- reports ------------------------------------------------------------ */
 
-enum pmon_report_sort { PMON_SORT_SYMBOL = 0, PMON_SORT_DSO, PMON_SORT_LINE };
+/* What the entries are keyed by: perf report's --sort keys. The last four
+ * are the sample's thread's command, process, thread and CPU. */
+enum pmon_report_sort {
+	PMON_SORT_SYMBOL = 0,
+	PMON_SORT_DSO,
+	PMON_SORT_LINE,
+	PMON_SORT_COMM,
+	PMON_SORT_PID,
+	PMON_SORT_TID,
+	PMON_SORT_CPU,
+};
+#define PMON_REPORT_KEYS_MAX 8
 
 struct pmon_report_opts {
 	size_t sz;
@@ -207,6 +226,35 @@ struct pmon_report_opts {
 	/* The entries alone: no call stacks are collected (->stacks stays
 	 * empty), which saves the memory and time of the distinct chains. */
 	bool no_stacks;
+	/* Binaries are looked up under this directory (the recorded path
+	 * appended), as perf's --symfs: another machine's files. */
+	const char *symfs;
+	/* The kernel's symbols from this kallsyms file, whatever kernel the
+	 * recording was made on (perf's --kallsyms). Without it: the
+	 * recording's own, else this machine's when it runs the recorded
+	 * kernel (same build id), else perf's build-id cache's copy. */
+	const char *kallsyms;
+	/*
+	 * perf report's views (issue #27; lib/report/view.c). Where any is set
+	 * the entries are keyed, filtered and counted by them, and ->sort is
+	 * not used; the stacks are not collected (as with no_stacks).
+	 * @sort_keys: perf's --sort list, "comm,dso,symbol": comm, pid, tid,
+	 * cpu, dso, symbol (sym), line (srcline), at most PMON_REPORT_KEYS_MAX.
+	 * Filters, comma lists as perf's: @comms, @dsos (base name or path),
+	 * @symbols, @pids, @tids, @cpus ("0,2-3"); @time: perf's --time,
+	 * "START,STOP" in seconds of the recording's clock (either may be
+	 * empty; several ranges separated by spaces) or percents of the span
+	 * from the first sample to the last, "10%/2" (the second tenth),
+	 * "0%-10%,30%-40%". A sample is counted where it passes every filter,
+	 * and the totals (->events, ->samples, ->period) are the filtered
+	 * ones, so shares are of what passed (perf's --percentage relative).
+	 * @children: each entry also gets the samples and period of every
+	 * sample whose call chain holds it anywhere (once per sample), perf's
+	 * --children; the entries are then ordered by that.
+	 */
+	const char *sort_keys;
+	const char *comms, *dsos, *symbols, *pids, *tids, *cpus, *time;
+	bool children;
 };
 
 /* One sampled event of a recording. */
@@ -223,6 +271,14 @@ struct pmon_report_entry {
 	char line[256]; /* "file.c:42" (PMON_SORT_LINE), "[unknown]" without line tables */
 	uint64_t samples;
 	uint64_t period; /* events represented */
+	/* With the view keys (pmon_report_opts.sort_keys): the sample's thread's
+	 * command, process, thread and CPU, where keyed by them (@cpu is
+	 * UINT32_MAX where the samples carry no CPU, perf's -1). */
+	char comm[16];
+	uint32_t pid, tid, cpu;
+	/* pmon_report_opts.children: the samples (and their period) whose call
+	 * chain holds this entry anywhere, each sample once. */
+	uint64_t children_samples, children_period;
 };
 
 /* One function of the call stacks: the frames of pprof, speedscope and flame graphs. */
@@ -266,6 +322,15 @@ struct pmon_report {
 	 * and the samples they held, estimated from the good chunks' samples
 	 * per byte (junk between two consecutive chunks held none). */
 	uint64_t damaged_chunks, damaged_bytes, damaged_samples;
+	/* The keys of a view (pmon_report_opts.sort_keys), in the order given;
+	 * 0 keys where the report was keyed by ->sort alone. */
+	enum pmon_report_sort keys[PMON_REPORT_KEYS_MAX];
+	size_t nkeys;
+	bool children; /* entries carry children_samples/children_period */
+	/* A view's first and last sample time (ns, the recording's clock), of
+	 * all samples before any filter; 0 where the samples carry no time or
+	 * the report is no view. */
+	uint64_t first_time, last_time;
 };
 
 /**
@@ -286,7 +351,8 @@ PMON_API void pmon_report_release(struct pmon_report *r);
 /* Exports of a report's stacks (lib/report/export.c). Return: 0 or -errno. */
 /** Brendan Gregg's folded format: "outer;...;leaf count" per stack. */
 PMON_API int pmon_report_write_folded(const struct pmon_report *r, FILE *out);
-/** A self-contained flame graph SVG (hover titles, no script), @width px wide. */
+/** A self-contained flame graph SVG, @width px wide: hover titles, and flamegraph.pl's
+ * click-to-zoom and search in an inline script. */
 PMON_API int pmon_report_write_flamegraph(const struct pmon_report *r, FILE *out, unsigned width);
 /**
  * The call graph as an indented tree with total and self shares: from the
@@ -296,8 +362,20 @@ PMON_API int pmon_report_write_flamegraph(const struct pmon_report *r, FILE *out
  */
 PMON_API int pmon_report_write_callgraph(const struct pmon_report *r, FILE *out, bool callee,
 					 double min_percent, bool json);
-/** speedscope's file format (https://www.speedscope.app/file-format-schema.json). */
+/** speedscope's file format (https://www.speedscope.app/file-format-schema.json):
+ * the distinct stacks with their periods as one "sampled" profile. */
 PMON_API int pmon_report_write_speedscope(const struct pmon_report *r, FILE *out);
+/**
+ * pmon_report_write_speedscope_samples() - speedscope's file format with
+ * every sample of @r's stack event in the recording at @path (the one @r
+ * was read from, with the same @opts): one "sampled" profile per thread,
+ * its samples in time order, weighted by their periods, so speedscope's
+ * Time Order view shows what ran when. Stacks are the call chains as
+ * pmon_report_foreach_sample() names them (no inlined frames).
+ * Return: 0, or pmon_report_foreach_sample()'s errors, -ENOMEM, -EIO.
+ */
+PMON_API int pmon_report_write_speedscope_samples(const struct pmon_report *r, const char *path,
+						  const struct pmon_report_opts *opts, FILE *out);
 /** pprof's profile.proto, gzipped, as `go tool pprof` reads it. */
 PMON_API int pmon_report_write_pprof(const struct pmon_report *r, FILE *out);
 

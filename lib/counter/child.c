@@ -33,9 +33,21 @@
  */
 static void child_signals(pid_t parent)
 {
+	static const int fwd[] = { SIGINT, SIGTERM, SIGHUP, SIGCHLD };
 	sigset_t none;
 
 	signal(SIGPIPE, SIG_DFL);
+	/* The parent's forwarding handlers (pmon_child__forward_signals()),
+	 * inherited by the fork, reset now and not only at exec: a SIGINT
+	 * forwarded before the exec must end the command as it would after,
+	 * not be caught here and leave `sleep 10` to run its course (seen
+	 * as exit 0 instead of 130 in t1400). The parent forked with them
+	 * blocked, so one sent in between is pending and acts now. */
+	for (size_t i = 0; i < sizeof(fwd) / sizeof(fwd[0]); i++) {
+		struct sigaction sa;
+		if (!sigaction(fwd[i], NULL, &sa) && sa.sa_handler != SIG_IGN)
+			signal(fwd[i], SIG_DFL);
+	}
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	/* Killed with the parent (prctl(2)); kept across exec. The parent may
@@ -61,7 +73,19 @@ int pmon_child__fork(char *const argv[], struct pmon_child *child)
 		close(go[1]);
 		return e;
 	}
+	/* The forwarded signals held across the fork: the child must not run
+	 * the parent's handler (child_signals() resets it, then unblocks). */
+	sigset_t held, old;
+	sigemptyset(&held);
+	sigaddset(&held, SIGINT);
+	sigaddset(&held, SIGTERM);
+	sigaddset(&held, SIGHUP);
+	sigprocmask(SIG_BLOCK, &held, &old);
 	pid = fork();
+	if (pid > 0)
+		child->pid = pid; /* before the unblock: a held signal is forwarded to it */
+	if (pid != 0)
+		sigprocmask(SIG_SETMASK, &old, NULL);
 	if (pid < 0) {
 		int e = -errno;
 		close(go[0]), close(go[1]), close(ex[0]), close(ex[1]);

@@ -107,11 +107,20 @@ static void kernel_verdicts(const struct pmon_cpu_info *ci, const struct pmon_ke
 		setv(&out[PMON_VERDICT_RDPMC], PMON_VERDICT_NO,
 		     "the mmapped cycles page says cap_user_rdpmc = 0");
 
+	/* What samples here, named from what the machine offers: every
+	 * software event and, where the 'tracepoint' PMU exists, tracepoints
+	 * sample as well as hardware events do (issue #27). */
+	const char *tp = !k->has_tracepoints ? ""
+		: k->paranoid > -1	     ? ", tracepoints (with root or CAP_PERFMON)"
+					     : ", tracepoints";
 	if (hw)
-		setv(&out[PMON_VERDICT_SAMPLING], PMON_VERDICT_YES, "hardware and software events");
+		setv(&out[PMON_VERDICT_SAMPLING], PMON_VERDICT_YES,
+		     "hardware events, software events%s", tp);
 	else if (k->sw_open_err == 0)
 		setv(&out[PMON_VERDICT_SAMPLING], PMON_VERDICT_PARTIAL,
-		     "software events only (cpu-clock, task-clock, page-faults)");
+		     "software events (cpu-clock, task-clock, page-faults, context-switches, "
+		     "...)%s; no hardware events",
+		     tp);
 	else
 		setv(&out[PMON_VERDICT_SAMPLING], PMON_VERDICT_NO, "no event opens here");
 

@@ -135,9 +135,15 @@ int pmon_run__start(struct pmon_run *r, struct pmon_monitor *m)
 	if (!err)
 		return 0;
 	if (r->child.pid > 0 && r->child.go_fd < 0) {
+		pmon_child__wait(&r->child, &r->status, &r->ru);
+		if (WIFSIGNALED(r->status)) {
+			/* a signal passed on (Ctrl-C) ended it before its exec:
+			 * the run is over, with the status of that signal */
+			r->have_status = true;
+			return 0;
+		}
 		/* released, and its exec failed: it exits 127 at once */
 		r->exec_failed = true;
-		pmon_child__wait(&r->child, &r->status, &r->ru);
 		return cannot_run(r, err, strerror(-err));
 	}
 	if (r->child.pid > 0)

@@ -14,6 +14,7 @@
 
 #include <elfutils/libdwfl.h>
 
+#include "internal.h"
 #include "report/report.h"
 #include <pmon/sample.h>
 
@@ -101,6 +102,15 @@ struct ctx {
 	char stale_first[300];
 	struct file_ksym *fk; /* the recording's kernel symbols, by start */
 	size_t nfk, capfk;
+	/* Where the recording has none (kernel.c): this machine's kallsyms,
+	 * a kallsyms file (--kallsyms, perf's build-id cache), or nothing. */
+	enum { PMON__KSYMS_PROC, PMON__KSYMS_FILE, PMON__KSYMS_NONE } kernel_from;
+	struct pmon__ksyms kfile;
+	char kernel_note[300]; /* why its addresses are not named */
+	const char *symfs; /* --symfs: the recorded paths are under it */
+	const char *kallsyms; /* --kallsyms: the kernel's symbols */
+	uint8_t *vdso; /* the vDSO image pmon's recording keeps, or NULL */
+	size_t vdso_len;
 	/* pmon_annotate(): the samples of one symbol, by (file, address) */
 	const char *want;
 	struct hit_tab hits;
@@ -214,6 +224,20 @@ int pmon__frames_of(struct ctx *x, const struct loc *l, uint32_t *out, int max);
  * no symbol). */
 bool pmon__symoff(struct ctx *x, const struct loc *l, uint64_t ip, uint64_t *off);
 
+/* ---- kernel.c: which kernel symbols, perf's build-id cache -------------- */
+
+struct pmon__rec_reader;
+/* Choose what names @rd's kernel addresses (x->kernel_from), after the
+ * recording's own symbols are loaded; @kallsyms: the user's file or NULL.
+ * Return: 0, or -errno with the detail set (--kallsyms unreadable). */
+int pmon__kernel_pick(struct ctx *x, const struct pmon__rec_reader *rd, const char *kallsyms);
+/* The GNU build id among the ELF notes @b (as /sys/kernel/notes holds
+ * them) into @id. Return: its size, 0 if none. */
+size_t pmon__notes_build_id(const uint8_t *b, size_t n, uint8_t id[20]);
+/* perf's cached copy of the file with build id @bid as @leaf ("elf",
+ * "kallsyms", "vdso", "debug") into @out: true if it is there. */
+bool pmon__cache_file(const uint8_t *bid, size_t bidlen, const char *leaf, char *out, size_t n);
+
 /* ---- histogram.c: the samples by symbol, line or DSO -------------------- */
 
 int pmon__counter_add(struct counter *c, const char *key, uint64_t samples, uint64_t period,
@@ -241,9 +265,30 @@ void pmon__stk_free(struct stk_tab *t);
 /* The distinct stacks of the stack event into x->r, outermost caller first. */
 int pmon__name_stacks(struct ctx *x, struct stk_tab *t, bool callchains);
 
+/* ---- view.c: threads' commands, and perf report's views ---------------- */
+
+/* Each thread's command, as the last COMM record said (open addressing by
+ * tid; tid 0 never stored). Zero it to start; free ->e. */
+struct comm_tab {
+	struct comm {
+		uint32_t tid;
+		char name[16]; /* TASK_COMM_LEN */
+	} * e;
+	size_t n, cap;
+	char unknown[16];
+};
+int pmon__comm_set(struct comm_tab *t, uint32_t tid, const char *name);
+/* @tid's command, else its process's, else ":TID" (valid until the next call). */
+const char *pmon__comm_of(struct comm_tab *t, uint32_t pid, uint32_t tid);
+/* Do @o ask for a view (sort keys, filters, children)? */
+bool pmon__view_wanted(const struct pmon_report_opts *o);
+/* pmon_report_read() of a view: the entries keyed, filtered and counted
+ * as @o says. Return: 0, -EINVAL (a bad key, list or range: detail), or
+ * pmon_report_read()'s errors. */
+int pmon__view_read(const char *path, const struct pmon_report_opts *o, struct pmon_report *r);
+
 /* ---- report.c: a walk over the records in file order (script.c) -------- */
 
-struct pmon__rec_reader;
 struct pmon__record;
 /* Open @path: @x initialised for @r (zeroed: the header and events go
  * there), the kernel symbols loaded. Return: the reader, or NULL with

@@ -17,6 +17,7 @@
 
 #include "internal.h"
 #include "profile.pb-c.h"
+#include "report/report.h"
 #include <pmon/sample.h>
 
 static uint64_t fnv1a(const char *s)
@@ -28,26 +29,53 @@ static uint64_t fnv1a(const char *s)
 	return h;
 }
 
-/* A clock event's period is in nanoseconds; any other counts events. */
-static bool period_is_ns(const struct pmon_report *r)
+/* A simulated recording (pmon simulate: attr_type "sim", docs/simulate.md). */
+static bool simulated(const struct pmon_report *r)
 {
-	return r->header.attr_type == 1 /* PERF_TYPE_SOFTWARE */ &&
+	return r->header.attr_type == 0x6d6973;
+}
+
+/* The event the stacks are of (pmon_report_opts.event, default the first):
+ * each export is of that one event, named as it was recorded. */
+const char *pmon__export_event(const struct pmon_report *r)
+{
+	if (!r->nevents)
+		return r->header.event;
+	return r->events[r->stack_event < r->nevents ? r->stack_event : 0].name;
+}
+
+/* A clock event's period is in nanoseconds; any other counts events. The
+ * header's attr describes the first event only: the others are known by
+ * name (with their modifiers, "cpu-clock:u", left off). */
+bool pmon__export_ns(const struct pmon_report *r)
+{
+	const char *n = pmon__export_event(r);
+	size_t len = strcspn(n, ":/");
+
+	if (simulated(r))
+		return false;
+	if ((len == 9 && !strncmp(n, "cpu-clock", 9)) ||
+	    (len == 10 && !strncmp(n, "task-clock", 10)))
+		return true;
+	return r->nevents <= 1 && r->header.attr_type == 1 /* PERF_TYPE_SOFTWARE */ &&
 		(r->header.attr_config == 0 || r->header.attr_config == 1);
 }
 
-/* A stack's weight: its samples, or in a simulated recording (pmon
- * simulate: attr_type "sim", docs/simulate.md) the events they stand for,
- * since each of its samples is one instruction with its count as period
- * (perf report -g weighs by period too). */
+/* A stack's weight: the events its samples stand for (their periods), as
+ * the flat report and perf report -g weigh them. Counting samples instead
+ * made the call graph disagree with the flat report wherever periods
+ * differ (frequency sampling, a simulated recording's one sample per
+ * instruction). */
 static uint64_t weight(const struct pmon_report *r, const struct pmon_report_stack *s)
 {
-	return r->header.attr_type == 0x6d6973 ? s->period : s->samples;
+	(void)r;
+	return s->period;
 }
 
 /* What weight() counts, for the headers. */
 static const char *weighs(const struct pmon_report *r)
 {
-	return r->header.attr_type == 0x6d6973 ? "simulated events" : "samples";
+	return simulated(r) ? "simulated events" : pmon__export_ns(r) ? "ns" : "events";
 }
 
 int pmon_report_write_folded(const struct pmon_report *r, FILE *out)
@@ -66,8 +94,9 @@ int pmon_report_write_folded(const struct pmon_report *r, FILE *out)
 struct node {
 	uint32_t frame; /* UINT32_MAX: the root */
 	uint32_t run; /* flame graph: the longest run of [unknown] frames drawn as this one */
-	uint64_t value; /* samples through this path */
-	uint64_t self; /* samples that ended here */
+	uint64_t value; /* the weight (period) through this path */
+	uint64_t count; /* the samples through this path */
+	uint64_t self; /* the weight that ended here */
 	uint64_t base; /* differential: the baseline's samples through this path */
 	struct node **child;
 	size_t nchild, capchild;
@@ -108,6 +137,87 @@ static void xml_text(FILE *out, const char *s, size_t max)
 {
 	pmon__fputs_xml(out, s, max);
 }
+
+/* flamegraph.pl's interaction, inline (no network): a click zooms into a
+ * frame (its callers stay, faded), "Reset Zoom" goes back, "Search" (or
+ * Ctrl-F) paints the frames matching a regular expression and says what
+ * share they hold. */
+static const char fg_script[] =
+	"(function () {\n"
+	"	var doc = document, NS = \"http://www.w3.org/2000/svg\", fr = [], W = 0;\n"
+	"	var gs = doc.querySelectorAll(\"g.f\");\n"
+	"	for (var i = 0; i < gs.length; i++) {\n"
+	"		var r = gs[i].querySelector(\"rect\"), t = "
+	"gs[i].querySelector(\"title\").textContent;\n"
+	"		fr.push({ g: gs[i], r: r, x: +r.getAttribute(\"x\"), w: "
+	"+r.getAttribute(\"width\"),\n"
+	"			  y: +r.getAttribute(\"y\"), fill: r.getAttribute(\"fill\"),\n"
+	"			  name: t.replace(/ (x\\d+ )?\\(.*$/, \"\").replace(/: .*$/, \"\") "
+	"});\n"
+	"		gs[i].onclick = zoom.bind(null, fr[fr.length - 1]);\n"
+	"	}\n"
+	"	W = fr.length ? fr[0].w : 1; /* the root, \"all\" */\n"
+	"	function place(f, x, w) {\n"
+	"		f.r.setAttribute(\"x\", x.toFixed(1));\n"
+	"		f.r.setAttribute(\"width\", w.toFixed(1));\n"
+	"		var t = f.g.querySelector(\"text\"), fit = w > 10 ? Math.floor((w - 6) / "
+	"7) : 0;\n"
+	"		if (!t && fit >= 3) {\n"
+	"			t = doc.createElementNS(NS, \"text\");\n"
+	"			t.setAttribute(\"y\", (f.y + 11).toFixed(1));\n"
+	"			f.g.appendChild(t);\n"
+	"		}\n"
+	"		if (t) {\n"
+	"			t.setAttribute(\"x\", (x + 3).toFixed(1));\n"
+	"			t.textContent = fit < 3 ? \"\" : f.name.length <= fit ? f.name\n"
+	"						    : f.name.substr(0, fit - 2) + \"..\";\n"
+	"		}\n"
+	"	}\n"
+	"	function zoom(z, e) {\n"
+	"		if (e) e.stopPropagation();\n"
+	"		for (var i = 0; i < fr.length; i++) {\n"
+	"			var f = fr[i], inside = f.x >= z.x - 0.05 && f.x + f.w <= z.x + "
+	"z.w + 0.05;\n"
+	"			f.g.style.display = \"\";\n"
+	"			f.g.style.opacity = \"\";\n"
+	"			if (f.y <= z.y && inside) {\n"
+	"				place(f, (f.x - z.x) * W / z.w, f.w * W / z.w);\n"
+	"			} else if (f.y > z.y && f.x <= z.x + 0.05 && f.x + f.w >= z.x + "
+	"z.w - 0.05) {\n"
+	"				place(f, 0, W); /* a caller of the zoomed frame */\n"
+	"				f.g.style.opacity = \"0.5\";\n"
+	"			} else {\n"
+	"				f.g.style.display = \"none\";\n"
+	"			}\n"
+	"		}\n"
+	"		doc.getElementById(\"unzoom\").style.display = z === fr[0] ? \"none\" : "
+	"\"\";\n"
+	"	}\n"
+	"	function search() {\n"
+	"		var re = prompt(\"Search for (a regular expression):\", \"\");\n"
+	"		var m = doc.getElementById(\"matched\"), hit = [], sum = 0, end = -1;\n"
+	"		for (var i = 0; i < fr.length; i++) fr[i].r.setAttribute(\"fill\", "
+	"fr[i].fill);\n"
+	"		if (!re) { m.textContent = \"\"; return; }\n"
+	"		re = new RegExp(re);\n"
+	"		for (var i = 0; i < fr.length; i++)\n"
+	"			if (i && re.test(fr[i].name)) {\n"
+	"				fr[i].r.setAttribute(\"fill\", \"rgb(230,0,230)\");\n"
+	"				hit.push(fr[i]);\n"
+	"			}\n"
+	"		hit.sort(function (a, b) { return a.x - b.x || b.w - a.w; });\n"
+	"		for (var i = 0; i < hit.length; i++) /* nested matches counted once */\n"
+	"			if (hit[i].x >= end) { sum += hit[i].w; end = hit[i].x + hit[i].w; "
+	"}\n"
+	"		m.textContent = \"Matched: \" + (100 * sum / W).toFixed(1) + \"%\";\n"
+	"	}\n"
+	"	doc.getElementById(\"unzoom\").onclick = function () { zoom(fr[0]); };\n"
+	"	doc.getElementById(\"search\").onclick = search;\n"
+	"	doc.addEventListener(\"keydown\", function (e) {\n"
+	"		if ((e.ctrlKey || e.metaKey) && e.key === \"f\") { e.preventDefault(); "
+	"search(); }\n"
+	"	});\n"
+	"})();\n";
 
 #define FG_MIN_WIDTH 0.1 /* px: flamegraph.pl's default --minwidth */
 
@@ -151,7 +261,7 @@ static void fg_draw(struct fg *g, struct node *n, double x, unsigned depth)
 	else if (!strcmp(dso, "[jit]"))
 		red = 60 + h % 40, green = 180 + (h >> 8) % 50, blue = 60;
 	double y = g->height - 20.0 - (depth + 1) * g->row;
-	fprintf(g->out, "<g><title>");
+	fprintf(g->out, "<g class=\"f\"><title>");
 	xml_text(g->out, name, 1000);
 	if (n->run > 1)
 		fprintf(g->out, " x%u (a run of %u unknown frames drawn as one)", n->run, n->run);
@@ -164,11 +274,17 @@ static void fg_draw(struct fg *g, struct node *n, double x, unsigned depth)
 		fprintf(g->out, ": %llu %s in the baseline, %+.2f%% of the new",
 			(unsigned long long)n->base, g->weighs,
 			100.0 * ((double)n->value - (double)n->base * g->norm) / (double)g->total);
+	if (g->diff || !strcmp(g->weighs, "simulated events"))
+		fprintf(g->out, ": %llu %s, %.2f%%", (unsigned long long)n->value, g->weighs,
+			100.0 * (double)n->value / (double)g->total);
+	else /* flamegraph.pl's "(N samples, P%)", with what they weigh */
+		fprintf(g->out, ": %llu samples (%llu %s), %.2f%%", (unsigned long long)n->count,
+			(unsigned long long)n->value, g->weighs,
+			100.0 * (double)n->value / (double)g->total);
 	fprintf(g->out,
-		": %llu %s, %.2f%%</title><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+		"</title><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
 		"height=\"%u\" fill=\"rgb(%u,%u,%u)\" rx=\"2\"/>",
-		(unsigned long long)n->value, g->weighs,
-		100.0 * (double)n->value / (double)g->total, x, y, w, g->row - 1, red, green, blue);
+		x, y, w, g->row - 1, red, green, blue);
 	size_t fit = w > 10 ? (size_t)((w - 6) / 7) : 0; /* 12px monospace: ~7px a glyph */
 	if (fit >= 3) {
 		fprintf(g->out, "<text x=\"%.1f\" y=\"%.1f\">", x + 3, y + g->row - 5);
@@ -231,6 +347,7 @@ static struct node *build_tree(const struct pmon_report *r, bool callee, bool co
 		uint32_t run = 0;
 		uint64_t w = weight(r, st);
 		root->value += w;
+		root->count += st->samples;
 		for (uint32_t k = 0; n && k < st->depth; k++) {
 			uint32_t f = st->frame[callee ? st->depth - 1 - k : k];
 			/* A run of [unknown] frames is one box (flame graph). */
@@ -247,6 +364,7 @@ static struct node *build_tree(const struct pmon_report *r, bool callee, bool co
 				if (collapse && unknown_frame(r, f) && !n->run)
 					n->run = 1;
 				n->value += w;
+				n->count += st->samples;
 				if (callee ? k == 0 : k + 1 == st->depth)
 					n->self += w;
 			}
@@ -317,20 +435,23 @@ static json_t *graph_json(struct graph *g, struct node *n)
 	return a;
 }
 
-/* Stacks that ran into frames pmon could not name, and stacks the kernel
- * cut at its limit (kernel.perf_event_max_stack, 127 by default). */
-static void stack_damage(const struct pmon_report *r, uint64_t *unknown, uint64_t *cut)
+/* The samples whose stacks ran into frames pmon could not name, and those
+ * the kernel cut at its limit (kernel.perf_event_max_stack, 127 by
+ * default), of @samples: damage is counted in samples, whatever they weigh. */
+static void stack_damage(const struct pmon_report *r, uint64_t *unknown, uint64_t *cut,
+			 uint64_t *samples)
 {
-	*unknown = *cut = 0;
+	*unknown = *cut = *samples = 0;
 	for (size_t i = 0; i < r->nstacks; i++) {
 		const struct pmon_report_stack *st = &r->stacks[i];
+		*samples += st->samples;
 		for (uint32_t k = 0; k < st->depth; k++)
 			if (unknown_frame(r, st->frame[k])) {
-				*unknown += weight(r, st); /* in the totals' unit */
+				*unknown += st->samples;
 				break;
 			}
 		if (st->depth >= 127)
-			*cut += weight(r, st);
+			*cut += st->samples;
 	}
 }
 
@@ -346,15 +467,16 @@ int pmon_report_write_callgraph(const struct pmon_report *r, FILE *out, bool cal
 		.r = r, .out = out, .total = root->value ? root->value : 1, .callee = callee
 	};
 	g.min = min_percent / 100.0 * (double)g.total;
-	uint64_t unknown, cut;
-	stack_damage(r, &unknown, &cut);
+	uint64_t unknown, cut, nsamples;
+	stack_damage(r, &unknown, &cut, &nsamples);
 	if (json) {
-		json_t *j = json_pack(
-			"{s:s, s:s, s:I, s:s, s:f, s:I, s:I, s:o}", "event", r->header.event,
-			"command", r->header.command, "samples", (json_int_t)root->value, "graph",
-			callee ? "callee" : "caller", "min_percent", min_percent,
-			"samples_unknown_frames", (json_int_t)unknown, "samples_cut_short",
-			(json_int_t)cut, "roots", graph_json(&g, root));
+		json_t *j = json_pack("{s:s, s:s, s:I, s:s, s:s, s:f, s:I, s:I, s:o}", "event",
+				      pmon__export_event(r), "command", r->header.command,
+				      "samples", (json_int_t)root->value, "unit", weighs(r),
+				      "graph", callee ? "callee" : "caller", "min_percent",
+				      min_percent, "samples_unknown_frames", (json_int_t)unknown,
+				      "samples_cut_short", (json_int_t)cut, "roots",
+				      graph_json(&g, root));
 		if (!j || json_dumpf(j, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER) ||
 		    fputc('\n', out) == EOF)
 			err = j ? -EIO : -ENOMEM;
@@ -364,7 +486,7 @@ int pmon_report_write_callgraph(const struct pmon_report *r, FILE *out, bool cal
 		fprintf(out,
 			"# pmon report: %llu %s of %s%s%s%s, call graph %s (nodes under "
 			"%.1f%% left out)\n",
-			(unsigned long long)root->value, weighs(r), r->header.event,
+			(unsigned long long)root->value, weighs(r), pmon__export_event(r),
 			r->header.command[0] ? " in '" : "", r->header.command,
 			r->header.command[0] ? "'" : "",
 			callee ? "from each sampled function up through its callers"
@@ -374,7 +496,7 @@ int pmon_report_write_callgraph(const struct pmon_report *r, FILE *out, bool cal
 			fprintf(out,
 				"# %llu of %llu samples' stacks ran into frames pmon could not "
 				"name; %llu were cut short at the kernel's limit (127 frames)\n",
-				(unsigned long long)unknown, (unsigned long long)root->value,
+				(unsigned long long)unknown, (unsigned long long)nsamples,
 				(unsigned long long)cut);
 		fprintf(out, "#\n# %8s %8s  %s\n", "total", "self",
 			callee ? "function, then its callers" : "function");
@@ -404,8 +526,8 @@ int pmon_report_write_flamegraph(const struct pmon_report *r, FILE *out, unsigne
 			width = 200;
 		g.scale = (double)(width - 20) / (double)g.total;
 		g.height = 60 + drawn_depth(root, g.scale) * g.row;
-		uint64_t unknown, cut;
-		stack_damage(r, &unknown, &cut);
+		uint64_t unknown, cut, nsamples;
+		stack_damage(r, &unknown, &cut, &nsamples);
 		if (unknown || cut)
 			g.height += g.row;
 		fprintf(out,
@@ -416,7 +538,7 @@ int pmon_report_write_flamegraph(const struct pmon_report *r, FILE *out, unsigne
 			"<text x=\"%u\" y=\"24\" text-anchor=\"middle\" font-size=\"16\">",
 			width, g.height, width, g.height, width / 2);
 		fputs("pmon flame graph: ", out);
-		xml_text(out, r->header.event, 200);
+		xml_text(out, pmon__export_event(r), 200);
 		if (r->header.command[0]) {
 			fputs(" in '", out);
 			xml_text(out, r->header.command, 200);
@@ -430,51 +552,24 @@ int pmon_report_write_flamegraph(const struct pmon_report *r, FILE *out, unsigne
 				"(runs of them drawn as one box); %llu were cut short at the "
 				"kernel's limit (127 frames)</text>\n",
 				width / 2, (unsigned long long)unknown,
-				(unsigned long long)root->value, (unsigned long long)cut);
-		fprintf(out, "<g transform=\"translate(10,0)\">\n");
+				(unsigned long long)nsamples, (unsigned long long)cut);
+		fprintf(out,
+			"<text id=\"unzoom\" x=\"10\" y=\"24\" "
+			"style=\"display:none;cursor:pointer\">"
+			"Reset Zoom</text>\n<text id=\"search\" x=\"%u\" y=\"24\" "
+			"text-anchor=\"end\" style=\"cursor:pointer\">Search</text>\n"
+			"<text id=\"matched\" x=\"%u\" y=\"%u\" text-anchor=\"end\"></text>\n"
+			"<g transform=\"translate(10,0)\" style=\"cursor:pointer\">\n",
+			width - 10, width - 10, g.height - 5);
 		fg_draw(&g, root, 0, 0);
-		fprintf(out, "</g>\n</svg>\n");
+		fprintf(out,
+			"</g>\n<script "
+			"type=\"text/ecmascript\"><![CDATA[\n%s]]></script>\n</svg>\n",
+			fg_script);
 	}
 	pmon__c_locale_leave(prev);
 	node_free(root);
 	return err ? err : ferror(out) ? -EIO : 0;
-}
-
-/* ---- speedscope ------------------------------------------------------------ */
-
-int pmon_report_write_speedscope(const struct pmon_report *r, FILE *out)
-{
-	json_t *frames = json_array(), *samples = json_array(), *weights = json_array();
-	uint64_t end = 0;
-	char name[512];
-	int err = 0;
-
-	for (size_t i = 0; i < r->nframes; i++)
-		json_array_append_new(frames,
-				      json_pack("{s:s, s:s}", "name", r->frames[i].symbol, "file",
-						r->frames[i].dso));
-	for (size_t i = 0; i < r->nstacks; i++) {
-		json_t *st = json_array();
-		for (uint32_t k = 0; k < r->stacks[i].depth; k++)
-			json_array_append_new(st, json_integer(r->stacks[i].frame[k]));
-		json_array_append_new(samples, st);
-		json_array_append_new(weights, json_integer((json_int_t)r->stacks[i].period));
-		end += r->stacks[i].period;
-	}
-	pmon__fmt(name, sizeof(name), "%s%s%s%s", r->header.event,
-		  r->header.command[0] ? " in '" : "", r->header.command,
-		  r->header.command[0] ? "'" : "");
-	json_t *j =
-		json_pack("{s:s, s:{s:o}, s:[{s:s, s:s, s:s, s:i, s:I, s:o, s:o}], s:s, s:i, s:s}",
-			  "$schema", "https://www.speedscope.app/file-format-schema.json", "shared",
-			  "frames", frames, "profiles", "type", "sampled", "name", name, "unit",
-			  period_is_ns(r) ? "nanoseconds" : "none", "startValue", 0, "endValue",
-			  (json_int_t)end, "samples", samples, "weights", weights, "name", name,
-			  "activeProfileIndex", 0, "exporter", "pmon " PMON_VERSION_STRING);
-	if (!j || json_dumpf(j, out, JSON_COMPACT) || fputc('\n', out) == EOF)
-		err = j ? -EIO : -ENOMEM;
-	json_decref(j);
-	return err;
 }
 
 /* ---- pprof ------------------------------------------------------------------ */
@@ -560,11 +655,12 @@ int pmon_report_write_pprof(const struct pmon_report *r, FILE *out)
 	if ((nf && (!fn || !fnp || !loc || !locp || !line || !linep || !map || !mapp)) ||
 	    (ns && (!smp || !smpp || !values)) || !ids)
 		goto out;
-	const char *unit = period_is_ns(r) ? "nanoseconds" : "events";
+	/* pprof's units: "nanoseconds" is a time it prints as such, "count" a number. */
+	const char *unit = pmon__export_ns(r) ? "nanoseconds" : "count";
 	str_index(&st, ""); /* pprof's string 0 */
 	vt[0].type = str_index(&st, "samples");
 	vt[0].unit = str_index(&st, "count");
-	vt[1].type = str_index(&st, r->header.event);
+	vt[1].type = str_index(&st, pmon__export_event(r));
 	vt[1].unit = str_index(&st, unit);
 	pt.type = vt[1].type;
 	pt.unit = vt[1].unit;
@@ -658,7 +754,8 @@ int pmon_report_write_pprof(const struct pmon_report *r, FILE *out)
 	p.n_string_table = st.n;
 	p.string_table = st.s;
 	p.period_type = &pt;
-	p.period = (int64_t)r->header.period;
+	p.period = (int64_t)(r->nevents ? r->events[r->stack_event % r->nevents].sample_period
+					: r->header.period);
 	size_t len = perftools__profiles__profile__get_packed_size(&p);
 	buf = malloc(len ? len : 1);
 	if (!buf)

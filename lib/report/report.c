@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "internal.h"
 #include "report/ctx.h"
@@ -261,6 +262,17 @@ static int worker_merge(struct worker *a, const struct worker *b)
 static int add_ksym(void *arg, const struct pmon__record *rec)
 {
 	struct ctx *x = arg;
+
+	if (rec->type == PMON_RECORD_VDSO) { /* the vDSO's image: the last one kept */
+		uint8_t *img = malloc(rec->vdso.len ? rec->vdso.len : 1);
+		if (!img)
+			return -ENOMEM;
+		memcpy(img, rec->vdso.image, rec->vdso.len);
+		free(x->vdso);
+		x->vdso = img;
+		x->vdso_len = rec->vdso.len;
+		return 0;
+	}
 	char *name = strdup(rec->ksym.name);
 
 	if (!name || PMON_GROW(&x->fk, &x->capfk, x->nfk + 1)) {
@@ -291,6 +303,9 @@ static void take_header(struct ctx *x, const struct pmon__rec_header *h)
 	r->header.freq = h->freq;
 	pmon__strlcpy(r->header.event, h->event, sizeof(r->header.event));
 	pmon__strlcpy(r->header.command, h->command, sizeof(r->header.command));
+	r->header.flags = h->flags;
+	r->header.captured = h->captured;
+	pmon__strlcpy(r->header.hostname, h->hostname, sizeof(r->header.hostname));
 	pmon__strlcpy(r->events[0].name, h->event, sizeof(r->events[0].name));
 	r->events[0].sample_period = h->period;
 	r->events[0].freq = h->freq;
@@ -329,6 +344,8 @@ static int scan(const char *path, struct ctx *x)
 		goto out;
 	if (x->nfk > 1)
 		qsort(x->fk, x->nfk, sizeof(*x->fk), pmon__file_ksym_cmp);
+	if ((err = pmon__kernel_pick(x, rd, x->kallsyms)))
+		goto out;
 	/* DWARF unwinding needs each process's maps at the sample: one reader
 	 * that applies the records as it meets them. */
 	s.unwinding = x->sample_type & PERF_SAMPLE_REGS_USER &&
@@ -374,6 +391,8 @@ static void ctx_free(struct ctx *x)
 	for (size_t i = 0; i < x->nfk; i++)
 		free(x->fk[i].name);
 	free(x->fk);
+	pmon__ksyms_free(&x->kfile);
+	free(x->vdso);
 	pmon__counter_free(&x->agg);
 	pmon__counter_free(&x->frames);
 	free(x->vis);
@@ -404,6 +423,8 @@ static void ctx_init(struct ctx *x, struct pmon_report *r, const struct pmon_rep
 	x->inlines = o && o->inlines;
 	x->no_stacks = PMON_OPTS_GET(o, no_stacks, false);
 	x->stack_event_name = o && o->event && o->event[0] ? o->event : NULL;
+	x->symfs = PMON_OPTS_GET(o, symfs, NULL);
+	x->kallsyms = PMON_OPTS_GET(o, kallsyms, NULL);
 	/* elfutils' default path with the user's directory (absolute: elfutils
 	 * reads a relative one as relative to the binary) before /usr/lib/debug:
 	 * a stripped file's debuginfo is found through its build-id note. */
@@ -448,13 +469,20 @@ static int check_event(struct ctx *x, const char *path)
 /* The stale-file note of a finished scan. */
 static void note_stale(struct ctx *x)
 {
+	size_t n;
+
 	if (x->nstale)
-		pmon__fmt(x->r->stale, sizeof(x->r->stale),
-			  "%u file%s changed since the recording and no debuginfo has the "
-			  "recorded build id (%s): %s samples are [unknown]; --debug-dir DIR "
-			  "with DIR/.build-id/ names them",
-			  x->nstale, x->nstale > 1 ? "s" : "", x->stale_first,
-			  x->nstale > 1 ? "their" : "its");
+		pmon__fmt(
+			x->r->stale, sizeof(x->r->stale),
+			"%u file%s changed since the recording and no debuginfo has the "
+			"recorded build id (%s): %s samples are [unknown]; --debug-dir DIR "
+			"with DIR/.build-id/ names them",
+			x->nstale, x->nstale > 1 ? "s" : "", x->stale_first,
+			x->nstale > 1 ? "their" : "its");
+	n = strnlen(x->r->stale, sizeof(x->r->stale) - 1);
+	if (x->kernel_note[0])
+		pmon__fmt(x->r->stale + n, sizeof(x->r->stale) - n, "%s%s", n ? "; " : "",
+			  x->kernel_note);
 }
 
 void pmon_report_release(struct pmon_report *r)
@@ -469,16 +497,36 @@ void pmon_report_release(struct pmon_report *r)
 	memset(r, 0, sizeof(*r));
 }
 
+static int report_scan(const char *path, const struct pmon_report_opts *opts,
+		       struct pmon_report *r);
+
 int pmon_report_read(const char *path, const struct pmon_report_opts *user, struct pmon_report *r)
 {
 	struct pmon_report_opts oc = { 0 };
 	const struct pmon_report_opts *opts = user ? &oc : NULL;
-	struct ctx x;
 	int err;
 
 	memset(r, 0, sizeof(*r));
 	if ((err = PMON_OPTS_COPY(&oc, user, struct pmon_report_opts, sz)))
 		return err;
+	if (pmon__view_wanted(opts))
+		err = pmon__view_read(path, opts, r);
+	else
+		err = report_scan(path, opts, r);
+	/* When it was recorded: the file's own word, else (perf.data, older
+	 * recordings) its mtime, as perf report's "captured on" is. */
+	struct stat st;
+	if (!err && !r->header.captured && strcmp(path, "-") && !stat(path, &st))
+		r->header.captured = st.st_mtime;
+	return err;
+}
+
+/* pmon_report_read() by symbol, DSO or line: the parallel readers. */
+static int report_scan(const char *path, const struct pmon_report_opts *opts, struct pmon_report *r)
+{
+	struct ctx x;
+	int err;
+
 	ctx_init(&x, r, opts);
 	err = scan(path, &x);
 	if (!err)
@@ -537,6 +585,8 @@ int pmon__annotate_hits(const char *path, const char *symbol, const struct pmon_
 				      .sort = PMON_SORT_SYMBOL,
 				      .debug_dir = opts ? opts->debug_dir : NULL,
 				      .event = opts ? opts->event : NULL,
+				      .symfs = PMON_OPTS_GET(opts, symfs, NULL),
+				      .kallsyms = PMON_OPTS_GET(opts, kallsyms, NULL),
 				      .no_stacks = true };
 	struct ctx *x;
 	char hot[512];
@@ -655,13 +705,15 @@ struct pmon__rec_reader *pmon__report_open(const char *path, const struct pmon_r
 	err = pmon__maps_epoch(x);
 	if (!err)
 		err = pmon__rec_reader_ksyms(rd, add_ksym, x);
+	if (!err && x->nfk > 1)
+		qsort(x->fk, x->nfk, sizeof(*x->fk), pmon__file_ksym_cmp);
+	if (!err)
+		err = pmon__kernel_pick(x, rd, x->kallsyms);
 	if (err) {
 		pmon__report_close(rd, x);
 		errno = -err;
 		return NULL;
 	}
-	if (x->nfk > 1)
-		qsort(x->fk, x->nfk, sizeof(*x->fk), pmon__file_ksym_cmp);
 	return rd;
 }
 

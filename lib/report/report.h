@@ -69,6 +69,11 @@ void pmon__hits_release(struct pmon__hits *h);
  */
 int pmon__disassemble(Dwfl_Module *mod, uint64_t inside, struct pmon_annotation *a);
 
+/* What an export says of its one event (export.c): the stack event's name,
+ * whether its periods are nanoseconds, and the unit of a stack's weight. */
+const char *pmon__export_event(const struct pmon_report *r);
+bool pmon__export_ns(const struct pmon_report *r);
+
 /* DWARF unwinding of sampled user stacks (unwind.c): one per process. */
 struct pmon__unw;
 struct pmon__unw *pmon__unw_new(pid_t pid);

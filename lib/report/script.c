@@ -20,69 +20,14 @@
 
 #define SCRIPT_MAX_FRAMES 256
 
-struct comm { /* a thread's command, as the last COMM record said */
-	uint32_t tid;
-	char name[16]; /* TASK_COMM_LEN */
-};
-
 struct walk {
 	struct ctx x;
 	struct pmon_report r;
 	int (*cb)(void *ctx, const struct pmon_report_sample *s);
 	void *cbctx;
-	struct comm *comm; /* open addressing by tid; tid 0 never stored */
-	size_t ncomm, capcomm;
+	struct comm_tab comms;
 	struct pmon_report_sample_frame chain[SCRIPT_MAX_FRAMES];
-	char unknown_comm[16];
 };
-
-static struct comm *comm_slot(struct walk *w, uint32_t tid)
-{
-	size_t j = pmon__mix64(tid) & (w->capcomm - 1);
-
-	while (w->comm[j].tid && w->comm[j].tid != tid)
-		j = (j + 1) & (w->capcomm - 1);
-	return &w->comm[j];
-}
-
-static int comm_set(struct walk *w, uint32_t tid, const char *name)
-{
-	if (!tid)
-		return 0;
-	if ((w->ncomm + 1) * 2 >= w->capcomm) {
-		size_t cap = w->capcomm ? w->capcomm * 2 : 256;
-		struct comm *old = w->comm;
-		size_t oldcap = w->capcomm;
-		if (!(w->comm = calloc(cap, sizeof(*w->comm)))) {
-			w->comm = old;
-			return -ENOMEM;
-		}
-		w->capcomm = cap;
-		for (size_t i = 0; i < oldcap; i++)
-			if (old[i].tid)
-				*comm_slot(w, old[i].tid) = old[i];
-		free(old);
-	}
-	struct comm *c = comm_slot(w, tid);
-	if (!c->tid)
-		w->ncomm++;
-	c->tid = tid;
-	pmon__strlcpy(c->name, name, sizeof(c->name));
-	return 0;
-}
-
-static const char *comm_of(struct walk *w, uint32_t pid, uint32_t tid)
-{
-	if (w->capcomm) {
-		struct comm *c = comm_slot(w, tid);
-		if (c->tid)
-			return c->name;
-		if ((c = comm_slot(w, pid))->tid) /* a thread not named apart: its process */
-			return c->name;
-	}
-	snprintf(w->unknown_comm, sizeof(w->unknown_comm), ":%u", tid);
-	return w->unknown_comm;
-}
 
 /* Name @ip of process @pid at @epoch into @f; @lookup is the address to look
  * up (a return address minus 1: inside its call). */
@@ -167,7 +112,7 @@ static int on_sample(struct walk *w, const struct pmon_sample *sm, uint32_t epoc
 	r->period += s.period;
 	r->events[s.event].samples++;
 	r->events[s.event].period += s.period;
-	s.comm = comm_of(w, sm->pid, sm->tid);
+	s.comm = pmon__comm_of(&w->comms, sm->pid, sm->tid);
 	name_frame(w, sm->pid, epoch, sm->ip, sm->ip, &s.leaf);
 	s.has_chain = sm->nr || sm->stack_dyn;
 	if (s.has_chain) {
@@ -189,7 +134,7 @@ static int on_ordered(void *arg, const struct pmon__record *rec)
 	struct walk *w = arg;
 
 	if (rec->type == PERF_RECORD_COMM)
-		return comm_set(w, rec->comm.tid, rec->comm.comm);
+		return pmon__comm_set(&w->comms, rec->comm.tid, rec->comm.comm);
 	return pmon__report_ordered(&w->x, rec);
 }
 
@@ -232,7 +177,7 @@ int pmon_report_foreach_sample(const char *path, const struct pmon_report_opts *
 	pmon__report_close(rd, &w->x);
 	if (info)
 		*info = w->r; /* no entries or stacks: nothing to own */
-	free(w->comm);
+	free(w->comms.e);
 	free(w);
 	return err;
 }

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -80,19 +81,58 @@ void pmon__file_close(struct file *f)
 	f->mod = NULL;
 }
 
+/* The vDSO from the image the recording keeps (a memfd: elfutils reads a
+ * descriptor); a build id recorded for it must be the image's. */
+static void open_image(struct ctx *x, struct file *f)
+{
+	int fd = x->vdso_len ? memfd_create("vdso", MFD_CLOEXEC) : -1;
+
+	if (fd < 0)
+		return;
+	if (pwrite(fd, x->vdso, x->vdso_len, 0) != (ssize_t)x->vdso_len ||
+	    !(f->dwfl = dwfl_begin(&x->cb))) {
+		close(fd);
+		return;
+	}
+	f->mod = dwfl_report_offline(f->dwfl, "[vdso]", "[vdso]", fd); /* owns @fd */
+	dwfl_report_end(f->dwfl, NULL, NULL);
+	if (!f->mod)
+		close(fd);
+	if (!f->mod || (f->bidlen && !module_matches(f)))
+		pmon__file_close(f);
+}
+
 /*
- * Open @f for symbols: the file itself when it is the one recorded (or no
- * build id was recorded), else debuginfo with the recorded build id
- * (--debug-dir, then /usr/lib/debug), else nothing: a rebuilt binary's
- * symbols would name the samples wrongly.
+ * Open @f for symbols, as perf's dso__load() looks: the file itself (under
+ * --symfs when given) when it is the one recorded (or no build id was
+ * recorded), else the copy in perf's build-id cache, else debuginfo with
+ * the recorded build id (--debug-dir, then /usr/lib/debug), else nothing:
+ * a rebuilt binary's symbols would name the samples wrongly. The vDSO is
+ * in no file: only the cache's copy of it names it.
  */
 static void open_file(struct ctx *x, struct file *f)
 {
 	char hex[41], path[4200];
+	bool vdso = !strcmp(f->path, "[vdso]");
 
-	if (open_module(x, f, f->path) && (!f->bidlen || module_matches(f)))
+	if (!vdso) {
+		if (x->symfs)
+			pmon__fmt(path, sizeof(path), "%s/%s", x->symfs, f->path);
+		if (open_module(x, f, x->symfs ? path : f->path) &&
+		    (!f->bidlen || module_matches(f)))
+			return;
+		pmon__file_close(f);
+	}
+	if (f->bidlen &&
+	    pmon__cache_file(f->bid, f->bidlen, vdso ? "vdso" : "elf", path, sizeof(path))) {
+		if (open_module(x, f, path) && module_matches(f))
+			return;
+		pmon__file_close(f);
+	}
+	if (vdso) {
+		open_image(x, f);
 		return;
-	pmon__file_close(f);
+	}
 	if (!f->bidlen)
 		return;
 	for (unsigned i = 0; i < f->bidlen; i++)
@@ -120,7 +160,7 @@ static const char *resolve(struct ctx *x, struct file *f, uint64_t off, uint64_t
 
 	if (!f->tried) {
 		f->tried = true;
-		if (f->path[0] == '[')
+		if (f->path[0] == '[' && strcmp(f->path, "[vdso]"))
 			return NULL;
 		open_file(x, f);
 	}
@@ -157,7 +197,8 @@ static const char *resolve(struct ctx *x, struct file *f, uint64_t off, uint64_t
 
 /*
  * Kernel text symbols: those the recording carries (CHNS chunks, written
- * by the recorder from its machine's kallsyms), else this machine's
+ * by the recorder from its machine's kallsyms), else what kernel.c chose:
+ * a kallsyms file, none (another kernel's recording), or this machine's
  * /proc/kallsyms, loaded once per process (a fuzzer calls the reader many
  * times). Empty where kptr_restrict shows every address as 0.
  */
@@ -193,8 +234,12 @@ static const char *kernel_symbol_at(const struct ctx *x, uint64_t ip, uint64_t *
 		*start = x->fk[lo - 1].start;
 		return x->fk[lo - 1].name;
 	}
-	pthread_once(&ksyms_once, ksyms_load);
-	const struct pmon__ksym *k = pmon__ksyms_find(&proc_ksyms, ip, NULL);
+	if (x->kernel_from == PMON__KSYMS_NONE) /* another kernel's addresses */
+		return NULL;
+	if (x->kernel_from == PMON__KSYMS_PROC)
+		pthread_once(&ksyms_once, ksyms_load);
+	const struct pmon__ksym *k = pmon__ksyms_find(
+		x->kernel_from == PMON__KSYMS_FILE ? &x->kfile : &proc_ksyms, ip, NULL);
 	if (!k)
 		return NULL;
 	*start = k->addr;
@@ -413,7 +458,8 @@ void pmon__locate(struct ctx *x, uint32_t pid, uint64_t ip, uint32_t epoch, stru
 			continue;
 		struct file *f = &x->files[m->file];
 		l->dso = f->path;
-		if (f->path[0] != '/' ||
+		bool vdso = !strcmp(f->path, "[vdso]"); /* named by perf's cache's copy */
+		if ((f->path[0] != '/' && !vdso) ||
 		    !strncmp(f->path, "//anon", 6)) { /* code made at run time */
 			if ((js = jit_symbol(x, pid, ip))) {
 				l->dso = "[jit]";

@@ -16,6 +16,8 @@
 #include <unistd.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
 #include <zlib.h>
 
 #include <pmon/output.h>
@@ -47,6 +49,13 @@ struct pmon_data_writer {
 		uint8_t id[20], len;
 	} * bids;
 	size_t nbids, capbids;
+	/* The [vdso] mappings recorded (each process has its own address),
+	 * until a sample lands in one: then its image goes in at the end. */
+	struct vdso_map {
+		uint64_t start, end;
+	} * vmaps;
+	size_t nvmaps, capvmaps;
+	bool vdso_hit;
 };
 
 static int write_all(struct pmon_data_writer *w, const void *p, size_t n)
@@ -109,7 +118,15 @@ static int writer_open(const char *path, const struct pmon_data_header *h,
 	dh.freq = h->freq;
 	pmon__strlcpy(dh.event, h->event, sizeof(dh.event));
 	pmon__strlcpy(dh.command, h->command, sizeof(dh.command));
-	struct pmon_data_disk_header_ext ext = { .regs_user = h->regs_user };
+	struct pmon_data_disk_header_ext ext = { .regs_user = h->regs_user,
+						 .flags = h->flags,
+						 .captured =
+							 h->captured ? h->captured : time(NULL) };
+	struct utsname un;
+	if (h->hostname[0])
+		pmon__strlcpy(ext.hostname, h->hostname, sizeof(ext.hostname));
+	else if (!uname(&un))
+		pmon__strlcpy(ext.hostname, un.nodename, sizeof(ext.hostname));
 	int err = write_all(w, &dh, sizeof(dh));
 	if (!err)
 		err = write_all(w, &ext, sizeof(ext));
@@ -215,6 +232,9 @@ static int note_sample(struct pmon_data_writer *w, const uint8_t *rec, size_t le
 	if (st & PERF_SAMPLE_IP && at + 8 <= len) {
 		memcpy(&v, rec + at, 8);
 		err = note_kaddr(w, v);
+		/* vDSO code calls nothing: where it runs, it is the sample's ip */
+		for (size_t i = 0; !w->vdso_hit && i < w->nvmaps; i++)
+			w->vdso_hit = v >= w->vmaps[i].start && v < w->vmaps[i].end;
 		at += 8;
 	}
 	at += 8 *
@@ -276,6 +296,70 @@ static int write_ksyms(struct pmon_data_writer *w)
 	return err;
 }
 
+/*
+ * The vDSO's image as a PMON_RECORD_VDSO record in a CHNS chunk: this
+ * process's own [vdso] mapping (/proc/self/maps), the one the kernel maps
+ * into every 64-bit process; written when a sample landed in one. Nothing
+ * where there is none or it is larger than a record holds.
+ */
+static int write_vdso(struct pmon_data_writer *w)
+{
+	char line[512];
+	uint64_t start = 0, end = 0;
+	FILE *f = fopen("/proc/self/maps", "re");
+
+	if (!f)
+		return 0;
+	while (!start && fgets(line, sizeof(line), f)) {
+		struct pmon__maps_line ml;
+		if (!pmon__maps_parse_line(line, &ml) && !strcmp(ml.name, "[vdso]"))
+			start = ml.start, end = ml.end;
+	}
+	fclose(f);
+	size_t len = (size_t)(end - start), size = sizeof(struct pmon_record_vdso) + ((len + 7) & ~7u);
+	if (!start || size > 65535)
+		return 0;
+	if (w->len + size > CHUNK_MAX) {
+		int err = write_chunk(w, PMON_CHUNKS_MAGIC, false);
+		if (err)
+			return err;
+	}
+	struct pmon_record_vdso *r = (void *)(w->buf + w->len);
+	memset(r, 0, size);
+	r->type = PMON_RECORD_VDSO;
+	r->size = (uint16_t)size;
+	r->len = len;
+	r->start = start;
+	memcpy(r->image, (const void *)(uintptr_t)start, len);
+	w->len += size;
+	w->nrec++;
+	return write_chunk(w, PMON_CHUNKS_MAGIC, false);
+}
+
+/* Keep the range of @rec if it is an MMAP or MMAP2 of [vdso] ({ header;
+ * u32 pid, tid; u64 addr, len; ... } and the name at 72 or 40). At most
+ * 4096 are kept: past them, the image goes in whatever the samples hit. */
+static int note_vdso(struct pmon_data_writer *w, const uint8_t *rec, size_t len)
+{
+	uint32_t type;
+	uint64_t v[2];
+	size_t name;
+
+	memcpy(&type, rec, 4);
+	name = type == PERF_RECORD_MMAP2 ? 72 : type == PERF_RECORD_MMAP ? 40 : 0;
+	if (!name || len < name + 7 || memcmp(rec + name, "[vdso]", 7))
+		return 0;
+	if (w->nvmaps >= 4096) {
+		w->vdso_hit = true;
+		return 0;
+	}
+	if (PMON_GROW(&w->vmaps, &w->capvmaps, w->nvmaps + 1))
+		return -ENOMEM;
+	memcpy(v, rec + 16, 16);
+	w->vmaps[w->nvmaps++] = (struct vdso_map){ v[0], v[0] + v[1] };
+	return 0;
+}
+
 int pmon_data_writer__add_event(struct pmon_data_writer *w, unsigned index, const char *name,
 				uint32_t attr_type, uint64_t attr_config, uint64_t period,
 				uint64_t freq, const uint64_t *ids, size_t nids)
@@ -307,6 +391,10 @@ int pmon_data_writer__add(struct pmon_data_writer *w, const void *rec, size_t le
 		int err = note_sample(w, rec, len);
 		if (err)
 			return err;
+	} else if (!w->vdso_hit && len >= 8) {
+		int err = note_vdso(w, rec, len);
+		if (err)
+			return err;
 	}
 	if (!w->len) {
 		struct pmon_record_chunk n = { .type = PMON_RECORD_CHUNK,
@@ -327,6 +415,7 @@ static void writer_free(struct pmon_data_writer *w)
 	free(w->buf);
 	free(w->z);
 	free(w->kaddr);
+	free(w->vmaps);
 	for (size_t i = 0; i < w->nbids; i++)
 		free(w->bids[i].path);
 	free(w->bids);
@@ -342,6 +431,8 @@ int pmon_data_writer__close(struct pmon_data_writer *w)
 	err = pmon_data_writer__flush(w);
 	if (!err)
 		err = write_ksyms(w);
+	if (!err && w->vdso_hit)
+		err = write_vdso(w);
 	int cerr = pmon_output__commit(w->out); /* the file stays, whole chunks readable */
 	if (cerr && !err)
 		err = pmon__err(cerr, "%s: %s", w->path, strerror(-cerr));
@@ -392,7 +483,9 @@ static long add_maps_of(struct pmon_data_writer *w, pid_t pid)
 				       : pmon__err(-errno, "%s: %s", path, strerror(errno));
 	while (fgets(line, sizeof(line), f)) {
 		struct pmon__maps_line ml;
-		if (pmon__maps_parse_line(line, &ml) || ml.perms[2] != 'x' || ml.name[0] != '/')
+		/* executable files, and the vDSO (its image goes in at the end) */
+		if (pmon__maps_parse_line(line, &ml) || ml.perms[2] != 'x' ||
+		    (ml.name[0] != '/' && strcmp(ml.name, "[vdso]")))
 			continue;
 		uint64_t start = ml.start, end = ml.end, pgoff = ml.pgoff, ino = ml.ino;
 		unsigned maj = ml.maj, min = ml.min;

@@ -27,6 +27,10 @@ struct pmon_data_disk_header {
 
 struct pmon_data_disk_header_ext {
 	uint64_t regs_user; /* sample_regs_user of DWARF-mode samples, else 0 */
+	/* Added by issue #27 (header_size 493): a reader takes what header_size holds. */
+	uint32_t flags; /* PMON_DATA_SYSTEM_WIDE */
+	char hostname[65];
+	int64_t captured; /* Unix seconds when recording began */
 } __attribute__((packed));
 
 /*
@@ -79,6 +83,22 @@ struct pmon_record_chunk {
 	uint32_t type; /* struct perf_event_header: PMON_RECORD_CHUNK */
 	uint16_t misc, size; /* 16 */
 	uint64_t seq;
+} __attribute__((packed));
+/*
+ * pmon's own record: the vDSO's image (the kernel's code every process
+ * maps as [vdso]; in no file on disk), copied from the recorder's own
+ * mapping when the recording ends, if a [vdso] mapping was recorded: the
+ * reader names samples there by its symbols (perf keeps it in its
+ * build-id cache for the same reason). Only in CHNS chunks; older readers
+ * skip it by its size. The 64-bit vDSO: 32-bit processes map another.
+ */
+#define PMON_RECORD_VDSO 0x7004
+struct pmon_record_vdso {
+	uint32_t type; /* struct perf_event_header: PMON_RECORD_VDSO */
+	uint16_t misc, size;
+	uint64_t len; /* the image's bytes (then padding to 8) */
+	uint64_t start; /* where the recorder had it mapped (for reference) */
+	uint8_t image[];
 } __attribute__((packed));
 struct pmon_record_ksym {
 	uint32_t type; /* struct perf_event_header: PMON_RECORD_KSYM */

@@ -676,6 +676,17 @@ static void fill_header(struct pmon__perf_reader *p, struct pmon__rec_header *h)
 	h->period = e->a.freq ? 0 : e->a.sample_period;
 	pmon__strlcpy(h->event, e->name, sizeof(h->event));
 	pmon__strlcpy(h->command, p->info.cmdline, sizeof(h->command));
+	pmon__strlcpy(h->hostname, p->info.hostname, sizeof(h->hostname));
+	/* perf writes no system-wide flag: its command line says -a. */
+	char words[256];
+	pmon__strlcpy(words, p->info.cmdline, sizeof(words));
+	for (char *save = NULL, *w = strtok_r(words, " ", &save); w;
+	     w = strtok_r(NULL, " ", &save)) {
+		if (!strcmp(w, "--"))
+			break;
+		if (!strcmp(w, "-a") || !strcmp(w, "--all-cpus"))
+			h->flags |= PMON_DATA_SYSTEM_WIDE;
+	}
 }
 
 static int handle_header_record(struct pmon__perf_reader *p, const uint8_t *rec, size_t len);

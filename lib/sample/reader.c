@@ -314,8 +314,11 @@ static int read_header(struct pmon__rec_reader *s)
 		return pmon__err(-PMON_ERRNO__PARSE,
 				 "%s: recording format version %u (this pmon reads 1 to %d)", path,
 				 dh.version, PMON_DATA_VERSION);
-	if (dh.header_size >= sizeof(dh) + sizeof(ext) &&
-	    !pmon__read_at(s->fd, &ext, sizeof(ext), sizeof(dh)))
+	/* The extension as far as header_size holds it: 8 bytes in version 2's
+	 * first files, the whole of it since issue #27. */
+	size_t next = dh.header_size - sizeof(dh) < sizeof(ext) ? dh.header_size - sizeof(dh)
+								: sizeof(ext);
+	if (next && !pmon__read_at(s->fd, &ext, next, sizeof(dh)))
 		return pmon__err(-PMON_ERRNO__PARSE, "%s: the header is cut short", path);
 	s->header_size = dh.header_size;
 	s->h = (struct pmon__rec_header){ .version = dh.version,
@@ -324,7 +327,11 @@ static int read_header(struct pmon__rec_reader *s)
 					  .attr_type = dh.attr_type,
 					  .attr_config = dh.attr_config,
 					  .period = dh.period,
-					  .freq = dh.freq };
+					  .freq = dh.freq,
+					  .flags = ext.flags,
+					  .captured = ext.captured };
+	ext.hostname[sizeof(ext.hostname) - 1] = '\0';
+	pmon__strlcpy(s->h.hostname, ext.hostname, sizeof(s->h.hostname));
 	pmon__strlcpy(s->h.event, dh.event, sizeof(s->h.event));
 	pmon__strlcpy(s->h.command, dh.command, sizeof(s->h.command));
 	return 0;
@@ -450,6 +457,18 @@ int pmon__rec_reader_ksyms(struct pmon__rec_reader *s,
 							  .ksym = { k.start, k.end, name } };
 				err = name ? fn(arg, &r) : -ENOMEM;
 				free(name);
+			} else if (k.type == PMON_RECORD_VDSO && k.size >= sizeof(struct pmon_record_vdso)) {
+				struct pmon_record_vdso v;
+				memcpy(&v, buf + off, sizeof(v));
+				if (v.len <= k.size - sizeof(v)) {
+					struct pmon__record r = { .type = k.type,
+								  .misc = k.misc,
+								  .size = k.size,
+								  .raw = buf + off };
+					r.vdso.image = buf + off + sizeof(v);
+					r.vdso.len = (size_t)v.len;
+					err = fn(arg, &r);
+				}
 			}
 			off += k.size;
 		}

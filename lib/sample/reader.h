@@ -63,6 +63,9 @@ struct pmon__rec_header {
 	uint64_t attr_config, period, freq;
 	char event[96];
 	char command[256];
+	uint32_t flags; /* PMON_DATA_SYSTEM_WIDE */
+	char hostname[65];
+	int64_t captured; /* Unix seconds; 0 where the file does not say */
 };
 
 /*
@@ -110,6 +113,10 @@ struct pmon__record {
 			uint64_t start, end;
 			const char *name; /* NUL-terminated */
 		} ksym;
+		struct pmon__rec_vdso { /* PMON_RECORD_VDSO: the vDSO's image */
+			const uint8_t *image;
+			size_t len;
+		} vdso;
 	};
 };
 
@@ -166,7 +173,8 @@ struct pmon__rec_reader;
  * version, where its header is cut short).
  */
 struct pmon__rec_reader *pmon__rec_reader_open(const char *path, struct pmon__rec_header *h);
-/* Hand the kernel symbols the recording keeps (PMON_RECORD_KSYM) to @fn,
+/* Hand the kernel symbols the recording keeps (PMON_RECORD_KSYM), and its
+ * vDSO image (PMON_RECORD_VDSO), to @fn,
  * before the other records name kernel addresses. Return: 0 or @fn's error. */
 int pmon__rec_reader_ksyms(struct pmon__rec_reader *rd,
 			   int (*fn)(void *arg, const struct pmon__record *r), void *arg);

@@ -30,13 +30,15 @@ static int hexval(char c)
 
 int pmon__ksyms_load(const char *path, struct pmon__ksyms *k)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* Only a regular file: a kallsyms from a build-id cache is a name
+	 * from outside (/proc/kallsyms is one too). */
+	int fd = pmon__open_regular(path, false);
 	size_t len = 0, cap = 1 << 22, cap_sym = 0;
 	bool sorted = true;
 
 	memset(k, 0, sizeof(*k));
 	if (fd < 0)
-		return -errno;
+		return fd;
 	/* /proc files have no size: read until EOF. */
 	for (ssize_t got = 1; got > 0;) {
 		if (!k->text || len + 65536 > cap) {

@@ -6,6 +6,10 @@ set -u
 : "${PMON_CPUID_DIR:?set PMON_CPUID_DIR}"
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/pmon-t.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
+# perf's build-id cache, which pmon's readers search too (docs/record.md):
+# each test's own, empty, so that what earlier runs of perf left in
+# ~/.debug names nothing here (and perf record leaves nothing there).
+export PERF_BUILDID_DIR="$TMP/perf-buildid"
 passed=0
 failed=0
 

@@ -74,10 +74,15 @@ check "pmon plot reads rdt -x -e" grep -q '<title>task-clock: ' "$TMP/ev.svg"
 check "--json -e: the event's rate on the first row" sh -c "head -1 '$TMP/ev.json' | grep -q '\"task-clock\": *[0-9]'"
 rm -rf "$T/mon_data/mon_L3_01"
 
-# SIGINT: the group goes, the exit status says so.
+# SIGINT: the group goes, the exit status says so. Sent once the command
+# is in the group: the run has begun and pmon passes signals on. Before
+# that (the group made, the run not yet), a background job of sh still
+# ignores SIGINT as sh set it up, and the signal was lost (exit 0 after
+# the whole sleep 10, seen once under load).
 "$PMON" rdt --resctrl-root "$T" -I 100 -- sleep 10 >/dev/null 2>&1 &
 pid=$!
 g=$(wait_group $pid)
+for _ in $(seq 100); do [ -s "$g/tasks" ] && break; sleep 0.05; done
 kill -INT $pid
 wait $pid
 rc=$?

@@ -41,15 +41,21 @@ for l in open(ptxt):
         ev[-1][2] = int(m.group(1)); continue
     if l.startswith("#") or not ev:
         continue
+    # Every row counts; a demangled C++ name has spaces in it
+    # ("ggc_internal_alloc(unsigned long)", seen when -a sampled cc1).
+    m = re.match(r"\s*([\d.]+)%\s+(\d+)\s+(.*?)\s*$", l)
+    if not m:
+        continue
+    ev[-1][1] += int(m.group(2))
+    rest = m.group(3).replace("[kernel.kallsyms]", "[kernel]")
     if kind == "dso":
-        m = re.match(r"\s*([\d.]+)%\s+(\d+)\s+(\S+)\s*$", l)
-        key = m and (m.group(3).replace("[kernel.kallsyms]", "[kernel]"),)
+        key = (rest,)
     else:
-        m = re.match(r"\s*([\d.]+)%\s+(\d+)\s+(\S+)\s+\[.\]\s+(\S+)\s*$", l)
-        key = m and (m.group(3).replace("[kernel.kallsyms]", "[kernel]"), m.group(4))
-    if m:
-        rows.setdefault(len(ev) - 1, []).append((key, float(m.group(1))))
-        ev[-1][1] += int(m.group(2))
+        k = re.match(r"(\S+)\s+\[.\]\s+(.+)$", rest)
+        if not k:
+            continue
+        key = (k.group(1), k.group(2))
+    rows.setdefault(len(ev) - 1, []).append((key, float(m.group(1))))
 for (n, unit), e in zip(hdr, ev):
     assert e[1] // unit == n, ("perf's -n rows do not add up to its header", n, unit, e)
 d = json.load(open(pjson))
@@ -75,7 +81,8 @@ for i, (name, n, period) in enumerate(ev):
         # when -a samples an ASan build's processes), pmon prints them as the
         # symbol table has them (issue #26, left open).
         if (pct < 1.0 or key[-1].startswith("0x") or key[-1].endswith("@plt")
-                or (kind != "dso" and (key[-1].startswith("__GI_") or "::" in key[-1]))
+                or (kind != "dso" and (key[-1].startswith("__GI_") or "::" in key[-1]
+                                       or " " in key[-1]))
                 # the C library's and the loader's aliases (brk/__brk) are named
                 # by another rule too: by name, only the program's own and the
                 # kernel's symbols are compared (the DSO rows compare them all)

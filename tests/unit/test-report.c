@@ -15,12 +15,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 #include <cmocka.h>
 
 #include <pmon/sample.h>
 
+#include "report/ctx.h"
 #include "sample/datafile.h"
 
 #define KBASE 0xffffffff81000000ULL
@@ -391,11 +393,36 @@ static void test_report__sample_fields(void **state)
 /* Two synthetic profiles: hot shrinks, cold grows, new only in the second. */
 static void test_report__diff_matches_and_deltas(void **state)
 {
-	struct pmon_report_entry eb[] = { { 0, "hot", "a.out", "", 70, 700 },
-					  { 0, "cold", "a.out", "", 30, 300 } };
-	struct pmon_report_entry en[] = { { 0, "cold", "a.out", "", 60, 600 },
-					  { 0, "hot", "a.out", "", 20, 200 },
-					  { 0, "new", "b.so", "", 20, 200 } };
+	struct pmon_report_entry eb[] = { { .event = 0,
+					    .symbol = "hot",
+					    .dso = "a.out",
+					    .line = "",
+					    .samples = 70,
+					    .period = 700 },
+					  { .event = 0,
+					    .symbol = "cold",
+					    .dso = "a.out",
+					    .line = "",
+					    .samples = 30,
+					    .period = 300 } };
+	struct pmon_report_entry en[] = { { .event = 0,
+					    .symbol = "cold",
+					    .dso = "a.out",
+					    .line = "",
+					    .samples = 60,
+					    .period = 600 },
+					  { .event = 0,
+					    .symbol = "hot",
+					    .dso = "a.out",
+					    .line = "",
+					    .samples = 20,
+					    .period = 200 },
+					  { .event = 0,
+					    .symbol = "new",
+					    .dso = "b.so",
+					    .line = "",
+					    .samples = 20,
+					    .period = 200 } };
 	struct pmon_report_frame frames[] = { { "main", "a.out" },
 					      { "hot", "a.out" },
 					      { "cold", "a.out" } };
@@ -485,6 +512,73 @@ static int walk_cb(void *arg, const struct pmon_report_sample *s)
 /* The samples one by one: each leaf in k_leaf at its offset, each chain's
  * callers in k_mid at theirs (a return address's own offset, as perf
  * script prints it), the totals counted. */
+/* /sys/kernel/notes' layout: the GNU build id found past other notes,
+ * none in a buffer cut inside a note, none of another type or name. */
+static void test_report__notes_build_id(void **state)
+{
+	uint8_t b[128] = { 0 }, id[20];
+	size_t n = 0;
+	(void)state;
+	/* a "Linux" note of type 6, 4 bytes of data: name padded to 8 */
+	uint32_t h1[3] = { 6, 4, 6 };
+	memcpy(b, h1, 12), memcpy(b + 12, "Linux", 6), n = 12 + 8 + 4;
+	/* a GNU note of type 1 (ABI tag): not a build id */
+	uint32_t h2[3] = { 4, 16, 1 };
+	memcpy(b + n, h2, 12), memcpy(b + n + 12, "GNU", 4), n += 12 + 4 + 16;
+	uint32_t h3[3] = { 4, 20, 3 };
+	memcpy(b + n, h3, 12), memcpy(b + n + 12, "GNU", 4);
+	for (int i = 0; i < 20; i++)
+		b[n + 16 + i] = (uint8_t)(0xa0 + i);
+	size_t all = n + 16 + 20;
+	assert_int_equal(pmon__notes_build_id(b, all, id), 20);
+	assert_int_equal(id[0], 0xa0);
+	assert_int_equal(id[19], 0xa0 + 19);
+	assert_int_equal(pmon__notes_build_id(b, all - 1, id), 0); /* cut */
+	assert_int_equal(pmon__notes_build_id(b, n, id), 0); /* without it */
+	b[n + 12] = 'X'; /* "XNU" */
+	assert_int_equal(pmon__notes_build_id(b, all, id), 0);
+	/* a descriptor size that would run past the buffer */
+	uint32_t big[3] = { 4, 0xfffffff0u, 3 };
+	memcpy(b, big, 12);
+	assert_int_equal(pmon__notes_build_id(b, all, id), 0);
+}
+
+/* perf's build-id cache: .build-id/XX/REST/LEAF (perf 4.7 on), and
+ * .build-id/XX/REST the file itself (before), for "elf" only. */
+static void test_report__cache_file(void **state)
+{
+	char dir[] = "/tmp/pmon-cache-XXXXXX", p[4300], got[4300];
+	const uint8_t bid[4] = { 0xab, 0xcd, 0x01, 0x02 };
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	setenv("PERF_BUILDID_DIR", dir, 1);
+	assert_false(pmon__cache_file(bid, 4, "elf", got, sizeof(got)));
+	snprintf(p, sizeof(p), "%s/.build-id", dir), mkdir(p, 0700);
+	snprintf(p, sizeof(p), "%s/.build-id/ab", dir), mkdir(p, 0700);
+	snprintf(p, sizeof(p), "%s/.build-id/ab/cd0102", dir);
+	FILE *f = fopen(p, "w"); /* the old layout: the file itself */
+	assert_non_null(f);
+	fclose(f);
+	assert_true(pmon__cache_file(bid, 4, "elf", got, sizeof(got)));
+	assert_string_equal(got, p);
+	assert_false(pmon__cache_file(bid, 4, "kallsyms", got, sizeof(got)));
+	unlink(p);
+	mkdir(p, 0700); /* the new one: a directory holding the files */
+	snprintf(p, sizeof(p), "%s/.build-id/ab/cd0102/kallsyms", dir);
+	assert_non_null(f = fopen(p, "w"));
+	fclose(f);
+	assert_true(pmon__cache_file(bid, 4, "kallsyms", got, sizeof(got)));
+	assert_string_equal(got, p);
+	assert_false(pmon__cache_file(bid, 4, "elf", got, sizeof(got))); /* a directory is no file */
+	assert_false(pmon__cache_file(bid, 0, "elf", got, sizeof(got)));
+	unlink(p);
+	snprintf(p, sizeof(p), "%s/.build-id/ab/cd0102", dir), rmdir(p);
+	snprintf(p, sizeof(p), "%s/.build-id/ab", dir), rmdir(p);
+	snprintf(p, sizeof(p), "%s/.build-id", dir), rmdir(p);
+	rmdir(dir);
+	unsetenv("PERF_BUILDID_DIR");
+}
+
 static void test_report__foreach_sample(void **state)
 {
 	char path[] = "/tmp/pmon-test-report-XXXXXX";
@@ -514,6 +608,8 @@ int main(void)
 		cmocka_unit_test(test_report__sample_fields),
 		cmocka_unit_test(test_report__diff_matches_and_deltas),
 		cmocka_unit_test(test_report__foreach_sample),
+		cmocka_unit_test(test_report__notes_build_id),
+		cmocka_unit_test(test_report__cache_file),
 		cmocka_unit_test(test_report__flamegraph_of_a_garbage_chain),
 		cmocka_unit_test(test_report__exports_in_a_comma_locale),
 		cmocka_unit_test(test_report__annotate_hot_block),

@@ -183,6 +183,27 @@ static void test_run__sigint_passed_on(void **state)
 	pmon_run__free(r);
 }
 
+/* A SIGINT passed on while the command is still held (forked, not yet
+ * executed) ends it by SIGINT itself: the fork does not keep pmon's
+ * forwarding handler, which caught it there and let `sleep` run (the
+ * run then ended only by pmon's SIGTERM after the grace second). */
+static void test_run__sigint_before_exec(void **state)
+{
+	char *argv[] = { "sleep", "600", NULL };
+	struct pmon_run *r = run_cmd(argv);
+	int status = 0;
+
+	(void)state;
+	raise(SIGINT); /* before the go: passed on to the held child */
+	assert_int_equal(pmon_run__start(r, NULL), 0);
+	assert_int_equal(pmon_run__wait(r), 0);
+	assert_true(pmon_run__status(r, &status, NULL));
+	assert_true(WIFSIGNALED(status));
+	assert_int_equal(WTERMSIG(status), SIGINT);
+	assert_int_equal(pmon_run__exit_code(r), 128 + SIGINT);
+	pmon_run__free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -194,6 +215,7 @@ int main(void)
 		cmocka_unit_test(test_run__last_tick_once),
 		cmocka_unit_test(test_run__watch_until_gone),
 		cmocka_unit_test(test_run__sigint_passed_on), /* last: see above */
+		cmocka_unit_test(test_run__sigint_before_exec),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

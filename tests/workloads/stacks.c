@@ -4,11 +4,12 @@
  * Built with frame pointers; every worker calls tick() after its loop, so it
  * is not a leaf and sets up its frame (gcc omits a leaf's frame even with
  * -fno-omit-frame-pointer, and its caller then drops out of the chain).
- * usage: stacks chain|threads|fork|inline [N]
+ * usage: stacks chain|threads|fork|inline|phases [N]
  *   chain    main -> outer -> middle -> inner, inner doing the work
  *   threads  two threads, one in thread_a(), one in thread_b()
  *   fork     the child works in child_work(), the parent in parent_work()
  *   inline   main -> inl_outer, whose loop is mixer(), inlined into it
+ *   phases   phase_a, then phase_b, then phase_c, one after the other
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -70,6 +71,21 @@ static __attribute__((noinline)) void parent_work(long n)
 	SPIN(n, 13);
 }
 
+static __attribute__((noinline)) void phase_a(long n)
+{
+	SPIN(n, 19);
+}
+
+static __attribute__((noinline)) void phase_b(long n)
+{
+	SPIN(n, 23);
+}
+
+static __attribute__((noinline)) void phase_c(long n)
+{
+	SPIN(n, 29);
+}
+
 static inline __attribute__((always_inline)) void mixer(long n)
 {
 	for (long i = 0; i < n; i++)
@@ -105,6 +121,10 @@ int main(int argc, char **argv)
 		}
 		parent_work(n);
 		waitpid(pid, NULL, 0);
+	} else if (!strcmp(mode, "phases")) {
+		phase_a(n);
+		phase_b(n);
+		phase_c(n);
 	} else if (!strcmp(mode, "inline")) {
 		inl_outer(n);
 	} else {

@@ -1,0 +1,126 @@
+#!/bin/sh
+# Where a recording's names come from (#26, #27): a perf.data made on
+# another kernel is not named by this machine's kallsyms (perf's rule: same
+# build id), but by --kallsyms FILE or perf's build-id cache; binaries
+# moved away are found under --symfs or in the cache (~/.debug as perf
+# keeps it: .build-id/XX/REST -> PATH/HEX/elf); the vDSO is named, from
+# perf's cache for perf.data and from the image pmon's recording keeps.
+. "$(dirname "$0")/lib.sh"
+: "${PMON_WORKLOADS:?}"
+H=$PMON_WORKLOADS/wl-hotcold
+V=$PMON_WORKLOADS/wl-vdso
+
+if ! command -v perf >/dev/null 2>&1; then
+	echo "1..0 # SKIP perf is not installed"
+	exit 77
+fi
+if ! perf record -q -e cpu-clock -o "$TMP/probe.data" -- true >/dev/null 2>&1; then
+	echo "1..0 # SKIP perf record cannot record cpu-clock here (perf_event_paranoid?)"
+	exit 77
+fi
+# perf's cache is kept out of the user's ~/.debug: this test's own.
+export PERF_BUILDID_DIR="$TMP/cache"
+
+# --- the kernel: its build id decides -------------------------------------
+# Kernel time for certain: dd copies from /dev/zero in the kernel.
+perf record -q -e cpu-clock -o "$TMP/k.data" -- \
+	dd if=/dev/zero of=/dev/null bs=64k count=40000 >/dev/null 2>&1
+kid=$(perf buildid-list -i "$TMP/k.data" 2>/dev/null | awk '$2 == "[kernel.kallsyms]" { print $1 }')
+if [ -z "$kid" ] || ! awk '$1 != "0000000000000000" { f = 1 } END { exit !f }' /proc/kallsyms; then
+	ok "# SKIP the kernel's names: no kernel build id in perf.data or kallsyms hidden (kptr_restrict)"
+else
+	run_pmon 0 report -i "$TMP/k.data" --sort symbol --format json
+	check "recorded on the running kernel: its addresses are named from /proc/kallsyms" \
+		json_has "$TMP/out" "[e for e in d['entries'] if e['dso'] == '[kernel]' and e['symbol'] != '[kernel]']"
+	# The same file as if made on another kernel: one byte of its build id changed.
+	python3 - "$TMP/k.data" "$TMP/other.data" "$kid" <<'PY'
+import sys
+d = bytearray(open(sys.argv[1], "rb").read())
+kid = bytes.fromhex(sys.argv[3])
+i = d.find(kid)
+assert i >= 0, "the kernel's build id is not in the file"
+d[i] ^= 0xff
+open(sys.argv[2], "wb").write(d)
+PY
+	okid=$(perf buildid-list -i "$TMP/other.data" 2>/dev/null | awk '$2 == "[kernel.kallsyms]" { print $1 }')
+	run_pmon 0 report -i "$TMP/other.data" --sort symbol --format json
+	check "another kernel's recording: no kernel address is named from this machine's kallsyms" \
+		json_has "$TMP/out" "[e for e in d['entries'] if e['dso'] == '[kernel]']" \
+		"not [e for e in d['entries'] if e['dso'] == '[kernel]' and e['symbol'] != '[kernel]']"
+	check "and one warning says why, with both build ids" \
+		sh -c "[ \$(wc -l <'$TMP/err') = 1 ] && grep -q 'build id $okid) is not the one running here ($kid)' '$TMP/err'"
+	run_pmon 0 report -i "$TMP/other.data" --sort symbol --format json --kallsyms /proc/kallsyms
+	check "--kallsyms FILE names them whatever kernel made the file" \
+		json_has "$TMP/out" "[e for e in d['entries'] if e['dso'] == '[kernel]' and e['symbol'] != '[kernel]']"
+	check "without a warning" [ ! -s "$TMP/err" ]
+	# perf's cache layout: .build-id/XX/REST -> ../../[kernel.kallsyms]/HEX, holding kallsyms
+	mkdir -p "$TMP/cache/[kernel.kallsyms]/$okid" "$TMP/cache/.build-id/$(echo "$okid" | cut -c1-2)"
+	cp /proc/kallsyms "$TMP/cache/[kernel.kallsyms]/$okid/kallsyms"
+	ln -s "../../[kernel.kallsyms]/$okid" \
+		"$TMP/cache/.build-id/$(echo "$okid" | cut -c1-2)/$(echo "$okid" | cut -c3-)"
+	run_pmon 0 report -i "$TMP/other.data" --sort symbol --format json
+	check "the build-id cache's kallsyms of that build id names them (perf archive's copy)" \
+		json_has "$TMP/out" "[e for e in d['entries'] if e['dso'] == '[kernel]' and e['symbol'] != '[kernel]']"
+	rm -rf "$TMP/cache"
+fi
+run_pmon 2 report -i "$TMP/k.data" --kallsyms "$TMP/none"
+one_line_error "--kallsyms '$TMP/none'"
+
+# --- binaries moved away: --symfs, the build-id cache ---------------------
+mkdir -p "$TMP/run"
+cp "$H" "$TMP/run/wl"
+perf record -q -e cpu-clock -o "$TMP/moved.data" -- "$TMP/run/wl" 20000000 >/dev/null 2>&1
+mkdir -p "$TMP/symfs$TMP/run"
+mv "$TMP/run/wl" "$TMP/symfs$TMP/run/wl"
+run_pmon 0 report -i "$TMP/moved.data" --sort symbol --format json
+check "the binary gone: its samples are [unknown]" \
+	json_has "$TMP/out" "not [e for e in d['entries'] if e['symbol'] in ('hot', 'cold')]"
+run_pmon 0 report -i "$TMP/moved.data" --sort symbol --format json --symfs "$TMP/symfs"
+check "--symfs D finds it at D/PATH: hot and cold named" \
+	json_has "$TMP/out" "[e for e in d['entries'] if e['symbol'] == 'hot']" \
+	"[e for e in d['entries'] if e['symbol'] == 'cold']"
+run_pmon 2 report -i "$TMP/moved.data" --symfs "$TMP/nowhere"
+one_line_error "--symfs '$TMP/nowhere': no such directory"
+bid=$(perf buildid-list -i "$TMP/moved.data" 2>/dev/null | awk -v p="$TMP/run/wl" '$2 == p { print $1 }')
+if [ -n "$bid" ]; then
+	d=$TMP/cache/.build-id/$(echo "$bid" | cut -c1-2)/$(echo "$bid" | cut -c3-)
+	mkdir -p "$d"
+	cp "$TMP/symfs$TMP/run/wl" "$d/elf"
+	run_pmon 0 report -i "$TMP/moved.data" --sort symbol --format json
+	check "perf's build-id cache (.build-id/XX/REST/elf) names it" \
+		json_has "$TMP/out" "[e for e in d['entries'] if e['symbol'] == 'hot']"
+	# A file of another build id in the cache's place names nothing.
+	cp "$PMON_WORKLOADS/wl-touch" "$d/elf"
+	run_pmon 0 report -i "$TMP/moved.data" --sort symbol --format json
+	check "a cached file of another build id is not taken" \
+		json_has "$TMP/out" "not [e for e in d['entries'] if e['symbol'] in ('hot', 'cold')]"
+	rm -rf "$TMP/cache"
+else
+	ok "# SKIP the build-id cache: perf wrote no build id for the workload"
+fi
+
+# --- the vDSO -------------------------------------------------------------
+run_pmon 0 record -g -o "$TMP/v.pmon" -- "$V" 3000000
+run_pmon 0 report -i "$TMP/v.pmon" --sort symbol --format json
+if python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(not [e for e in d["entries"] if e["dso"] == "[vdso]"])' "$TMP/out"; then
+	check "pmon's recording keeps the vDSO: its samples are named (__vdso_*), none [unknown]" \
+		json_has "$TMP/out" "[e for e in d['entries'] if e['dso'] == '[vdso]' and e['symbol'].startswith('__vdso_')]" \
+		"not [e for e in d['entries'] if e['dso'] == '[vdso]' and e['symbol'] == '[unknown]']"
+	run_pmon 0 report -i "$TMP/v.pmon" --format folded
+	check "and the call stacks end in it" grep -q ';__vdso_[a-z_]* [0-9]*$' "$TMP/out"
+	unset PERF_BUILDID_DIR # perf record puts the vDSO in its cache; pmon report reads it there
+	export HOME="$TMP/home"
+	mkdir -p "$HOME"
+	perf record -q -e cpu-clock -o "$TMP/v.data" -- "$V" 3000000 >/dev/null 2>&1
+	perf report -i "$TMP/v.data" --stdio --no-children --sort dso,sym 2>/dev/null >"$TMP/perf.txt"
+	run_pmon 0 report -i "$TMP/v.data" --sort symbol --format json
+	if grep -q '\[vdso\] .*__vdso_' "$TMP/perf.txt"; then
+		check "perf.data: the vDSO named from perf's build-id cache, as perf report names it" \
+			json_has "$TMP/out" "[e for e in d['entries'] if e['dso'] == '[vdso]' and e['symbol'].startswith('__vdso_')]"
+	else
+		ok "# SKIP perf.data's vDSO: perf itself names no vDSO symbol here"
+	fi
+else
+	ok "# SKIP the vDSO: clock_gettime made no vDSO samples here (a clock source without vDSO support)"
+fi
+finish
