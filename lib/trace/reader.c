@@ -565,52 +565,6 @@ static int cmp_span(const void *a, const void *b, void *ctx)
 	return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
 }
 
-/* For each kernel span's begin at i, the index of its end in @*out
- * (SIZE_MAX: none; every other entry SIZE_MAX too). Return: 0 or -ENOMEM. */
-static int pair_spans(const struct pmon_trace_reader *r, size_t **out)
-{
-	size_t *p = malloc((r->nev ? r->nev : 1) * sizeof(*p)), *ix = NULL, nix = 0, cix = 0;
-	size_t *stack = NULL, nst = 0, cst = 0;
-	int err = -ENOMEM;
-
-	if (!p)
-		return err;
-	for (size_t i = 0; i < r->nev; i++) {
-		const struct pmon_trace_event *e = &r->ev[i];
-		p[i] = SIZE_MAX;
-		if (!(e->flags & PMON_TRACE_EV_KERNEL) ||
-		    (e->kind != PMON_TRACE_BEGIN_EV && e->kind != PMON_TRACE_END_EV))
-			continue;
-		if (PMON_GROW(&ix, &cix, nix + 1))
-			goto out;
-		ix[nix++] = i;
-	}
-	if (nix)
-		qsort_r(ix, nix, sizeof(*ix), cmp_span, r->ev);
-	for (size_t j = 0; j < nix; j++) {
-		const struct pmon_trace_event *e = &r->ev[ix[j]],
-					      *prev = j ? &r->ev[ix[j - 1]] : NULL;
-		if (prev && (e->tid != prev->tid || e->channel != prev->channel))
-			nst = 0;
-		if (e->kind == PMON_TRACE_BEGIN_EV) {
-			if (PMON_GROW(&stack, &cst, nst + 1))
-				goto out;
-			stack[nst++] = ix[j];
-		} else if (nst) {
-			p[stack[--nst]] = ix[j];
-		}
-	}
-	err = 0;
-out:
-	free(ix);
-	free(stack);
-	if (err)
-		free(p);
-	else
-		*out = p;
-	return err;
-}
-
 /* The kernel's spans as they happened (the hooks' are the program's own
  * and stay as written): a begin never ended is ended at its thread's exit
  * where that was seen, else one that never returns (exit, exit_group, an
@@ -1160,17 +1114,43 @@ static void chrome_names(const struct pmon_trace_reader *r, FILE *f, const int32
 	free(lanes);
 }
 
+/* One event; a kernel span's end is followed by an instant with its args.
+ * Speedscope (src/import/chrome.ts: frameInfoForEvent) names a frame by
+ * its name plus the JSON of its args and reads only B, E and X: args on a
+ * span's begin or end would name a frame per call (or warn of an end whose
+ * differ from its begin's), while an instant ("i") is skipped there and
+ * keeps the args for Perfetto and chrome://tracing (issue #28.7). */
+static void chrome_event(const struct pmon_trace_reader *r, FILE *f,
+			 const struct pmon_trace_event *e, const char *ph)
+{
+	bool kern = e->flags & PMON_TRACE_EV_KERNEL;
+	long long tid = (long long)e->tid + (kern ? CHROME_KERNEL_TID : 0);
+	int pid = (int)pmon__trace_thread(r, e->tid)->pid;
+	for (; *ph; ph++) {
+		fputs("{\"name\":", f);
+		json_string(f, pmon_trace_reader__channel(r, e->channel));
+		fprintf(f, ",\"ph\":\"%c\",\"ts\":%llu.%03llu,\"pid\":%d,\"tid\":%lld", *ph,
+			(unsigned long long)(e->ns / 1000), (unsigned long long)(e->ns % 1000), pid,
+			tid);
+		if (*ph == 'i')
+			fputs(",\"s\":\"t\"", f);
+		if (kern)
+			fputs(",\"cat\":\"kernel\"", f);
+		if (e->kind == PMON_TRACE_COUNTER_EV)
+			fprintf(f, ",\"args\":{\"value\":%lld}", (long long)e->value);
+		else if (kern && *ph == 'i')
+			fprintf(f, ",\"args\":{\"value\":%lld,\"arg\":%lld,\"cpu\":%d}",
+				(long long)e->value, (long long)e->arg, (int)e->cpu);
+		fputs(ph[1] ? "},\n" : "}", f);
+	}
+}
+
 int pmon_trace_write_chrome(const struct pmon_trace_reader *r, FILE *f)
 {
-	static const char ph[] = { 0, 'B', 'E', 'i', 'C' };
 	int32_t *tids = NULL;
-	size_t *partner = NULL;
 	long ntids = pmon__trace_tids(r, &tids);
-	int err = ntids < 0 ? (int)ntids : pair_spans(r, &partner);
-	if (err) {
-		free(tids);
-		return err;
-	}
+	if (ntids < 0)
+		return (int)ntids;
 	locale_t prev = pmon__c_locale_enter();
 
 	fputs("{\"displayTimeUnit\":\"ns\",\"otherData\":{\"command\":", f);
@@ -1193,35 +1173,14 @@ int pmon_trace_write_chrome(const struct pmon_trace_reader *r, FILE *f)
 	chrome_names(r, f, tids, (size_t)ntids, &first);
 	for (size_t i = 0; i < r->nev; i++) {
 		const struct pmon_trace_event *e = &r->ev[i];
-		bool kern = e->flags & PMON_TRACE_EV_KERNEL;
-		long long tid = (long long)e->tid + (kern ? CHROME_KERNEL_TID : 0);
-		fprintf(f, "%s{\"name\":", first ? "" : ",\n");
+		static const char *const ph[] = { "", "B", "E", "i", "C" };
+		bool kern_end = e->flags & PMON_TRACE_EV_KERNEL && e->kind == PMON_TRACE_END_EV;
+		if (!first)
+			fputs(",\n", f);
 		first = false;
-		json_string(f, pmon_trace_reader__channel(r, e->channel));
-		fprintf(f, ",\"ph\":\"%c\",\"ts\":%llu.%03llu,\"pid\":%d,\"tid\":%lld", ph[e->kind],
-			(unsigned long long)(e->ns / 1000), (unsigned long long)(e->ns % 1000),
-			(int)pmon__trace_thread(r, e->tid)->pid, tid);
-		if (e->kind == PMON_TRACE_MARK_EV)
-			fputs(",\"s\":\"t\"", f);
-		/* A kernel span's begin and end carry the same args, the end's
-		 * (its return value): speedscope names a frame by its name and
-		 * args and warns of an end whose differ from its begin's. */
-		const struct pmon_trace_event *a = e;
-		if (kern && e->kind == PMON_TRACE_BEGIN_EV && partner[i] != SIZE_MAX)
-			a = &r->ev[partner[i]];
-		if (e->kind == PMON_TRACE_COUNTER_EV)
-			fprintf(f, ",\"args\":{\"value\":%lld}", (long long)e->value);
-		else if (kern && a->kind == PMON_TRACE_BEGIN_EV)
-			fputs(",\"cat\":\"kernel\"", f); /* never ended: none known */
-		else if (kern)
-			fprintf(f,
-				",\"cat\":\"kernel\",\"args\":{\"value\":%lld,\"arg\":%lld,\"cpu\":"
-				"%d}",
-				(long long)a->value, (long long)a->arg, (int)a->cpu);
-		fputc('}', f);
+		chrome_event(r, f, e, kern_end ? "Ei" : ph[e->kind]);
 	}
 	free(tids);
-	free(partner);
 	fputs("\n]}\n", f);
 	pmon__c_locale_leave(prev);
 	return ferror(f) ? -EIO : 0;

@@ -66,13 +66,19 @@ for lo, hi in zip(nb, ne):
     t_back = [e["ts"] for e in back if e["ts"] >= t_wake][0]
     assert lo < enter[0]["ts"] < t_out <= t_wake <= t_back < leave[0]["ts"] < hi, \
         (lo, enter[0]["ts"], t_out, t_wake, t_back, leave[0]["ts"], hi)
-    assert leave[0]["args"]["value"] == 0  # clock_nanosleep returned 0
+    # its return value: on the instant at the end (a span's begin and end
+    # carry no args, for speedscope)
+    ret = inside("sys_clock_nanosleep", lo, hi, "i")
+    assert len(ret) == 1 and ret[0]["ts"] == leave[0]["ts"], (ret, leave)
+    assert ret[0]["args"]["value"] == 0  # clock_nanosleep returned 0
 print("# naps with their wake-up recorded: %d of %d" % (naps_woken, len(nb)))
 for lo, hi in zip(wb, we):
     b = inside("sys_write", lo, hi, "B")
     e = inside("sys_write", lo, hi, "E")
     assert len(b) == 1 and len(e) == 1 and lo < b[0]["ts"] < e[0]["ts"] < hi, (lo, hi, b, e)
-    assert e[0]["args"]["value"] == 6  # the bytes written
+    ret = inside("sys_write", lo, hi, "i")
+    assert len(ret) == 1 and ret[0]["ts"] == e[0]["ts"], (ret, e)
+    assert ret[0]["args"]["value"] == 6  # the bytes written
 # and no write(2) of the main thread inside a nap
 for lo, hi in zip(nb, ne):
     assert not inside("sys_write", lo, hi), (lo, hi)
