@@ -86,6 +86,24 @@ kthreads = [e for e in ev if e["ph"] == "M" and e["args"]["name"] == "wl-traceho
 assert len(kthreads) == 1
 PY
 
+# libpmon's writer thread (it drains the rings: futex waits, a write(2) per
+# chunk, its clock calibration's naps) is not the program's (issue #28.4):
+# no lane of its own, and the table counts the main thread's 3 writes and 3
+# naps alone (the workload is single-threaded).
+check "pmon's writer thread: no lane in Chrome JSON" python3 - "$TMP/k.json" <<'PY'
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+main = [e for e in ev if e.get("name") == "nap"][0]["tid"]
+assert {e["tid"] for e in ev} == {main, main + 1000000000}, {e["tid"] for e in ev}
+assert not [e for e in ev if e["ph"] == "M" and "pmon-writer" in e["args"]["name"]]
+PY
+run_pmon 0 trace report "$TMP/k.trace"
+check "pmon's writer thread: not in the table" python3 - "$TMP/out" <<'PY'
+import sys
+rows = {l.split()[0]: l.split()[1] for l in open(sys.argv[1]) if l.startswith("  ")}
+assert rows["sys_write"] == "3" and rows["sys_clock_nanosleep"] == "3", rows
+PY
+
 run_pmon 0 trace report "$TMP/k.trace" --format json
 json_has "$TMP/out" \
 	'd["kernel_events"] > 0 and d["kernel_lost"] >= 0' \
