@@ -685,8 +685,17 @@ static void report_table(struct pmon_trace_reader *r, FILE *out,
 		(double)info->ticks_per_sec / 1e6, info->align_err_ns,
 		(unsigned long long)info->dropped);
 	print_time_base(out, info);
-	fprintf(out, "# %-18s %9s %10s %10s %10s %10s %10s %8s %8s\n", "channel", "spans", "min",
-		"median", "p99", "max", "total", "marks", "counters");
+	/* The name column as wide as the longest name (a kernel channel such
+	 * as sys_clock_nanosleep has 19), so the numbers stay in columns. */
+	int w = 18;
+	for (long i = 0; i < n; i++) {
+		const char *c = pmon_trace_reader__channel(r, st[i].channel);
+		int len = (int)strlen(c ? cli_printable(c, name, sizeof(name)) : "?");
+		if (len > w)
+			w = len;
+	}
+	fprintf(out, "# %-*s %9s %10s %10s %10s %10s %10s %8s %8s\n", w, "channel", "spans",
+		"min", "median", "p99", "max", "total", "marks", "counters");
 	bool kernel_seen = false;
 	for (long i = 0; i < n; i++) {
 		const struct pmon_trace_chan_stats *s = &st[i];
@@ -697,7 +706,7 @@ static void report_table(struct pmon_trace_reader *r, FILE *out,
 				(unsigned long long)info->kernel_events,
 				(unsigned long long)info->kernel_lost);
 		}
-		fprintf(out, "  %-18s %9llu %10s %10s %10s %10s %10s %8llu %8llu\n",
+		fprintf(out, "  %-*s %9llu %10s %10s %10s %10s %10s %8llu %8llu\n", w,
 			cli_printable(pmon_trace_reader__channel(r, s->channel), name, sizeof(name))
 				?: "?",
 			(unsigned long long)s->spans, s->spans ? fmt_ns(t[0], 32, s->min_ns) : "-",
@@ -707,9 +716,20 @@ static void report_table(struct pmon_trace_reader *r, FILE *out,
 			s->spans ? fmt_ns(t[4], 32, s->total_ns) : "-",
 			(unsigned long long)s->marks, (unsigned long long)s->counters);
 		if (s->unmatched)
-			fprintf(out, "  %-18s %llu begin/end not matched\n", "",
+			fprintf(out, "  %-*s %llu begin/end not matched\n", w, "",
 				(unsigned long long)s->unmatched);
 	}
+}
+
+/* An export the library gave up on with @err: one line, what and why. A
+ * write error names the file and the write's own reason (ENOSPC: "No space
+ * left on device"), once: the final close of standard output adds nothing. */
+static void export_failed(FILE *out, const char *outpath, const char *what, int err)
+{
+	if (ferror(out))
+		cli_output_error(out, outpath, -err);
+	else
+		cli_error("cannot write the %s: %s", what, strerror(-err));
 }
 
 /* The table or its JSON, over the window [@from, @to). */
@@ -822,7 +842,7 @@ static int report(int argc, char **argv)
 		pmon_trace_reader__free(r);
 		return CLI_USAGE;
 	}
-	int rc = CLI_OK;
+	int rc = CLI_OK, err;
 	size_t nev = pmon_trace_reader__nevents(r);
 	uint64_t last = nev ? pmon_trace_reader__event(r, nev - 1)->ns + 1 : 1;
 	if (to == UINT64_MAX)
@@ -831,8 +851,8 @@ static int report(int argc, char **argv)
 		if (!outpath && isatty(STDOUT_FILENO)) {
 			cli_error("the Perfetto trace is binary: give -o FILE");
 			rc = CLI_USAGE;
-		} else if (pmon_trace_write_perfetto(r, out)) {
-			cli_error("cannot write the Perfetto trace: %s", strerror(errno));
+		} else if ((err = pmon_trace_write_perfetto(r, out))) {
+			export_failed(out, outpath, "Perfetto trace", err);
 			rc = CLI_FAIL;
 		}
 	} else if (!strcmp(format, "chrome-json")) {
@@ -841,8 +861,10 @@ static int report(int argc, char **argv)
 			cli_warn("%zu events make a Chrome JSON file of over 100 MB; --format "
 				 "perfetto streams any size",
 				 nev);
-		if (pmon_trace_write_chrome(r, out))
+		if ((err = pmon_trace_write_chrome(r, out))) {
+			export_failed(out, outpath, "Chrome JSON", err);
 			rc = CLI_FAIL;
+		}
 	} else if (!strcmp(format, "ticks")) {
 		rc = report_ticks(r, out, from, to, width);
 	} else {

@@ -93,9 +93,11 @@ static int put_packet(FILE *f, const struct pb *pkt)
 		return -EOVERFLOW;
 	pb_varint(&outer, 1u << 3 | 2);
 	pb_varint(&outer, pkt->n);
+	/* the failed write's own reason (ENOSPC), for the caller to say */
+	errno = 0;
 	return fwrite(outer.b, 1, outer.n, f) == outer.n && fwrite(pkt->b, 1, pkt->n, f) == pkt->n
 		? 0
-		: -EIO;
+		: errno ? -errno : -EIO;
 }
 
 static uint64_t thread_uuid(int32_t tid)

@@ -1183,7 +1183,12 @@ int pmon_trace_write_chrome(const struct pmon_trace_reader *r, FILE *f)
 	free(tids);
 	fputs("\n]}\n", f);
 	pmon__c_locale_leave(prev);
-	return ferror(f) ? -EIO : 0;
+	/* flushed, so that a write's failure and its reason (ENOSPC) come back
+	 * here; EIO where the stream kept no reason */
+	errno = 0;
+	if (fflush(f) || ferror(f))
+		return errno ? -errno : -EIO;
+	return 0;
 }
 
 void pmon_trace_ticks_row(const struct pmon_trace_reader *r, uint32_t channel, uint64_t from_ns,

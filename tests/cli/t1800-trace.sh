@@ -107,6 +107,16 @@ run_pmon 2 trace report "$TMP/g.trace"
 one_line_error "is not a pmon trace"
 run_pmon 2 trace report "$TMP/missing.trace"
 one_line_error "cannot read trace"
+# A full disk: one line, the file and the write's own reason (issue #28.9:
+# the Perfetto export said it twice, the second "Input/output error"; the
+# Chrome JSON said nothing). Both outputs are larger than stdio's buffer.
+for f in perfetto chrome-json; do
+	run_pmon 1 trace report "$TMP/t.trace" --format $f -o /dev/full
+	one_line_error "cannot write '/dev/full': No space left on device"
+	"$PMON" trace report "$TMP/t.trace" --format $f >/dev/full 2>"$TMP/err"
+	check "$f to a full standard output exits 1" [ $? -eq 1 ]
+	one_line_error "cannot write 'standard output': No space left on device"
+done
 run_pmon 2 trace -o /nonexistent/dir/t.trace -- "$W"
 check "an unwritable trace file is refused before running" sh -c "grep -q '^pmon: ' '$TMP/err' && [ ! -e /nonexistent/dir ]"
 run_pmon 2 trace

@@ -103,6 +103,18 @@ import sys
 rows = {l.split()[0]: l.split()[1] for l in open(sys.argv[1]) if l.startswith("  ")}
 assert rows["sys_write"] == "3" and rows["sys_clock_nanosleep"] == "3", rows
 PY
+# Names of 19 characters and more (sys_clock_nanosleep, sys_set_tid_address)
+# widen the name column: every number stays under its heading (#28.9).
+check "table: the columns line up under their headings" python3 - "$TMP/out" <<'PY'
+import re, sys
+lines = open(sys.argv[1]).read().splitlines()
+head = [l for l in lines if l.startswith("# channel ")][0]
+spans = head.index(" spans") + len(" spans")  # right-aligned, as the rest
+rows = [l for l in lines if l.startswith("  ") and "not matched" not in l]
+assert max(len(l.split()[0]) for l in rows) >= 19, rows
+for l in rows:  # the count ends under "spans", the last column under "counters"
+    assert re.match(r"  \S+ +\d+ ", l).end() - 1 == spans and len(l) == len(head), (head, l)
+PY
 
 run_pmon 0 trace report "$TMP/k.trace" --format json
 json_has "$TMP/out" \
