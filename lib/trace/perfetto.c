@@ -11,7 +11,8 @@
  *                counter 8;  ProcessDescriptor pid 1, process_name 6;
  *                ThreadDescriptor pid 1, tid 2, thread_name 5
  *   TrackEvent   type 9 (SLICE_BEGIN 1, SLICE_END 2, INSTANT 3, COUNTER 4),
- *                name_iid 10, track_uuid 11, counter_value 30
+ *                name_iid 10, track_uuid 11, counter_value 30,
+ *                debug_annotations 4 -> DebugAnnotation name 10, int_value 4
  *   InternedData event_names 2 -> EventName iid 1, name 2
  * Names are interned once per channel on the one packet sequence. The
  * encoding is protobuf's wire format (varints, length-delimited fields),
@@ -121,6 +122,22 @@ static uint64_t process_uuid(int32_t pid)
 static uint64_t kernel_uuid(int32_t tid)
 {
 	return 0x400000000ull | (uint32_t)tid;
+}
+
+/* A kernel instant's or span end's arguments, as the Chrome JSON has them
+ * (value, arg, cpu: a syscall's return value, a switch's prev_state, a
+ * wake-up's waker), as TrackEvent debug annotations (field 4): a slice
+ * end's are added to its slice. */
+static void put_kernel_args(struct pb *m, const struct pmon_trace_event *e)
+{
+	static const char *const name[] = { "value", "arg", "cpu" };
+	const int64_t v[] = { e->value, e->arg, e->cpu };
+	for (size_t i = 0; i < 3; i++) {
+		struct pb a = { .n = 0 };
+		pb_str(&a, 10, name[i]); /* DebugAnnotation.name */
+		pb_uint(&a, 4, (uint64_t)v[i]); /* int_value: two's complement varint */
+		pb_msg(m, 4, &a);
+	}
 }
 
 /* One TrackDescriptor packet: @uuid under @parent (0: none), named @name
@@ -265,6 +282,8 @@ int pmon_trace_write_perfetto(const struct pmon_trace_reader *r, FILE *f)
 			pb_uint(&m, 11,
 				e->flags & PMON_TRACE_EV_KERNEL ? kernel_uuid(e->tid)
 								: thread_uuid(e->tid));
+			if (e->flags & PMON_TRACE_EV_KERNEL && e->kind != PMON_TRACE_BEGIN_EV)
+				put_kernel_args(&m, e);
 			break;
 		case PMON_TRACE_COUNTER_EV:
 			pb_uint(&m, 9, 4);

@@ -157,6 +157,23 @@ ks = [names[i] for i, u in slices if u in kernel]
 assert "sys_clock_nanosleep" in ks and "off-cpu" in ks and "nap" not in ks, ks
 assert "nap" in [names[i] for i, u in slices if u in threads]
 PY
+	# The kernel events' arguments, as the Chrome JSON has them (on its
+	# instants: a kernel instant's and each kernel span end's), are debug
+	# annotations on the same events (issue #28.6).
+	check "Perfetto: the kernel events' arguments as debug annotations" \
+		python3 - "$TMP/pf.txt" "$TMP/k.json" <<'PY'
+import collections, json, re, sys
+t = re.sub(r"\s+", " ", open(sys.argv[1]).read())
+ann = collections.Counter(re.findall(
+    r'debug_annotations \{ int_value: (-?\d+) name: "value" \} '
+    r'debug_annotations \{ int_value: (-?\d+) name: "arg" \} '
+    r'debug_annotations \{ int_value: (-?\d+) name: "cpu" \}', t))
+ev = json.load(open(sys.argv[2]))["traceEvents"]
+chrome = collections.Counter((str(e["args"]["value"]), str(e["args"]["arg"]), str(e["args"]["cpu"]))
+                             for e in ev if e["ph"] == "i" and e.get("cat") == "kernel")
+assert chrome and ann == chrome, (sum(ann.values()), sum(chrome.values()), ann - chrome, chrome - ann)
+assert t.count("debug_annotations {") == 3 * sum(ann.values())
+PY
 fi
 
 # The timeline (cairo, PNG): zoomed to the first nap, the main thread's lane
