@@ -64,6 +64,10 @@ int cli_close_output(FILE *f, const char *path);
  * reported once, naming @path (NULL: standard output) and the reason; a
  * closed pipe silently. Commands that run something stop when it is true. */
 bool cli_output_failed(FILE *f, const char *path);
+/* Writing @f failed with errno @e (0: unknown; a retried flush then gives
+ * the reason): reported once, as cli_output_failed() does, so the final
+ * close of standard output says nothing more. */
+void cli_output_error(FILE *f, const char *path, int e);
 /* Is @fd the write end of a pipe or socket whose reader has gone? */
 bool cli_reader_gone(int fd);
 /* Can @path be opened as an output with @flags (as cli_open_output_as()),

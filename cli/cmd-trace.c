@@ -124,7 +124,13 @@ struct run_opts {
 	bool all;
 	double duration; /* seconds; 0: none */
 	char **cmd;
+	/* A COMMAND, no -e and no --hooks: its kernel events (DEFAULT_CHANNELS)
+	 * are recorded too and kept only when it writes no hooks. */
+	bool default_kernel;
+	char kernel_why[512]; /* why they could not be recorded; "" */
 };
+
+#define DEFAULT_CHANNELS "sched,syscalls"
 
 static int trace_run(struct run_opts *o, struct pmon_target *pt, struct pmon_output *out,
 		     struct pmon_output *kout);
@@ -168,9 +174,9 @@ static int run(int argc, char **argv)
 		CLI_OPT_TEXT(
 			"Exit status: the command's (128+N if killed by signal N; 0 when "
 			"--duration\n"
-			"ended it), or 1 when it exited 0 but no trace file came out (not "
-			"linked with\n"
-			"libpmon, no -e); with -p or -a, 0 -- also for a trace with no events "
+			"ended it), or 1 when it exited 0 but no trace file came out\n"
+			"(--hooks, not linked with libpmon; without -e its sched,syscalls are kept\n"
+			"then, exit 3 where they cannot be recorded); with -p or -a, 0 -- also for a trace with no events "
 			"in it:\n"
 			"the processes did nothing traced meanwhile -- or 128+N when signal N "
 			"ended\n"
@@ -204,6 +210,7 @@ static int run(int argc, char **argv)
 			  "itself, when started with PMON_TRACE=FILE (docs/trace.md)");
 		return CLI_USAGE;
 	}
+	o.default_kernel = o.cmd && !o.all && !o.channels && o.hooks == -1;
 	if (o.hooks == -1)
 		o.hooks = o.cmd != NULL;
 	if (!o.hooks && !o.channels && o.cmd && !o.all) {
@@ -290,6 +297,13 @@ static int trace_run(struct run_opts *o, struct pmon_target *pt, struct pmon_out
 	if (!fstat(pmon_output__fd(out), &st) && st.st_size == 0 &&
 	    !stat(pmon_output__path(out), &st) && st.st_size == 0) {
 		pmon_output__abandon(out);
+		if (o->default_kernel && o->kernel_why[0]) {
+			/* Nothing to show, and the machine is why (docs/exit-codes.md). */
+			cli_error("'%s' wrote no trace: it has no hooks (not linked with libpmon) "
+				  "and its kernel events (-e %s) cannot be recorded here: %s",
+				  o->cmd[0], DEFAULT_CHANNELS, o->kernel_why);
+			return rc ? rc : CLI_UNSUPPORTED;
+		}
 		cli_error("'%s' wrote no trace: it is not linked with libpmon, or unset "
 			  "PMON_TRACE",
 			  o->cmd ? o->cmd[0] : "?");
@@ -327,7 +341,7 @@ static struct pmon_run *trace_start(const struct run_opts *o, const struct pmon_
 /* The kernel's events, into a file of their own while the program writes
  * its hooks (merged when it has ended). Return: 0 with *@k (NULL when
  * skipped or not asked for), or the negative exit status (said). */
-static int open_kernel(const struct run_opts *o, const struct pmon_target *pt, pid_t child,
+static int open_kernel(struct run_opts *o, const struct pmon_target *pt, pid_t child,
 		       const char *kpath, char *cmdline, struct pmon_trace_kernel **k)
 {
 	struct pmon_open_opts how = { .sz = sizeof(how), .inherit = true };
@@ -338,7 +352,7 @@ static int open_kernel(const struct run_opts *o, const struct pmon_target *pt, p
 	int err;
 
 	*k = NULL;
-	if (!o->channels && o->cmd && !o->all)
+	if (!o->channels && o->cmd && !o->all && !o->default_kernel)
 		return 0;
 	if (o->all) {
 		t = own = pmon_target__new_cpus(NULL, 0);
@@ -348,7 +362,7 @@ static int open_kernel(const struct run_opts *o, const struct pmon_target *pt, p
 	}
 	struct pmon_trace_kernel_opts ko = {
 		.sz = sizeof(ko),
-		.groups = o->channels,
+		.groups = o->default_kernel ? DEFAULT_CHANNELS : o->channels,
 		.pid = npids	    ? pids[0]
 			: child > 0 ? child
 				    : 0,
@@ -358,6 +372,11 @@ static int open_kernel(const struct run_opts *o, const struct pmon_target *pt, p
 	err = t ? pmon_trace_kernel__open(t, kpath, &ko, k) : -errno;
 	pmon_target__free(own);
 	bool missing = err == -EACCES || err == -EPERM || err == -ENOENT;
+	if (err && missing && o->default_kernel) {
+		/* Said only if the command writes no hooks either. */
+		snprintf(o->kernel_why, sizeof(o->kernel_why), "%s", pmon_errdetail());
+		return 0;
+	}
 	if (err && missing && o->cmd && o->hooks && !o->all) {
 		/* Named and skipped, not fatal (issue #18): the command's hooks
 		 * are still worth a trace. */
@@ -383,7 +402,7 @@ static int open_kernel(const struct run_opts *o, const struct pmon_target *pt, p
 			: io			       ? -CLI_FAIL
 						       : -CLI_UNSUPPORTED;
 	}
-	if (*k && *pmon_trace_kernel__skipped(*k))
+	if (*k && *pmon_trace_kernel__skipped(*k) && !o->default_kernel)
 		cli_warn("kernel events skipped: %s", pmon_trace_kernel__skipped(*k));
 	return 0;
 }
@@ -414,6 +433,13 @@ static int trace_tick(void *ctx, double at, bool last)
 		return TRACE_TIMED_OUT;
 	}
 	return 0;
+}
+
+/* Whether the program wrote its hooks into @tpath. */
+static bool has_hooks(const char *tpath)
+{
+	struct stat st;
+	return !stat(tpath, &st) && st.st_size > 0;
 }
 
 /* Records into @tpath (the hooks, written by the program) and @kpath (the
@@ -449,11 +475,22 @@ static int trace_record(struct run_opts *o, struct pmon_target *pt, const char *
 		pmon_run__loop(run, 0.02, trace_tick, &tt);
 	}
 	uint64_t kev = 0, klost = 0;
+	bool kept = k && (!o->default_kernel || !has_hooks(tpath));
 	if (k) {
+		const char *skipped = pmon_trace_kernel__skipped(k);
+		if (kept && o->default_kernel)
+			o->hooks = 0; /* a trace of its kernel events alone */
+		if (kept && o->default_kernel)
+			fprintf(stderr,
+				"pmon trace: '%s' has no hooks (not linked with libpmon): recorded "
+				"its "
+				"kernel events, -e %s%s%s (-e CHANNELS to choose)\n",
+				o->cmd[0], DEFAULT_CHANNELS, *skipped ? "; skipped: " : "",
+				skipped);
 		int kerr = pmon_trace_kernel__close(k, &kev, &klost);
 		if (kerr)
 			cli_warn("kernel events: %s", pmon_errdetail());
-		if (!err && pmon_trace_merge(tpath, kpath))
+		if (!err && kept && pmon_trace_merge(tpath, kpath))
 			cli_warn("%s", pmon_errdetail());
 	}
 	int rc = tt.timed_out ? CLI_OK : pmon_run__exit_code(run);
@@ -462,7 +499,7 @@ static int trace_record(struct run_opts *o, struct pmon_target *pt, const char *
 		cli_error("%s", why);
 		return -127;
 	}
-	res->kernel = k != NULL;
+	res->kernel = kept;
 	res->kev = kev;
 	res->klost = klost;
 	res->timed_out = tt.timed_out;
@@ -648,8 +685,17 @@ static void report_table(struct pmon_trace_reader *r, FILE *out,
 		(double)info->ticks_per_sec / 1e6, info->align_err_ns,
 		(unsigned long long)info->dropped);
 	print_time_base(out, info);
-	fprintf(out, "# %-18s %9s %10s %10s %10s %10s %10s %8s %8s\n", "channel", "spans", "min",
-		"median", "p99", "max", "total", "marks", "counters");
+	/* The name column as wide as the longest name (a kernel channel such
+	 * as sys_clock_nanosleep has 19), so the numbers stay in columns. */
+	int w = 18;
+	for (long i = 0; i < n; i++) {
+		const char *c = pmon_trace_reader__channel(r, st[i].channel);
+		int len = (int)strlen(c ? cli_printable(c, name, sizeof(name)) : "?");
+		if (len > w)
+			w = len;
+	}
+	fprintf(out, "# %-*s %9s %10s %10s %10s %10s %10s %8s %8s\n", w, "channel", "spans",
+		"min", "median", "p99", "max", "total", "marks", "counters");
 	bool kernel_seen = false;
 	for (long i = 0; i < n; i++) {
 		const struct pmon_trace_chan_stats *s = &st[i];
@@ -660,7 +706,7 @@ static void report_table(struct pmon_trace_reader *r, FILE *out,
 				(unsigned long long)info->kernel_events,
 				(unsigned long long)info->kernel_lost);
 		}
-		fprintf(out, "  %-18s %9llu %10s %10s %10s %10s %10s %8llu %8llu\n",
+		fprintf(out, "  %-*s %9llu %10s %10s %10s %10s %10s %8llu %8llu\n", w,
 			cli_printable(pmon_trace_reader__channel(r, s->channel), name, sizeof(name))
 				?: "?",
 			(unsigned long long)s->spans, s->spans ? fmt_ns(t[0], 32, s->min_ns) : "-",
@@ -670,9 +716,20 @@ static void report_table(struct pmon_trace_reader *r, FILE *out,
 			s->spans ? fmt_ns(t[4], 32, s->total_ns) : "-",
 			(unsigned long long)s->marks, (unsigned long long)s->counters);
 		if (s->unmatched)
-			fprintf(out, "  %-18s %llu begin/end not matched\n", "",
+			fprintf(out, "  %-*s %llu begin/end not matched\n", w, "",
 				(unsigned long long)s->unmatched);
 	}
+}
+
+/* An export the library gave up on with @err: one line, what and why. A
+ * write error names the file and the write's own reason (ENOSPC: "No space
+ * left on device"), once: the final close of standard output adds nothing. */
+static void export_failed(FILE *out, const char *outpath, const char *what, int err)
+{
+	if (ferror(out))
+		cli_output_error(out, outpath, -err);
+	else
+		cli_error("cannot write the %s: %s", what, strerror(-err));
 }
 
 /* The table or its JSON, over the window [@from, @to). */
@@ -785,7 +842,7 @@ static int report(int argc, char **argv)
 		pmon_trace_reader__free(r);
 		return CLI_USAGE;
 	}
-	int rc = CLI_OK;
+	int rc = CLI_OK, err;
 	size_t nev = pmon_trace_reader__nevents(r);
 	uint64_t last = nev ? pmon_trace_reader__event(r, nev - 1)->ns + 1 : 1;
 	if (to == UINT64_MAX)
@@ -794,8 +851,8 @@ static int report(int argc, char **argv)
 		if (!outpath && isatty(STDOUT_FILENO)) {
 			cli_error("the Perfetto trace is binary: give -o FILE");
 			rc = CLI_USAGE;
-		} else if (pmon_trace_write_perfetto(r, out)) {
-			cli_error("cannot write the Perfetto trace: %s", strerror(errno));
+		} else if ((err = pmon_trace_write_perfetto(r, out))) {
+			export_failed(out, outpath, "Perfetto trace", err);
 			rc = CLI_FAIL;
 		}
 	} else if (!strcmp(format, "chrome-json")) {
@@ -804,8 +861,10 @@ static int report(int argc, char **argv)
 			cli_warn("%zu events make a Chrome JSON file of over 100 MB; --format "
 				 "perfetto streams any size",
 				 nev);
-		if (pmon_trace_write_chrome(r, out))
+		if ((err = pmon_trace_write_chrome(r, out))) {
+			export_failed(out, outpath, "Chrome JSON", err);
 			rc = CLI_FAIL;
+		}
 	} else if (!strcmp(format, "ticks")) {
 		rc = report_ticks(r, out, from, to, width);
 	} else {

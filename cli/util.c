@@ -245,9 +245,15 @@ static struct pmon_output *output_of(FILE *f)
 	return NULL;
 }
 
+/* Reported once per stream: a loop that checks every interval says it once. */
+static const FILE *reported;
+
 void cli_abandon_output(FILE *f)
 {
 	struct pmon_output *out = output_of(f);
+
+	if (reported == f) /* @f is freed: another stream may get its address */
+		reported = NULL;
 
 	if (out)
 		pmon_output__abandon(out);
@@ -272,8 +278,6 @@ static const char *out_name(const FILE *f, const char *path)
 	return path ? path : f == stderr ? "standard error" : "standard output";
 }
 
-/* Reported once per stream: a loop that checks every interval says it once. */
-static const FILE *reported;
 
 static bool report_write_error(FILE *f, const char *path, int e)
 {
@@ -284,6 +288,14 @@ static bool report_write_error(FILE *f, const char *path, int e)
 		return true; /* the reader closed the pipe: its choice, say nothing */
 	cli_error("cannot write '%s': %s", out_name(f, path), strerror(e ? e : EIO));
 	return true;
+}
+
+void cli_output_error(FILE *f, const char *path, int e)
+{
+	errno = 0;
+	if (fflush(f) && errno && (!e || e == EIO))
+		e = errno;
+	report_write_error(f, path, e);
 }
 
 bool cli_output_failed(FILE *f, const char *path)

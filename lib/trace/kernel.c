@@ -155,6 +155,7 @@ static int ftrace_open(struct pmon_trace_kernel *k, const struct pmon_event_opts
 static void measure_alignment(struct pmon_trace_kernel *k, const struct pmon_trace_disk_header *h,
 			      const struct pmon_event_opts *eo);
 static void ftrace_close(struct ftrace *f);
+static int seed_names(struct pmon_trace_kernel *k);
 static int write_file(const char *dir, const char *name, const char *what);
 
 /* @what is skipped because of @why: events skipped for the same reason are
@@ -555,7 +556,10 @@ static int open_sampler(struct pmon_evlist *ev, const struct pmon_target *t,
 		.use_clockid = mono, /* else the perf clock, perf's default */
 		.clockid = CLOCK_MONOTONIC,
 		.context_switch = sched,
-		.no_side_band = true,
+		/* The traced tasks' forks, execs, exits and names (COMM, FORK,
+		 * EXIT; MMAP2 comes along and is ignored), not the wide
+		 * wake-ups' (every task's): who is which process. */
+		.no_side_band = how == NULL,
 		.open = how,
 	};
 	*out = pmon_sampler__open(ev, t, &so);
@@ -720,7 +724,7 @@ static int finish_open(struct pmon_trace_kernel *k, const struct pmon_target *t,
 		if ((err = open_wide(k, &defs[i], &eo, 4 * (d.pages ? d.pages : 128))))
 			return err;
 	}
-	if ((err = seed_threads(k, t)))
+	if ((err = seed_threads(k, t)) || (err = seed_names(k)))
 		return err;
 	for (size_t i = 0; i < k->nev; i++) {
 		const struct kdef *df = k->def[i];
@@ -871,6 +875,10 @@ static int64_t field(const struct pmon_sample *smp, const struct field *f)
 
 static int add(struct pmon_trace_kernel *k, const struct pmon__krec *r)
 {
+	/* tid 0: a CPU's idle task, no lane of its own (docs/trace.md); a
+	 * negative one is no task (a record without its sample_id). */
+	if (r->tid <= 0)
+		return 0;
 	if (PMON_GROW(&k->buf, &k->cap, k->n + 1))
 		return -ENOMEM;
 	k->buf[k->n++] = *r;
@@ -926,6 +934,115 @@ static int on_wakeup(void *ctx, const void *rec, size_t len)
 	return traced(k, r.tid) ? add(k, &r) : 0;
 }
 
+/* A thread's name as a PMON__K_COMM record's two arguments. */
+static int add_comm(struct pmon_trace_kernel *k, int32_t tid, uint64_t ns, uint16_t cpu,
+		    const char *name, size_t n)
+{
+	struct pmon__krec r = { .mono_ns = ns, .tid = tid, .type = PMON__K_COMM, .cpu = cpu };
+	char b[16] = { 0 };
+	memcpy(b, name, n < sizeof(b) - 1 ? n : sizeof(b) - 1);
+	memcpy(&r.a, b, 8);
+	memcpy(&r.b, b + 8, 8);
+	return add(k, &r);
+}
+
+/* PERF_RECORD_COMM ({pid, tid, comm}; PERF_RECORD_MISC_COMM_EXEC at an
+ * exec), FORK and EXIT ({pid, ppid, tid, ptid, time}): which process a
+ * thread is of, and its name (perf_event.h). */
+static int on_task(struct pmon_trace_kernel *k, const void *rec, size_t len)
+{
+	const struct perf_event_header *h = rec;
+	const uint8_t *p = (const uint8_t *)rec + sizeof(*h);
+	struct pmon__krec r = { .type = PMON__K_TASK };
+	uint32_t v[4];
+	int32_t tid;
+
+	if (len < sizeof(*h) + 16 || !trailer(k, rec, len, &tid, &r.mono_ns, &r.cpu))
+		return 0;
+	memcpy(v, p, 16);
+	if (h->type == PERF_RECORD_COMM) {
+		r.tid = (int32_t)v[1];
+		r.a = (int32_t)v[0];
+		bool exec = h->misc & PERF_RECORD_MISC_COMM_EXEC;
+		r.b = exec ? PMON__TASK_EXEC : PMON__TASK_SEEN;
+		size_t room = len - sizeof(*h) - 8; /* the name, then the 32-byte trailer */
+		size_t n = strnlen((const char *)p + 8, room > 32 ? room - 32 : 0);
+		int err = exec ? add(k, &r) : 0;
+		return err ? err : add_comm(k, r.tid, r.mono_ns, r.cpu, (const char *)p + 8, n);
+	}
+	r.tid = (int32_t)v[2];
+	r.a = (int32_t)v[0];
+	if (h->type == PERF_RECORD_EXIT) {
+		r.b = PMON__TASK_EXIT;
+	} else {
+		r.b = PMON__TASK_FORK | (int64_t)(int32_t)v[3] << 8;
+		if (see(k, r.tid))
+			return -ENOMEM;
+	}
+	return add(k, &r);
+}
+
+/* The threads there are when the trace starts, with their process and
+ * name, from /proc: every task system-wide, else the target's. */
+static int read_proc_task(struct pmon_trace_kernel *k, int32_t tid)
+{
+	char path[64], buf[512];
+	int32_t pid = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0; /* gone meanwhile */
+	while (fgets(buf, sizeof(buf), f))
+		if (!strncmp(buf, "Tgid:", 5)) {
+			pid = (int32_t)strtol(buf + 5, NULL, 10);
+			break;
+		}
+	fclose(f);
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)tid);
+	f = fopen(path, "re");
+	size_t n = f ? fread(buf, 1, 16, f) : 0;
+	if (f)
+		fclose(f);
+	while (n && buf[n - 1] == '\n')
+		n--;
+	struct pmon__krec r = { .tid = tid, .type = PMON__K_TASK, .a = pid };
+	int err = pid > 0 ? add(k, &r) : 0;
+	return err || !n ? err : add_comm(k, tid, 0, 0, buf, n);
+}
+
+static int seed_names(struct pmon_trace_kernel *k)
+{
+	int err = 0;
+
+	if (!k->all) {
+		for (size_t i = 0; i < k->ntids && !err; i++)
+			err = read_proc_task(k, k->tids[i]);
+		return err;
+	}
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	while (d && !err && (de = readdir(d))) {
+		char path[300];
+		long pid = strtol(de->d_name, NULL, 10);
+		if (pid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/task", pid);
+		DIR *t = opendir(path);
+		struct dirent *te;
+		while (t && !err && (te = readdir(t))) {
+			long tid = strtol(te->d_name, NULL, 10);
+			if (tid > 0)
+				err = read_proc_task(k, (int32_t)tid);
+		}
+		if (t)
+			closedir(t);
+	}
+	if (d)
+		closedir(d);
+	return err;
+}
+
 static int on_record(void *ctx, const void *rec, size_t len)
 {
 	struct pmon_trace_kernel *k = ctx;
@@ -952,6 +1069,9 @@ static int on_record(void *ctx, const void *rec, size_t len)
 		r.a = out && (h->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT);
 		return add(k, &r);
 	}
+	if (h->type == PERF_RECORD_COMM || h->type == PERF_RECORD_FORK ||
+	    h->type == PERF_RECORD_EXIT)
+		return on_task(k, rec, len);
 	if (h->type != PERF_RECORD_SAMPLE)
 		return 0;
 	struct pmon_sample smp;
@@ -1284,7 +1404,8 @@ static int flush(struct pmon_trace_kernel *k)
 						 n * sizeof(*k->buf));
 		done += n;
 	}
-	k->events += k->n;
+	for (size_t i = 0; i < k->n; i++) /* who is which task: not events */
+		k->events += k->buf[i].type != PMON__K_TASK && k->buf[i].type != PMON__K_COMM;
 	k->n = 0;
 	return k->err;
 }

@@ -9,9 +9,10 @@
  *                interned_data 12, sequence_flags 13, track_descriptor 60
  *   TrackDescriptor uuid 1, name 2, process 3, thread 4, parent_uuid 5,
  *                counter 8;  ProcessDescriptor pid 1, process_name 6;
- *                ThreadDescriptor pid 1, tid 2
+ *                ThreadDescriptor pid 1, tid 2, thread_name 5
  *   TrackEvent   type 9 (SLICE_BEGIN 1, SLICE_END 2, INSTANT 3, COUNTER 4),
- *                name_iid 10, track_uuid 11, counter_value 30
+ *                name_iid 10, track_uuid 11, counter_value 30,
+ *                debug_annotations 4 -> DebugAnnotation name 10, int_value 4
  *   InternedData event_names 2 -> EventName iid 1, name 2
  * Names are interned once per channel on the one packet sequence. The
  * encoding is protobuf's wire format (varints, length-delimited fields),
@@ -25,6 +26,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "trace/tracefile.h"
 #include <pmon/trace.h>
 
 #define SEQ_ID 1
@@ -92,9 +94,11 @@ static int put_packet(FILE *f, const struct pb *pkt)
 		return -EOVERFLOW;
 	pb_varint(&outer, 1u << 3 | 2);
 	pb_varint(&outer, pkt->n);
+	/* the failed write's own reason (ENOSPC), for the caller to say */
+	errno = 0;
 	return fwrite(outer.b, 1, outer.n, f) == outer.n && fwrite(pkt->b, 1, pkt->n, f) == pkt->n
 		? 0
-		: -EIO;
+		: errno ? -errno : -EIO;
 }
 
 static uint64_t thread_uuid(int32_t tid)
@@ -120,27 +124,104 @@ static uint64_t kernel_uuid(int32_t tid)
 	return 0x400000000ull | (uint32_t)tid;
 }
 
+/* A kernel instant's or span end's arguments, as the Chrome JSON has them
+ * (value, arg, cpu: a syscall's return value, a switch's prev_state, a
+ * wake-up's waker), as TrackEvent debug annotations (field 4): a slice
+ * end's are added to its slice. */
+static void put_kernel_args(struct pb *m, const struct pmon_trace_event *e)
+{
+	static const char *const name[] = { "value", "arg", "cpu" };
+	const int64_t v[] = { e->value, e->arg, e->cpu };
+	for (size_t i = 0; i < 3; i++) {
+		struct pb a = { .n = 0 };
+		pb_str(&a, 10, name[i]); /* DebugAnnotation.name */
+		pb_uint(&a, 4, (uint64_t)v[i]); /* int_value: two's complement varint */
+		pb_msg(m, 4, &a);
+	}
+}
+
+/* One TrackDescriptor packet: @uuid under @parent (0: none), named @name
+ * (NULL: none), with a process (@pid > 0, @tid 0) or thread descriptor. */
+static int put_track(FILE *f, uint64_t uuid, uint64_t parent, const char *name, int32_t pid,
+		     int32_t tid, const char *pname)
+{
+	struct pb pkt = { .n = 0 }, m = { .n = 0 }, d = { .n = 0 };
+	pb_uint(&m, 1, uuid);
+	if (name)
+		pb_str(&m, 2, name);
+	if (parent)
+		pb_uint(&m, 5, parent);
+	if (pid && !tid) {
+		pb_uint(&d, 1, (uint64_t)(uint32_t)pid);
+		pb_str(&d, 6, pname);
+		pb_msg(&m, 3, &d);
+	} else if (tid) {
+		pb_uint(&d, 1, (uint64_t)(uint32_t)pid);
+		pb_uint(&d, 2, (uint64_t)(uint32_t)tid);
+		if (pname[0])
+			pb_str(&d, 5, pname); /* ThreadDescriptor.thread_name */
+		pb_msg(&m, 4, &d);
+	}
+	pb_msg(&pkt, 60, &m);
+	return put_packet(f, &pkt);
+}
+
+/* Every process (its pid and command), every thread under its own
+ * process (its tid and name), each thread's kernel track. */
+static int put_tracks(const struct pmon_trace_reader *r, FILE *f)
+{
+	int32_t *tids = NULL, *pids = NULL;
+	long n = pmon__trace_tids(r, &tids);
+	int err = 0;
+
+	if (n < 0)
+		return (int)n;
+	pids = malloc(((size_t)n + 1) * sizeof(*pids));
+	uint8_t *kern = calloc((size_t)n + 1, 1);
+	if (!pids || !kern) {
+		err = -ENOMEM;
+		goto out;
+	}
+	size_t np = 0;
+	pids[np++] = pmon_trace_reader__info(r)->pid;
+	for (long i = 0; i < n; i++)
+		pids[np++] = pmon__trace_thread(r, tids[i])->pid;
+	qsort(pids, np, sizeof(*pids), pmon__cmp_i32);
+	for (size_t i = 0; i < np && !err; i++)
+		if (!i || pids[i] != pids[i - 1])
+			err = put_track(f, process_uuid(pids[i]), 0, NULL, pids[i], 0,
+					pmon__trace_process_name(r, pids[i]));
+	for (size_t i = 0; i < pmon_trace_reader__nevents(r); i++) {
+		const struct pmon_trace_event *e = pmon_trace_reader__event(r, i);
+		const int32_t *k = (e->flags & PMON_TRACE_EV_KERNEL)
+			? bsearch(&e->tid, tids, (size_t)n, sizeof(*tids), pmon__cmp_i32)
+			: NULL;
+		if (k)
+			kern[k - tids] = 1;
+	}
+	for (long i = 0; i < n && !err; i++) {
+		const struct pmon__trace_thread *t = pmon__trace_thread(r, tids[i]);
+		err = put_track(f, thread_uuid(tids[i]), process_uuid(t->pid), NULL, t->pid,
+				tids[i], t->name);
+		if (!err && kern[i])
+			err = put_track(f, kernel_uuid(tids[i]), thread_uuid(tids[i]), "kernel", 0,
+					0, "");
+	}
+out:
+	free(kern);
+	free(pids);
+	free(tids);
+	return err;
+}
+
 int pmon_trace_write_perfetto(const struct pmon_trace_reader *r, FILE *f)
 {
 	const struct pmon_trace_info *in = pmon_trace_reader__info(r);
 	size_t nev = pmon_trace_reader__nevents(r), nch = pmon_trace_reader__nchannels(r);
 	struct pb pkt, m, d;
-	int err = 0;
+	int err = put_tracks(r, f);
 
-	/* The process track, with the command as its name. */
-	pkt = (struct pb){ .n = 0 };
-	m = (struct pb){ .n = 0 };
-	d = (struct pb){ .n = 0 };
-	pb_uint(&d, 1, (uint64_t)(uint32_t)in->pid);
-	pb_str(&d, 6, in->command);
-	pb_uint(&m, 1, process_uuid(in->pid));
-	pb_msg(&m, 3, &d);
-	pb_msg(&pkt, 60, &m);
-	err = put_packet(f, &pkt);
-
-	/* A thread track per thread, a counter track per counter channel. */
-	int32_t seen[256], kseen[256];
-	size_t nseen = 0, nkseen = 0;
+	/* A counter track per counter channel, under the trace's process. */
 	bool *is_counter = calloc(nch + 1, sizeof(bool));
 	if (!is_counter)
 		return -ENOMEM;
@@ -160,46 +241,6 @@ int pmon_trace_write_perfetto(const struct pmon_trace_reader *r, FILE *f)
 			pb_msg(&pkt, 60, &m);
 			err = put_packet(f, &pkt);
 		}
-		size_t k = 0;
-		while (k < nseen && seen[k] != e->tid)
-			k++;
-		bool described = k < nseen;
-		if (!described && !err) {
-			if (nseen < sizeof(seen) / sizeof(seen[0]))
-				seen[nseen++] = e->tid;
-			else
-				memmove(seen, seen + 1, sizeof(seen) - sizeof(seen[0])),
-					seen[nseen - 1] = e->tid; /* re-describing is harmless */
-			pkt = (struct pb){ .n = 0 };
-			m = (struct pb){ .n = 0 };
-			d = (struct pb){ .n = 0 };
-			pb_uint(&d, 1, (uint64_t)(uint32_t)in->pid);
-			pb_uint(&d, 2, (uint64_t)(uint32_t)e->tid);
-			pb_uint(&m, 1, thread_uuid(e->tid));
-			pb_uint(&m, 5, process_uuid(in->pid));
-			pb_msg(&m, 4, &d);
-			pb_msg(&pkt, 60, &m);
-			err = put_packet(f, &pkt);
-		}
-		if (!(e->flags & PMON_TRACE_EV_KERNEL) || err)
-			continue;
-		k = 0;
-		while (k < nkseen && kseen[k] != e->tid)
-			k++;
-		if (k < nkseen)
-			continue;
-		if (nkseen < sizeof(kseen) / sizeof(kseen[0]))
-			kseen[nkseen++] = e->tid;
-		else
-			memmove(kseen, kseen + 1, sizeof(kseen) - sizeof(kseen[0])),
-				kseen[nkseen - 1] = e->tid;
-		pkt = (struct pb){ .n = 0 };
-		m = (struct pb){ .n = 0 };
-		pb_uint(&m, 1, kernel_uuid(e->tid));
-		pb_str(&m, 2, "kernel");
-		pb_uint(&m, 5, thread_uuid(e->tid));
-		pb_msg(&pkt, 60, &m);
-		err = put_packet(f, &pkt);
 	}
 
 	/* The events; a channel's name is interned before its first use. */
@@ -241,6 +282,8 @@ int pmon_trace_write_perfetto(const struct pmon_trace_reader *r, FILE *f)
 			pb_uint(&m, 11,
 				e->flags & PMON_TRACE_EV_KERNEL ? kernel_uuid(e->tid)
 								: thread_uuid(e->tid));
+			if (e->flags & PMON_TRACE_EV_KERNEL && e->kind != PMON_TRACE_BEGIN_EV)
+				put_kernel_args(&m, e);
 			break;
 		case PMON_TRACE_COUNTER_EV:
 			pb_uint(&m, 9, 4);

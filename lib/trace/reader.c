@@ -32,7 +32,30 @@ struct pmon_trace_reader {
 	size_t nchan, chancap;
 	uint32_t max_hook_channel; /* of the hooks' events, named or not */
 	uint64_t tick0;
+	/* Who is which process: the task records as read, then one entry per
+	 * thread, sorted by tid (build_threads()). */
+	struct task_rec {
+		int32_t tid;
+		uint32_t type; /* PMON__K_TASK, PMON__K_COMM, TASK_REC_THREAD */
+		int64_t a, b;
+		uint64_t ns, seq;
+	} * tr;
+	size_t ntr, captr;
+	struct pmon__trace_thread *thr, dflt;
+	size_t nthr;
 };
+
+#define TASK_REC_THREAD 0x100u /* a TTHR chunk: a, b the name; ns the flags */
+
+static int push_task(struct pmon_trace_reader *r, const struct task_rec *t)
+{
+	if (PMON_GROW(&r->tr, &r->captr, r->ntr + 1))
+		return -ENOMEM;
+	r->tr[r->ntr] = *t;
+	r->tr[r->ntr].seq = r->ntr;
+	r->ntr++;
+	return 0;
+}
 
 /* Make room for channel @id. */
 static int chan_room(struct pmon_trace_reader *r, size_t id)
@@ -62,7 +85,7 @@ static int push(struct pmon_trace_reader *r, const struct pmon_trace_event *e)
 static bool known_magic(const char *m)
 {
 	return !memcmp(m, "TCHN", 4) || !memcmp(m, "TEVT", 4) || !memcmp(m, "TEND", 4) ||
-		!memcmp(m, "TKEV", 4) || !memcmp(m, "TCLK", 4);
+		!memcmp(m, "TKEV", 4) || !memcmp(m, "TCLK", 4) || !memcmp(m, "TTHR", 4);
 }
 
 /* A valid chunk at @p with @left bytes: its total size, or 0. */
@@ -236,6 +259,13 @@ static int decode_kernel(struct pmon_trace_reader *r, const unsigned char *p, si
 		struct pmon__krec k;
 		char name[64];
 		memcpy(&k, p + sizeof(ck) + (size_t)i * sizeof(k), sizeof(k));
+		if (k.type == PMON__K_TASK || k.type == PMON__K_COMM) {
+			struct task_rec t = { k.tid, k.type, k.a, k.b, k.mono_ns, 0 };
+			int err = push_task(r, &t);
+			if (err)
+				return err;
+			continue;
+		}
 		enum pmon_trace_kind kind = kernel_name(&k, name, sizeof(name));
 		if (!kind)
 			continue;
@@ -405,6 +435,208 @@ static int finish_scan(struct pmon_trace_reader *r, const unsigned char *buf, st
 	return err;
 }
 
+/* ---- threads and processes ---------------------------------------------- */
+
+static int cmp_task(const void *a, const void *b)
+{
+	const struct task_rec *x = a, *y = b;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int cmp_thread(const void *a, const void *b)
+{
+	const struct pmon__trace_thread *x = a, *y = b;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+const struct pmon__trace_thread *pmon__trace_thread(const struct pmon_trace_reader *r, int32_t tid)
+{
+	struct pmon__trace_thread key = { .tid = tid };
+	const struct pmon__trace_thread *t =
+		r->nthr ? bsearch(&key, r->thr, r->nthr, sizeof(*r->thr), cmp_thread) : NULL;
+	return t ? t : &r->dflt;
+}
+
+const char *pmon__trace_process_name(const struct pmon_trace_reader *r, int32_t pid)
+{
+	const struct pmon__trace_thread *t = pmon__trace_thread(r, pid);
+	if (t->tid == pid && t->name[0])
+		return t->name;
+	return pid == r->info.pid ? r->info.command : "";
+}
+
+/* One entry per thread from the task records, in the file's order per
+ * thread: its last process and name, its exit; a forked child not named
+ * since has its parent's name (fork copies it). O(n log n) in the records. */
+static int build_threads(struct pmon_trace_reader *r, uint64_t origin)
+{
+	int32_t *parent = NULL;
+
+	r->dflt = (struct pmon__trace_thread){ .pid = r->info.pid, .exit_ns = UINT64_MAX };
+	if (!r->ntr)
+		return 0;
+	qsort(r->tr, r->ntr, sizeof(*r->tr), cmp_task);
+	r->thr = calloc(r->ntr, sizeof(*r->thr));
+	parent = calloc(r->ntr, sizeof(*parent));
+	if (!r->thr || !parent) {
+		free(parent);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < r->ntr; i++) {
+		const struct task_rec *k = &r->tr[i];
+		if (!r->nthr || r->thr[r->nthr - 1].tid != k->tid)
+			r->thr[r->nthr++] =
+				(struct pmon__trace_thread){ .tid = k->tid, .exit_ns = UINT64_MAX };
+		struct pmon__trace_thread *t = &r->thr[r->nthr - 1];
+		char name[17] = { 0 };
+		memcpy(name, &k->a, 8);
+		memcpy(name + 8, &k->b, 8);
+		t->flags |= PMON__THREAD_KNOWN;
+		switch (k->type) {
+		case PMON__K_TASK:
+			if (k->a > 0 && k->a <= INT32_MAX)
+				t->pid = (int32_t)k->a;
+			if ((k->b & 0xff) == PMON__TASK_EXIT)
+				t->exit_ns = k->ns > origin ? k->ns - origin : 0;
+			if ((k->b & 0xff) == PMON__TASK_FORK)
+				parent[r->nthr - 1] = (int32_t)(k->b >> 8);
+			break;
+		case PMON__K_COMM:
+			memcpy(t->name, name, sizeof(t->name));
+			break;
+		case TASK_REC_THREAD: /* the hooks' name, where the kernel gave none */
+			if (!t->name[0])
+				memcpy(t->name, name, sizeof(t->name));
+			t->flags |= (uint32_t)k->ns & PMON__THREAD_WRITER;
+			break;
+		}
+	}
+	for (size_t i = 0; i < r->nthr; i++) {
+		struct pmon__trace_thread *t = &r->thr[i];
+		t->name[sizeof(t->name) - 1] = '\0';
+		if (!t->pid)
+			t->pid = r->info.pid;
+		if (!t->name[0] && parent[i])
+			memcpy(t->name, pmon__trace_thread(r, parent[i])->name, sizeof(t->name));
+	}
+	free(parent);
+	free(r->tr);
+	r->tr = NULL;
+	r->ntr = r->captr = 0;
+	return 0;
+}
+
+/* libpmon's own writer thread is not the program's: its kernel events
+ * (the futex it waits on, the write() of each chunk) are left out. */
+static void drop_writer(struct pmon_trace_reader *r)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < r->nev; i++) {
+		const struct pmon_trace_event *e = &r->ev[i];
+		if ((e->flags & PMON_TRACE_EV_KERNEL) &&
+		    (pmon__trace_thread(r, e->tid)->flags & PMON__THREAD_WRITER)) {
+			r->info.kernel_events--;
+			continue;
+		}
+		r->ev[n++] = *e;
+	}
+	r->nev = n;
+}
+
+/* A system call that never returns: its thread ends (or becomes the new
+ * image) inside it. */
+static bool never_returns(const char *name)
+{
+	return name &&
+		(!strcmp(name, "sys_exit") || !strcmp(name, "sys_exit_group") ||
+		 !strcmp(name, "sys_execve") || !strcmp(name, "sys_execveat"));
+}
+
+static int cmp_span(const void *a, const void *b, void *ctx)
+{
+	const struct pmon_trace_event *ev = ctx, *x = &ev[*(const size_t *)a],
+				      *y = &ev[*(const size_t *)b];
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->channel != y->channel)
+		return x->channel < y->channel ? -1 : 1;
+	return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
+}
+
+/* The kernel's spans as they happened (the hooks' are the program's own
+ * and stay as written): a begin never ended is ended at its thread's exit
+ * where that was seen, else one that never returns (exit, exit_group, an
+ * execve whose end was not seen) becomes an instant; an end whose begin
+ * came before the trace (a command's execve, a process attached in a
+ * call) is an instant too. Viewers then draw no endless bar. */
+static int close_spans(struct pmon_trace_reader *r)
+{
+	size_t *ix = NULL, nix = 0, cix = 0, *stack = NULL, nst = 0, cst = 0;
+	struct pmon_trace_event *add = NULL;
+	size_t nadd = 0, cadd = 0;
+	int err = -ENOMEM;
+
+	for (size_t i = 0; i < r->nev; i++) {
+		const struct pmon_trace_event *e = &r->ev[i];
+		if (!(e->flags & PMON_TRACE_EV_KERNEL) ||
+		    (e->kind != PMON_TRACE_BEGIN_EV && e->kind != PMON_TRACE_END_EV))
+			continue;
+		if (PMON_GROW(&ix, &cix, nix + 1))
+			goto out;
+		ix[nix++] = i;
+	}
+	if (nix)
+		qsort_r(ix, nix, sizeof(*ix), cmp_span, r->ev);
+	for (size_t j = 0; j <= nix; j++) {
+		struct pmon_trace_event *e = j < nix ? &r->ev[ix[j]] : NULL;
+		struct pmon_trace_event *prev = j ? &r->ev[ix[j - 1]] : NULL;
+		if (prev && (!e || e->tid != prev->tid || e->channel != prev->channel)) {
+			/* The group of @prev ends: what is still open. */
+			uint64_t exit_ns = pmon__trace_thread(r, prev->tid)->exit_ns;
+			for (size_t k = 0; k < nst; k++) {
+				struct pmon_trace_event *b = &r->ev[stack[k]];
+				if (exit_ns != UINT64_MAX && exit_ns >= b->ns) {
+					if (PMON_GROW(&add, &cadd, nadd + 1))
+						goto out;
+					add[nadd] = *b;
+					add[nadd].kind = PMON_TRACE_END_EV;
+					add[nadd].ns = add[nadd].tick = exit_ns;
+					add[nadd].seq = r->nev + nadd;
+					nadd++;
+				} else if (never_returns(
+						   pmon_trace_reader__channel(r, b->channel))) {
+					b->kind = PMON_TRACE_MARK_EV;
+				}
+			}
+			nst = 0;
+		}
+		if (!e)
+			break;
+		if (e->kind == PMON_TRACE_BEGIN_EV) {
+			if (PMON_GROW(&stack, &cst, nst + 1))
+				goto out;
+			stack[nst++] = ix[j];
+		} else if (nst) {
+			nst--;
+		} else {
+			e->kind = PMON_TRACE_MARK_EV;
+		}
+	}
+	err = 0;
+	for (size_t k = 0; k < nadd && !err; k++) /* kernel events of the trace too */
+		if (!(err = push(r, &add[k])))
+			r->info.kernel_events++;
+	if (!err && nadd)
+		qsort(r->ev, r->nev, sizeof(*r->ev), cmp_event);
+out:
+	free(ix);
+	free(stack);
+	free(add);
+	return err;
+}
+
 /* The tick rate and one time base for every event (see below). */
 static int set_times(struct pmon_trace_reader *r, const struct pmon_trace_disk_header *hp,
 		     const struct scan *s, const char *path)
@@ -460,10 +692,14 @@ static int set_times(struct pmon_trace_reader *r, const struct pmon_trace_disk_h
 	for (size_t i = 0; i < r->nev; i++)
 		r->ev[i].ns -= origin;
 	r->info.mono_start_ns = origin;
-	if (r->nev)
+	int err = build_threads(r, origin);
+	if (!err)
+		drop_writer(r);
+	if (!err && r->nev)
 		qsort(r->ev, r->nev, sizeof(*r->ev), cmp_event);
-	return 0;
-	return 0;
+	if (!err)
+		err = close_spans(r);
+	return err;
 }
 
 static int parse(struct pmon_trace_reader *r, const unsigned char *buf, size_t size,
@@ -524,6 +760,16 @@ static int parse(struct pmon_trace_reader *r, const unsigned char *buf, size_t s
 			}
 			s.kch = nk;
 			s.kch[s.nkch++] = (struct kchunk){ (size_t)(p - buf), c.len };
+		} else if (!memcmp(c.magic, "TTHR", 4)) {
+			struct pmon_trace_chunk_thread th;
+			if (c.len >= sizeof(th)) {
+				memcpy(&th, p, sizeof(th));
+				struct task_rec t = { th.tid, TASK_REC_THREAD, 0, 0, th.flags, 0 };
+				memcpy(&t.a, th.name, 8);
+				memcpy(&t.b, th.name + 8, 8);
+				if ((err = push_task(r, &t)))
+					break;
+			}
 		} else if (!memcmp(c.magic, "TCLK", 4)) {
 			if (c.len >= sizeof(s.clk)) {
 				memcpy(&s.clk, p, sizeof(s.clk));
@@ -625,6 +871,8 @@ void pmon_trace_reader__free(struct pmon_trace_reader *r)
 	free(r->chan);
 	free(r->kern);
 	free(r->ev);
+	free(r->tr);
+	free(r->thr);
 	free(r);
 }
 
@@ -792,9 +1040,117 @@ static int json_string(FILE *f, const char *s)
 
 #define CHROME_KERNEL_TID 1000000000LL /* above any Linux tid (PID_MAX_LIMIT 2^22) */
 
+int pmon__cmp_i32(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The distinct tids of the events, sorted. Return: their count, or -ENOMEM. */
+long pmon__trace_tids(const struct pmon_trace_reader *r, int32_t **out)
+{
+	int32_t *t = malloc((r->nev ? r->nev : 1) * sizeof(*t));
+	size_t n = 0;
+	if (!t)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->nev; i++)
+		t[i] = r->ev[i].tid;
+	qsort(t, r->nev, sizeof(*t), pmon__cmp_i32);
+	for (size_t i = 0; i < r->nev; i++)
+		if (!n || t[n - 1] != t[i])
+			t[n++] = t[i];
+	*out = t;
+	return (long)n;
+}
+
+/* Chrome's metadata events: every process and thread (and thread's
+ * kernel lane) named, so each lane says whose it is. */
+static void chrome_names(const struct pmon_trace_reader *r, FILE *f, const int32_t *tids, size_t n,
+			 bool *first)
+{
+	int32_t *pids = malloc((n ? n : 1) * sizeof(*pids));
+	size_t np = 0;
+	for (size_t i = 0; pids && i < n; i++)
+		pids[np++] = pmon__trace_thread(r, tids[i])->pid;
+	if (pids)
+		qsort(pids, np, sizeof(*pids), pmon__cmp_i32);
+	for (size_t i = 0; pids && i < np; i++) {
+		if (i && pids[i] == pids[i - 1])
+			continue;
+		fprintf(f,
+			"%s{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"args\":{"
+			"\"name\":",
+			*first ? "" : ",\n", (int)pids[i], (int)pids[i]);
+		json_string(f, pmon__trace_process_name(r, pids[i]));
+		fputs("}}", f);
+		*first = false;
+	}
+	free(pids);
+	/* Which lanes there are: a thread's hooks', its kernel's (bit 1, 2). */
+	uint8_t *lanes = calloc(n ? n : 1, 1);
+	for (size_t i = 0; lanes && i < r->nev; i++) {
+		const int32_t *k = bsearch(&r->ev[i].tid, tids, n, sizeof(*tids), pmon__cmp_i32);
+		if (k)
+			lanes[k - tids] |= r->ev[i].flags & PMON_TRACE_EV_KERNEL ? 2 : 1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct pmon__trace_thread *t = pmon__trace_thread(r, tids[i]);
+		char name[64];
+		for (int kern = 0; kern < 2; kern++) {
+			if (lanes && !(lanes[i] & (1 << kern)))
+				continue;
+			snprintf(name, sizeof(name), "%s%s%d%s", t->name, t->name[0] ? " " : "",
+				 (int)tids[i], kern ? " kernel" : "");
+			fprintf(f,
+				"%s{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%lld,"
+				"\"args\":{\"name\":",
+				*first ? "" : ",\n", (int)t->pid,
+				(long long)tids[i] + (kern ? CHROME_KERNEL_TID : 0));
+			json_string(f, name);
+			fputs("}}", f);
+			*first = false;
+		}
+	}
+	free(lanes);
+}
+
+/* One event; a kernel span's end is followed by an instant with its args.
+ * Speedscope (src/import/chrome.ts: frameInfoForEvent) names a frame by
+ * its name plus the JSON of its args and reads only B, E and X: args on a
+ * span's begin or end would name a frame per call (or warn of an end whose
+ * differ from its begin's), while an instant ("i") is skipped there and
+ * keeps the args for Perfetto and chrome://tracing (issue #28.7). */
+static void chrome_event(const struct pmon_trace_reader *r, FILE *f,
+			 const struct pmon_trace_event *e, const char *ph)
+{
+	bool kern = e->flags & PMON_TRACE_EV_KERNEL;
+	long long tid = (long long)e->tid + (kern ? CHROME_KERNEL_TID : 0);
+	int pid = (int)pmon__trace_thread(r, e->tid)->pid;
+	for (; *ph; ph++) {
+		fputs("{\"name\":", f);
+		json_string(f, pmon_trace_reader__channel(r, e->channel));
+		fprintf(f, ",\"ph\":\"%c\",\"ts\":%llu.%03llu,\"pid\":%d,\"tid\":%lld", *ph,
+			(unsigned long long)(e->ns / 1000), (unsigned long long)(e->ns % 1000), pid,
+			tid);
+		if (*ph == 'i')
+			fputs(",\"s\":\"t\"", f);
+		if (kern)
+			fputs(",\"cat\":\"kernel\"", f);
+		if (e->kind == PMON_TRACE_COUNTER_EV)
+			fprintf(f, ",\"args\":{\"value\":%lld}", (long long)e->value);
+		else if (kern && *ph == 'i')
+			fprintf(f, ",\"args\":{\"value\":%lld,\"arg\":%lld,\"cpu\":%d}",
+				(long long)e->value, (long long)e->arg, (int)e->cpu);
+		fputs(ph[1] ? "},\n" : "}", f);
+	}
+}
+
 int pmon_trace_write_chrome(const struct pmon_trace_reader *r, FILE *f)
 {
-	static const char ph[] = { 0, 'B', 'E', 'i', 'C' };
+	int32_t *tids = NULL;
+	long ntids = pmon__trace_tids(r, &tids);
+	if (ntids < 0)
+		return (int)ntids;
 	locale_t prev = pmon__c_locale_enter();
 
 	fputs("{\"displayTimeUnit\":\"ns\",\"otherData\":{\"command\":", f);
@@ -809,62 +1165,30 @@ int pmon_trace_write_chrome(const struct pmon_trace_reader *r, FILE *f)
 		fprintf(f, "%u", r->info.kernel_align_ns);
 	fprintf(f, ",\"dropped\":%llu},\"traceEvents\":[\n", (unsigned long long)r->info.dropped);
 	/* A thread's kernel events go on a lane of their own (tid +
-	 * CHROME_KERNEL_TID, named "TID kernel"): the viewers want the spans of
-	 * one tid nested, and the kernel's and the hooks' are stamped by
-	 * different clocks aligned only to within align_err_ns. */
-	int32_t *named = NULL;
-	size_t nnamed = 0;
+	 * CHROME_KERNEL_TID, named "NAME TID kernel"): the viewers want the
+	 * spans of one tid nested, and the kernel's and the hooks' are stamped
+	 * by different clocks aligned only to within align_err_ns. Each event
+	 * carries its own thread's process. */
 	bool first = true;
+	chrome_names(r, f, tids, (size_t)ntids, &first);
 	for (size_t i = 0; i < r->nev; i++) {
 		const struct pmon_trace_event *e = &r->ev[i];
-		bool kern = e->flags & PMON_TRACE_EV_KERNEL;
-		long long tid = (long long)e->tid + (kern ? CHROME_KERNEL_TID : 0);
-		if (kern) {
-			size_t k = 0;
-			while (k < nnamed && named[k] != e->tid)
-				k++;
-			if (k == nnamed) {
-				int32_t *n = realloc(named, (nnamed + 1) * sizeof(*n));
-				if (n) {
-					named = n;
-					named[nnamed++] = e->tid;
-					fprintf(f,
-						"%s{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%"
-						"d,"
-						"\"tid\":%lld,\"args\":{\"name\":\"%d kernel\"}}",
-						first ? "" : ",\n", (int)r->info.pid, tid,
-						(int)e->tid);
-					first = false;
-				}
-			}
-		}
-		fprintf(f, "%s{\"name\":", first ? "" : ",\n");
+		static const char *const ph[] = { "", "B", "E", "i", "C" };
+		bool kern_end = e->flags & PMON_TRACE_EV_KERNEL && e->kind == PMON_TRACE_END_EV;
+		if (!first)
+			fputs(",\n", f);
 		first = false;
-		json_string(f, pmon_trace_reader__channel(r, e->channel));
-		fprintf(f, ",\"ph\":\"%c\",\"ts\":%llu.%03llu,\"pid\":%d,\"tid\":%lld", ph[e->kind],
-			(unsigned long long)(e->ns / 1000), (unsigned long long)(e->ns % 1000),
-			(int)r->info.pid, tid);
-		if (e->kind == PMON_TRACE_MARK_EV)
-			fputs(",\"s\":\"t\"", f);
-		/* A kernel span's begin carries no args: speedscope names a frame
-		 * by its name and args (one frame per call and CPU otherwise, each
-		 * end warned as another's); its end carries them, as Chrome's and
-		 * Perfetto's importers merge an end's args into the slice. */
-		if (e->kind == PMON_TRACE_COUNTER_EV)
-			fprintf(f, ",\"args\":{\"value\":%lld}", (long long)e->value);
-		else if (kern && e->kind == PMON_TRACE_BEGIN_EV)
-			fputs(",\"cat\":\"kernel\"", f);
-		else if (kern)
-			fprintf(f,
-				",\"cat\":\"kernel\",\"args\":{\"value\":%lld,\"arg\":%lld,\"cpu\":"
-				"%d}",
-				(long long)e->value, (long long)e->arg, (int)e->cpu);
-		fputc('}', f);
+		chrome_event(r, f, e, kern_end ? "Ei" : ph[e->kind]);
 	}
-	free(named);
+	free(tids);
 	fputs("\n]}\n", f);
 	pmon__c_locale_leave(prev);
-	return ferror(f) ? -EIO : 0;
+	/* flushed, so that a write's failure and its reason (ENOSPC) come back
+	 * here; EIO where the stream kept no reason */
+	errno = 0;
+	if (fflush(f) || ferror(f))
+		return errno ? -errno : -EIO;
+	return 0;
 }
 
 void pmon_trace_ticks_row(const struct pmon_trace_reader *r, uint32_t channel, uint64_t from_ns,

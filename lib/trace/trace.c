@@ -351,8 +351,18 @@ static void *writer_main(void *arg)
 		if (!cmd[i])
 			cmd[i] = ' ';
 	pmon__strlcpy(h.command, cmd, sizeof(h.command));
+	/* This thread is libpmon's, not the program's: named (the kernel's
+	 * COMM record says so too) and declared in a TTHR chunk, so that the
+	 * reader leaves its system calls and switches out of the program's
+	 * lanes and table (issue #28.4). */
+	struct pmon_trace_chunk_thread th = { .tid = (int32_t)syscall(SYS_gettid),
+					      .flags = PMON__THREAD_WRITER };
+	pmon__strlcpy(th.name, "pmon-writer", sizeof(th.name));
+	pthread_setname_np(pthread_self(), th.name);
 	pthread_mutex_lock(&G.lock);
 	G.write_err = write_full(G.fd, &h, sizeof(h));
+	if (!G.write_err)
+		G.write_err = write_chunk("TTHR", &th, sizeof(th), NULL, 0);
 	pthread_mutex_unlock(&G.lock);
 
 	bool busy = false;

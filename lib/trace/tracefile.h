@@ -15,6 +15,7 @@
  *                 where the perf mmap page converts the TSC to it
  *           TCLK  that time base, the page's conversion and the measured
  *                 alignment (version 2; a file without one: CLOCK_MONOTONIC)
+ *           TTHR  a hooks' thread's name (and libpmon's writer thread's)
  * Each chunk is one write(): a crash leaves whole chunks and at most one
  * torn one at the end, which the reader detects and skips.
  */
@@ -46,7 +47,7 @@ struct pmon_trace_disk_header {
 };
 
 struct pmon_trace_chunk {
-	char magic[4]; /* "TCHN", "TEVT", "TEND" */
+	char magic[4]; /* "TCHN", "TEVT", "TEND", "TKEV", "TCLK", "TTHR" */
 	uint32_t len; /* payload bytes after this header */
 	uint32_t crc; /* zlib crc32 of the payload */
 	uint32_t reserved;
@@ -113,7 +114,19 @@ enum {
 	PMON__K_BLOCK_COMPLETE = 13, /* block_rq_complete: a sector, b nr_sector */
 	PMON__K_KVM_EXIT = 14, /* kvm_exit: a exit_reason, b guest_rip */
 	PMON__K_KVM_USER_EXIT = 15, /* kvm_userspace_exit: a reason (KVM_EXIT_*), b errno */
+	/* Who is which process, named what (not events: the reader keeps a
+	 * table of threads): PERF_RECORD_FORK/EXIT/COMM, and /proc at start. */
+	PMON__K_TASK = 16, /* a the pid (tgid), b PMON__TASK_* | the parent tid << 8 */
+	PMON__K_COMM = 17, /* a and b: the name, 16 bytes, NUL-padded */
 	PMON__K_NTYPES
+};
+
+enum {
+	PMON__TASK_SEEN = 0, /* in /proc when the trace started */
+	PMON__TASK_FORK = 1,
+	PMON__TASK_EXEC = 2,
+	PMON__TASK_EXIT = 3,
+	PMON__TASK_WRITER = 4, /* libpmon's trace writer thread (trace.c) */
 };
 
 /* A TCLK chunk (lib/trace/kernel.c writes one after its header): the time
@@ -168,6 +181,38 @@ long pmon__ftrace_page(const uint8_t *page, size_t len,
 int64_t pmon__trace_tp_field(const uint8_t *raw, size_t n, unsigned off, unsigned size);
 /* x86-64 system call @nr's name, or NULL (lib/trace/syscalls.c). */
 const char *pmon__syscall_name(long nr);
+
+/* A TTHR chunk (trace.c): a hooks' thread's name, and whether it is
+ * libpmon's own writer thread. */
+struct pmon_trace_chunk_thread {
+	int32_t tid;
+	uint32_t flags; /* PMON__THREAD_WRITER */
+	char name[16];
+};
+
+/* What the reader knows of a thread: its process and its name (the
+ * kernel's PMON__K_TASK/COMM records, the hooks' TTHR chunks). */
+struct pmon__trace_thread {
+	int32_t tid, pid; /* pid: the trace's own where nothing said */
+	char name[16]; /* "" when unknown */
+	uint32_t flags; /* PMON__THREAD_* */
+	uint64_t exit_ns; /* on the reader's time line; UINT64_MAX: not seen */
+};
+#define PMON__THREAD_WRITER 1u
+#define PMON__THREAD_KNOWN 2u /* a kernel record or TTHR named it */
+
+struct pmon_trace_reader;
+/* Thread @tid of the trace (a default one where nothing is known of it:
+ * the trace's pid, no name); valid while @r is. */
+const struct pmon__trace_thread *pmon__trace_thread(const struct pmon_trace_reader *r, int32_t tid);
+/* The process @pid's name: its main thread's, else the trace's command
+ * where it is the trace's pid, else "". */
+const char *pmon__trace_process_name(const struct pmon_trace_reader *r, int32_t pid);
+
+/* The distinct tids of @r's events, sorted, into *@out (the caller's to
+ * free). Return: their count, or -ENOMEM. */
+long pmon__trace_tids(const struct pmon_trace_reader *r, int32_t **out);
+int pmon__cmp_i32(const void *a, const void *b);
 
 #define PMON__TR_WORD(kind, ch) (((uint32_t)(kind) << 28) | ((ch)&0x0fffffffu))
 #define PMON__TR_KIND(w) ((w) >> 28)

@@ -90,7 +90,15 @@ assert d["damaged_chunks"] == 1 and 0 < d["events"] < 4817, d["events"]
 ' "$TMP/out"
 
 # Bad input: one line each.
-run_pmon 1 trace -o "$TMP/none.trace" -- true
+# No hooks and no -e: its sched and syscalls where they can be recorded
+# (t1812), else one line, exit 3; --hooks alone: no kernel events, exit 1.
+"$PMON" trace -o "$TMP/none.trace" -- true >"$TMP/out" 2>"$TMP/err"
+case $? in
+0) check "no hooks, no -e: says it recorded the default channels" grep -q "^pmon trace: 'true' has no hooks" "$TMP/err" ;;
+3) one_line_error "'true' wrote no trace: it has no hooks (not linked with libpmon) and its kernel events (-e sched,syscalls) cannot be recorded here" ;;
+*) not_ok "no hooks, no -e: exit $? is neither 0 nor 3" ;;
+esac
+run_pmon 1 trace --hooks -o "$TMP/none.trace" -- true
 one_line_error "'true' wrote no trace: it is not linked with libpmon"
 run_pmon 2 trace report "$TMP/t.trace" --format svgz
 one_line_error "unknown format 'svgz'"
@@ -99,6 +107,16 @@ run_pmon 2 trace report "$TMP/g.trace"
 one_line_error "is not a pmon trace"
 run_pmon 2 trace report "$TMP/missing.trace"
 one_line_error "cannot read trace"
+# A full disk: one line, the file and the write's own reason (issue #28.9:
+# the Perfetto export said it twice, the second "Input/output error"; the
+# Chrome JSON said nothing). Both outputs are larger than stdio's buffer.
+for f in perfetto chrome-json; do
+	run_pmon 1 trace report "$TMP/t.trace" --format $f -o /dev/full
+	one_line_error "cannot write '/dev/full': No space left on device"
+	"$PMON" trace report "$TMP/t.trace" --format $f >/dev/full 2>"$TMP/err"
+	check "$f to a full standard output exits 1" [ $? -eq 1 ]
+	one_line_error "cannot write 'standard output': No space left on device"
+done
 run_pmon 2 trace -o /nonexistent/dir/t.trace -- "$W"
 check "an unwritable trace file is refused before running" sh -c "grep -q '^pmon: ' '$TMP/err' && [ ! -e /nonexistent/dir ]"
 run_pmon 2 trace
