@@ -433,22 +433,52 @@ static json_t *graph_json(struct graph *g, struct node *n)
 
 /* The samples whose stacks ran into frames pmon could not name, and those
  * the kernel cut at its limit (kernel.perf_event_max_stack, 127 by
- * default), of @samples: damage is counted in samples, whatever they weigh. */
+ * default), of @samples: damage is counted in samples, whatever they
+ * weigh; a simulated recording's in simulated events (its "samples" are
+ * distinct instructions). */
 static void stack_damage(const struct pmon_report *r, uint64_t *unknown, uint64_t *cut,
 			 uint64_t *samples)
 {
 	*unknown = *cut = *samples = 0;
 	for (size_t i = 0; i < r->nstacks; i++) {
 		const struct pmon_report_stack *st = &r->stacks[i];
-		*samples += st->samples;
+		uint64_t n = simulated(r) ? st->period : st->samples;
+		*samples += n;
 		for (uint32_t k = 0; k < st->depth; k++)
 			if (unknown_frame(r, st->frame[k])) {
-				*unknown += st->samples;
+				*unknown += n;
 				break;
 			}
 		if (st->depth >= 127)
-			*cut += st->samples;
+			*cut += n;
 	}
+}
+
+/* What stack_damage() counts, in the headers. */
+static const char *damage_unit(const struct pmon_report *r)
+{
+	return simulated(r) ? "simulated events' stacks" : "samples' stacks";
+}
+
+/* Whose stacks: " in 'CMD'", or for a system-wide recording (record -a),
+ * whose command only said for how long, ", system-wide (all CPUs) while
+ * 'CMD' ran", as the flat report's header says. */
+static void subject(const struct pmon_report *r, FILE *out, bool xml)
+{
+	const char *c = r->header.command;
+	bool all = r->header.flags & PMON_DATA_SYSTEM_WIDE;
+
+	if (!c[0] && !all)
+		return;
+	fputs(all ? ", system-wide (all CPUs)" : " in '", out);
+	if (all && c[0])
+		fputs(" while '", out);
+	if (c[0] && xml)
+		xml_text(out, c, 200);
+	else if (c[0])
+		fputs(c, out);
+	if (c[0])
+		fputs(all ? "' ran" : "'", out);
 }
 
 int pmon_report_write_callgraph(const struct pmon_report *r, FILE *out, bool callee,
@@ -479,21 +509,19 @@ int pmon_report_write_callgraph(const struct pmon_report *r, FILE *out, bool cal
 		json_decref(j);
 	} else {
 		locale_t prev = pmon__c_locale_enter(); /* "12.50%", as every pmon number */
-		fprintf(out,
-			"# pmon report: %llu %s of %s%s%s%s, call graph %s (nodes under "
-			"%.1f%% left out)\n",
-			(unsigned long long)root->value, weighs(r), pmon__export_event(r),
-			r->header.command[0] ? " in '" : "", r->header.command,
-			r->header.command[0] ? "'" : "",
+		fprintf(out, "# pmon report: %llu %s of %s", (unsigned long long)root->value,
+			weighs(r), pmon__export_event(r));
+		subject(r, out, false);
+		fprintf(out, ", call graph %s (nodes under %.1f%% left out)\n",
 			callee ? "from each sampled function up through its callers"
 			       : "from the outermost callers down",
 			min_percent);
 		if (unknown || cut)
 			fprintf(out,
-				"# %llu of %llu samples' stacks ran into frames pmon could not "
+				"# %llu of %llu %s ran into frames pmon could not "
 				"name; %llu were cut short at the kernel's limit (127 frames)\n",
 				(unsigned long long)unknown, (unsigned long long)nsamples,
-				(unsigned long long)cut);
+				damage_unit(r), (unsigned long long)cut);
 		fprintf(out, "#\n# %8s %8s  %s\n", "total", "self",
 			callee ? "function, then its callers" : "function");
 		graph_text(&g, root, 0);
@@ -535,20 +563,16 @@ int pmon_report_write_flamegraph(const struct pmon_report *r, FILE *out, unsigne
 			width, g.height, width, g.height, width / 2);
 		fputs("pmon flame graph: ", out);
 		xml_text(out, pmon__export_event(r), 200);
-		if (r->header.command[0]) {
-			fputs(" in '", out);
-			xml_text(out, r->header.command, 200);
-			fputc('\'', out);
-		}
+		subject(r, out, true);
 		fprintf(out, ", %llu %s</text>\n", (unsigned long long)root->value, weighs(r));
 		if (unknown || cut)
 			fprintf(out,
 				"<text class=\"damage\" x=\"%u\" y=\"42\" text-anchor=\"middle\">"
-				"%llu of %llu samples' stacks ran into frames pmon could not name "
+				"%llu of %llu %s ran into frames pmon could not name "
 				"(runs of them drawn as one box); %llu were cut short at the "
 				"kernel's limit (127 frames)</text>\n",
 				width / 2, (unsigned long long)unknown,
-				(unsigned long long)nsamples, (unsigned long long)cut);
+				(unsigned long long)nsamples, damage_unit(r), (unsigned long long)cut);
 		fprintf(out,
 			"<text id=\"unzoom\" x=\"10\" y=\"24\" "
 			"style=\"display:none;cursor:pointer\">"
