@@ -572,7 +572,8 @@ int pmon_report_write_flamegraph(const struct pmon_report *r, FILE *out, unsigne
 				"(runs of them drawn as one box); %llu were cut short at the "
 				"kernel's limit (127 frames)</text>\n",
 				width / 2, (unsigned long long)unknown,
-				(unsigned long long)nsamples, damage_unit(r), (unsigned long long)cut);
+				(unsigned long long)nsamples, damage_unit(r),
+				(unsigned long long)cut);
 		fprintf(out,
 			"<text id=\"unzoom\" x=\"10\" y=\"24\" "
 			"style=\"display:none;cursor:pointer\">"
