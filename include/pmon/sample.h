@@ -305,6 +305,8 @@ struct pmon_report_stack {
 	uint64_t samples, period;
 };
 
+struct pmon__sites;
+
 struct pmon_report {
 	struct pmon_data_header header;
 	struct pmon_report_entry *e;
@@ -342,6 +344,9 @@ struct pmon_report {
 	 * all samples before any filter; 0 where the samples carry no time or
 	 * the report is no view. */
 	uint64_t first_time, last_time;
+	/* pprof's detail of the stacks (their addresses, mappings, source
+	 * lines, threads), private to the library: NULL without stacks. */
+	struct pmon__sites *sites;
 };
 
 /**

@@ -67,13 +67,15 @@ static uint32_t cnode_get(struct stk_tab *t, uint32_t parent, uint64_t addr)
 }
 
 /* Count @samples of @period under the chain @a (@n addresses, leaf first). */
-int pmon__stk_add(struct stk_tab *t, uint64_t sid, uint32_t pid, uint32_t epoch, const uint64_t *a,
-		  uint32_t n, uint64_t samples, uint64_t period)
+int pmon__stk_add(struct stk_tab *t, uint64_t sid, uint32_t pid, uint32_t tid, uint32_t epoch,
+		  const uint64_t *a, uint32_t n, uint64_t samples, uint64_t period)
 {
 	uint32_t id = cnode_get(t, 0, sid);
 
 	if (id)
 		id = cnode_get(t, id, (uint64_t)pid << 32 | epoch);
+	if (id)
+		id = cnode_get(t, id, tid);
 	for (uint32_t k = n; id && k-- > 0;)
 		id = cnode_get(t, id, a[k]);
 	if (!id)
@@ -84,14 +86,16 @@ int pmon__stk_add(struct stk_tab *t, uint64_t sid, uint32_t pid, uint32_t epoch,
 	return 0;
 }
 
-/* The addresses of chain @id into @a, leaf first; its sid, pid and epoch. */
+/* The addresses of chain @id into @a, leaf first; its sid, pid, tid and epoch. */
 uint32_t pmon__stk_chain(const struct stk_tab *t, uint32_t id, uint64_t *a, uint64_t *sid,
-			 uint32_t *pid, uint32_t *epoch)
+			 uint32_t *pid, uint32_t *tid, uint32_t *epoch)
 {
 	uint32_t n = 0;
 
-	for (; t->n[id].depth > 1; id = t->n[id].parent)
+	for (; t->n[id].depth > 2; id = t->n[id].parent)
 		a[n++] = t->n[id].addr;
+	*tid = (uint32_t)t->n[id].addr;
+	id = t->n[id].parent;
 	*pid = (uint32_t)(t->n[id].addr >> 32);
 	*epoch = (uint32_t)t->n[id].addr;
 	*sid = t->n[t->n[id].parent].addr;
@@ -106,18 +110,19 @@ void pmon__stk_free(struct stk_tab *t)
 	free(t->idx);
 }
 
-/* Chains in the order of (sid, pid, epoch, length, addresses leaf first):
- * the same for any number of readers, whose node ids differ. */
+/* Chains in the order of (sid, pid, epoch, tid, length, addresses leaf
+ * first): the same for any number of readers, whose node ids differ. */
 static int stk_cmp(const void *a, const void *b, void *tab)
 {
 	const struct stk_tab *t = tab;
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	const struct cnode *px = &t->n[x], *py = &t->n[y];
+	const struct cnode *tx = &t->n[x], *ty = &t->n[y];
 
-	while (px->depth > 1) /* up to the (pid, epoch) nodes */
-		px = &t->n[px->parent];
-	while (py->depth > 1)
-		py = &t->n[py->parent];
+	while (tx->depth > 2) /* up to the tid nodes */
+		tx = &t->n[tx->parent];
+	while (ty->depth > 2)
+		ty = &t->n[ty->parent];
+	const struct cnode *px = &t->n[tx->parent], *py = &t->n[ty->parent];
 	uint64_t sx = t->n[px->parent].addr, sy = t->n[py->parent].addr;
 	if (sx != sy)
 		return sx < sy ? -1 : 1;
@@ -125,9 +130,11 @@ static int stk_cmp(const void *a, const void *b, void *tab)
 		return px->addr >> 32 < py->addr >> 32 ? -1 : 1;
 	if ((uint32_t)px->addr != (uint32_t)py->addr) /* epoch */
 		return (uint32_t)px->addr < (uint32_t)py->addr ? -1 : 1;
+	if (tx->addr != ty->addr) /* tid */
+		return tx->addr < ty->addr ? -1 : 1;
 	if (t->n[x].depth != t->n[y].depth)
 		return t->n[x].depth < t->n[y].depth ? -1 : 1;
-	for (; x != y && t->n[x].depth > 1; x = t->n[x].parent, y = t->n[y].parent)
+	for (; x != y && t->n[x].depth > 2; x = t->n[x].parent, y = t->n[y].parent)
 		if (t->n[x].addr != t->n[y].addr)
 			return t->n[x].addr < t->n[y].addr ? -1 : 1;
 	return 0;
@@ -137,6 +144,7 @@ static int stk_cmp(const void *a, const void *b, void *tab)
 struct fslot {
 	uint64_t addr;
 	uint32_t pid, epoch, off, n;
+	uint32_t loc; /* its location in the sites (pprof) */
 	bool used;
 };
 
@@ -169,9 +177,10 @@ static int ftab_grow(struct ftab *t)
 	return 0;
 }
 
-/* The frames of an address of a stack, looked up once: *@fr, @return count. */
-static int frames_at(struct ctx *x, struct ftab *t, uint32_t pid, uint32_t epoch, uint64_t addr,
-		     const uint32_t **fr)
+/* The frames of an address of a stack, looked up once: *@fr, @return
+ * count; *@loc its location among @sites. */
+static int frames_at(struct ctx *x, struct ftab *t, struct pmon__sites *sites, uint32_t pid,
+		     uint32_t epoch, uint64_t addr, const uint32_t **fr, uint32_t *loc)
 {
 	if (t->n * 2 >= t->cap && ftab_grow(t))
 		return -ENOMEM;
@@ -186,14 +195,19 @@ static int frames_at(struct ctx *x, struct ftab *t, uint32_t pid, uint32_t epoch
 		int n = pmon__frames_of(x, &l, tmp, 33);
 		if (n < 0)
 			return n;
+		long li = pmon__sites_loc(x, sites, addr, &l);
+		if (li < 0)
+			return (int)li;
 		if (PMON_GROW(&t->arena, &t->acap, t->alen + (size_t)n))
 			return -ENOMEM;
 		memcpy(t->arena + t->alen, tmp, (size_t)n * sizeof(*tmp));
-		t->e[j] = (struct fslot){ addr, pid, epoch, (uint32_t)t->alen, (uint32_t)n, true };
+		t->e[j] = (struct fslot){ addr,	       pid,	     epoch, (uint32_t)t->alen,
+					  (uint32_t)n, (uint32_t)li, true };
 		t->alen += (size_t)n;
 		t->n++;
 	}
 	*fr = t->arena + t->e[j].off;
+	*loc = t->e[j].loc;
 	return (int)t->e[j].n;
 }
 
@@ -257,20 +271,116 @@ static int fstk_add(struct fstk_tab *t, const uint32_t *f, uint32_t n, uint64_t 
 	return 0;
 }
 
-/* The distinct stacks of the stack event, outermost caller first. */
+/* The interned frames' names into r->frames. */
+static int take_frames(struct ctx *x, struct pmon_report *r)
+{
+	if (!x->frames.n)
+		return 0;
+	if (!(r->frames = calloc(x->frames.n, sizeof(*r->frames))))
+		return -ENOMEM;
+	r->nframes = x->frames.n;
+	for (size_t i = 0; i < x->frames.cap; i++) {
+		const char *k = x->frames.key[i];
+		const char *tab = k ? strchr(k, '\t') : NULL;
+		if (!tab)
+			continue;
+		struct pmon_report_frame *f = &r->frames[x->frames.index[i]];
+		f->symbol = strndup(k, (size_t)(tab - k));
+		f->dso = strdup(tab + 1);
+		if (!f->symbol || !f->dso)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* The distinct stacks of @st into r->stacks. */
+static int take_stacks(const struct fstk_tab *st, struct pmon_report *r)
+{
+	if (st->n && !(r->stacks = calloc(st->n, sizeof(*r->stacks))))
+		return -ENOMEM;
+	for (size_t i = 0; i < st->n; i++) {
+		const struct fstk *s = &st->e[st->order[i]];
+		struct pmon_report_stack *rs = &r->stacks[r->nstacks++];
+		if (!(rs->frame = malloc(s->len * sizeof(uint32_t))))
+			return -ENOMEM;
+		memcpy(rs->frame, st->arena + s->off, s->len * sizeof(uint32_t));
+		rs->depth = s->len;
+		rs->samples = s->samples;
+		rs->period = s->period;
+	}
+	return 0;
+}
+
+/* The distinct stacks of locations of @st ([pid, tid, locations...]) into
+ * @sites, with the threads' commands where they are kept per thread. */
+static int take_sites(struct ctx *x, const struct fstk_tab *st, struct pmon__sites *sites)
+{
+	if (st->n && !(sites->stacks = calloc(st->n, sizeof(*sites->stacks))))
+		return -ENOMEM;
+	sites->threads = x->threads;
+	for (size_t i = 0; i < st->n; i++) {
+		const struct fstk *s = &st->e[st->order[i]];
+		struct pmon__site_stack *ss = &sites->stacks[sites->nstacks++];
+		const uint32_t *a = st->arena + s->off;
+		ss->depth = s->len - 2;
+		if (!(ss->loc = malloc((ss->depth ? ss->depth : 1) * sizeof(uint32_t))))
+			return -ENOMEM;
+		memcpy(ss->loc, a + 2, ss->depth * sizeof(uint32_t));
+		ss->pid = a[0], ss->tid = a[1];
+		if (x->threads) /* pid 0: the idle task, perf's "swapper" */
+			pmon__strlcpy(ss->comm,
+				      a[0] || a[1] ? pmon__comm_of(&x->comms, a[0], a[1])
+						   : "swapper",
+				      sizeof(ss->comm));
+		ss->samples = s->samples;
+		ss->period = s->period;
+	}
+	for (int k = 0; k < 3; k++) /* the keys were for the building */
+		pmon__counter_free(&sites->keys[k]);
+	free(sites->keys);
+	sites->keys = NULL;
+	return 0;
+}
+
+/* The frames of chain @id into @frames and its locations, after its pid
+ * and tid, into @locs: Return: how many frames, or -ENOMEM. */
+static int chain_frames(struct ctx *x, struct stk_tab *t, uint32_t id, struct ftab *ft,
+			struct pmon__sites *sites, uint32_t *frames, uint32_t *locs,
+			uint32_t *nlocs)
+{
+	uint64_t chain[STACK_MAX_FRAMES], sid;
+	uint32_t pid, tid, epoch, depth = 0, nl = 2;
+	uint32_t len = pmon__stk_chain(t, id, chain, &sid, &pid, &tid, &epoch);
+
+	locs[0] = x->threads ? pid : 0;
+	locs[1] = tid;
+	for (uint32_t k = len; k-- > 0 && depth < STACK_MAX_FRAMES;) {
+		const uint32_t *fr = NULL;
+		int nf = frames_at(x, ft, sites, pid, epoch, chain[k], &fr, &locs[nl++]);
+		if (nf < 0)
+			return nf;
+		for (int m = 0; m < nf && depth < STACK_MAX_FRAMES; m++)
+			frames[depth++] = fr[m];
+	}
+	*nlocs = nl;
+	return (int)depth;
+}
+
+/* The distinct stacks of the stack event, outermost caller first; their
+ * locations into r->sites (pprof). */
 int pmon__name_stacks(struct ctx *x, struct stk_tab *t, bool callchains)
 {
 	struct pmon_report *r = x->r;
 	uint32_t *v = malloc((t->nstacks ? t->nstacks : 1) * sizeof(*v));
 	uint32_t *frames = malloc(STACK_MAX_FRAMES * sizeof(*frames));
-	uint64_t chain[STACK_MAX_FRAMES];
+	uint32_t *locs = malloc((STACK_MAX_FRAMES + 2) * sizeof(*locs));
 	struct ftab ft = { 0 };
-	struct fstk_tab st = { 0 };
+	struct fstk_tab st = { 0 }, lt = { 0 };
 	size_t n = 0;
 	int err = 0;
 
-	if (!v || !frames) {
-		free(v), free(frames);
+	if (!v || !frames || !locs || !(r->sites = pmon__sites_new())) {
+		free(v), free(frames), free(locs);
 		return -ENOMEM;
 	}
 	r->callchains = callchains;
@@ -285,60 +395,28 @@ int pmon__name_stacks(struct ctx *x, struct stk_tab *t, bool callchains)
 	}
 	qsort_r(v, n, sizeof(*v), stk_cmp, t);
 	for (size_t i = 0; i < n && !err; i++) {
-		uint64_t sid;
-		uint32_t pid, epoch, depth = 0;
-		uint32_t len = pmon__stk_chain(t, v[i], chain, &sid, &pid, &epoch);
-		for (uint32_t k = len; k-- > 0 && depth < STACK_MAX_FRAMES;) {
-			const uint32_t *fr;
-			int nf = frames_at(x, &ft, pid, epoch, chain[k], &fr);
-			if (nf < 0) {
-				err = nf;
-				break;
-			}
-			for (int m = 0; m < nf && depth < STACK_MAX_FRAMES; m++)
-				frames[depth++] = fr[m];
-		}
-		if (!err && depth)
-			err = fstk_add(
-				&st, frames, depth, t->samples[v[i]],
-				pmon__period_of(x, x->stack_ev, t->samples[v[i]], t->period[v[i]]));
-	}
-	free(v);
-	free(frames);
-	free(ft.e);
-	free(ft.arena);
-	if (!err && x->frames.n) {
-		r->frames = calloc(x->frames.n, sizeof(*r->frames));
-		if (!r->frames)
-			err = -ENOMEM;
-		else
-			r->nframes = x->frames.n;
-		for (size_t i = 0; !err && i < x->frames.cap; i++) {
-			const char *k = x->frames.key[i];
-			const char *tab = k ? strchr(k, '\t') : NULL;
-			if (!tab)
-				continue;
-			struct pmon_report_frame *f = &r->frames[x->frames.index[i]];
-			f->symbol = strndup(k, (size_t)(tab - k));
-			f->dso = strdup(tab + 1);
-			if (!f->symbol || !f->dso)
-				err = -ENOMEM;
-		}
-	}
-	if (!err && st.n && !(r->stacks = calloc(st.n, sizeof(*r->stacks))))
-		err = -ENOMEM;
-	for (size_t i = 0; !err && i < st.n; i++) {
-		const struct fstk *s = &st.e[st.order[i]];
-		struct pmon_report_stack *rs = &r->stacks[r->nstacks++];
-		if (!(rs->frame = malloc(s->len * sizeof(uint32_t)))) {
-			err = -ENOMEM;
+		uint32_t nl;
+		int depth = chain_frames(x, t, v[i], &ft, r->sites, frames, locs, &nl);
+		if (depth < 0) {
+			err = depth;
 			break;
 		}
-		memcpy(rs->frame, st.arena + s->off, s->len * sizeof(uint32_t));
-		rs->depth = s->len;
-		rs->samples = s->samples;
-		rs->period = s->period;
+		uint64_t samples = t->samples[v[i]];
+		uint64_t period = pmon__period_of(x, x->stack_ev, samples, t->period[v[i]]);
+		if (depth)
+			err = fstk_add(&st, frames, (uint32_t)depth, samples, period);
+		if (!err && depth)
+			err = fstk_add(&lt, locs, nl, samples, period);
 	}
+	free(v), free(frames), free(locs);
+	free(ft.e), free(ft.arena);
+	if (!err)
+		err = take_frames(x, r);
+	if (!err)
+		err = take_stacks(&st, r);
+	if (!err)
+		err = take_sites(x, &lt, r->sites);
 	free(st.e), free(st.order), free(st.arena);
+	free(lt.e), free(lt.order), free(lt.arena);
 	return err;
 }

@@ -56,6 +56,7 @@ struct loc {
 	const char *sym, *dso;
 	int file; /* -1: not an ELF file on disk */
 	size_t slot; /* its sym_cache slot where file >= 0 */
+	long map; /* index into ctx.maps, -1: in none (the kernel's, unknown) */
 };
 
 struct jit_map { /* /tmp/perf-PID.map of one process, sorted by start */
@@ -77,6 +78,19 @@ struct hit_tab {
 	} * e;
 	size_t cap, n;
 };
+
+/* Each thread's command, as the last COMM record said (open addressing by
+ * tid; tid 0 never stored). Zero it to start; free ->e. */
+struct comm_tab {
+	struct comm {
+		uint32_t tid;
+		char name[16]; /* TASK_COMM_LEN */
+	} * e;
+	size_t n, cap;
+	char unknown[16];
+};
+
+struct pmon__sites;
 
 struct ctx {
 	struct jit_map *jit;
@@ -130,6 +144,8 @@ struct ctx {
 		bool stale;
 	} * unw;
 	size_t nunw, capunw;
+	struct comm_tab comms; /* the threads' commands (system-wide: pprof's labels) */
+	bool threads; /* system-wide: the stacks are kept per thread */
 };
 
 static inline uint64_t pmon__fnv(const void *p, size_t n, uint64_t h)
@@ -167,8 +183,9 @@ static inline uint64_t pmon__leaf_hash(uint64_t sid, uint32_t pid, uint32_t epoc
 
 /*
  * The distinct raw call chains, as a tree: a node is (parent, address),
- * stored once, so chains share their callers; the first two levels are the
- * sample identifier and (pid, epoch), the rest the chain from its
+ * stored once, so chains share their callers; the first three levels are
+ * the sample identifier, (pid, epoch) and the thread (0 unless the
+ * recording is system-wide: pprof's labels), the rest the chain from its
  * outermost caller to its leaf. A chain is the id of its last node, and
  * the samples that had it are counted there. Chains differ mostly near the
  * leaf (the interrupted instruction, an interrupt's kernel path): a flat
@@ -270,27 +287,28 @@ int pmon__hit_add(struct hit_tab *t, int file, uint64_t addr, uint64_t samples, 
 
 /* ---- callgraph.c: call chains as stacks of frames ----------------------- */
 
-int pmon__stk_add(struct stk_tab *t, uint64_t sid, uint32_t pid, uint32_t epoch, const uint64_t *a,
-		  uint32_t n, uint64_t samples, uint64_t period);
-/* The addresses of chain @id into @a (STACK_MAX_FRAMES), leaf first; its sid, pid and epoch. */
+int pmon__stk_add(struct stk_tab *t, uint64_t sid, uint32_t pid, uint32_t tid, uint32_t epoch,
+		  const uint64_t *a, uint32_t n, uint64_t samples, uint64_t period);
+/* The addresses of chain @id into @a (STACK_MAX_FRAMES), leaf first; its
+ * sid, pid, tid and epoch. */
 uint32_t pmon__stk_chain(const struct stk_tab *t, uint32_t id, uint64_t *a, uint64_t *sid,
-			 uint32_t *pid, uint32_t *epoch);
+			 uint32_t *pid, uint32_t *tid, uint32_t *epoch);
 void pmon__stk_free(struct stk_tab *t);
-/* The distinct stacks of the stack event into x->r, outermost caller first. */
+/* The distinct stacks of the stack event into x->r, outermost caller
+ * first, and their addresses into x->r->sites. */
 int pmon__name_stacks(struct ctx *x, struct stk_tab *t, bool callchains);
+
+/* ---- sites.c: the stacks' addresses, mappings and lines (pprof) -------- */
+
+/* A new, empty set of sites, or NULL. */
+struct pmon__sites *pmon__sites_new(void);
+/* The location of @addr, located at @l (pmon__locate()), in @s: made
+ * once per (mapping, address), with its lines. Return: its index, or
+ * -ENOMEM. */
+long pmon__sites_loc(struct ctx *x, struct pmon__sites *s, uint64_t addr, const struct loc *l);
 
 /* ---- view.c: threads' commands, and perf report's views ---------------- */
 
-/* Each thread's command, as the last COMM record said (open addressing by
- * tid; tid 0 never stored). Zero it to start; free ->e. */
-struct comm_tab {
-	struct comm {
-		uint32_t tid;
-		char name[16]; /* TASK_COMM_LEN */
-	} * e;
-	size_t n, cap;
-	char unknown[16];
-};
 struct pmon__record;
 /* A COMM record names its thread; a FORK's child takes its parent's name
  * until its own COMM. Other records: nothing. Return: 0 or -ENOMEM. */

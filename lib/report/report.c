@@ -83,6 +83,8 @@ static int apply_record(struct ctx *x, const struct pmon__record *rec)
 		break;
 	case PERF_RECORD_FORK:
 		err = pmon__maps_fork(x, rec->task.pid, rec->task.ppid);
+		if (!err && x->threads) /* the child named as its parent until its COMM */
+			err = pmon__comm_record(&x->comms, rec);
 		break;
 	case PMON__RECORD_SHORT:
 		break;
@@ -94,8 +96,10 @@ static int apply_record(struct ctx *x, const struct pmon__record *rec)
 			  rec->tpfmt.sys);
 		return pmon__tp_add_format(&x->tp, sys, rec->tpfmt.format, rec->tpfmt.len);
 	}
+	case PERF_RECORD_COMM: /* a system-wide profile's pprof labels */
+		return x->threads ? pmon__comm_record(&x->comms, rec) : 0;
 	default:
-		return 0; /* COMM, EXIT: not needed to name addresses */
+		return 0; /* EXIT: not needed to name addresses */
 	}
 	return err ? err : pmon__maps_epoch(x);
 }
@@ -222,7 +226,8 @@ static int on_record(void *arg, unsigned thread, const struct pmon__record *rec,
 	for (uint32_t k = 0; k < nall; k++)
 		if (all[k] >= 0xffff800000000000ULL)
 			all[k] = kernel_start(w, all[k]);
-	return pmon__stk_add(&w->stacks, sm->id, sm->pid, epoch, all, nall, 1, sm->period);
+	return pmon__stk_add(&w->stacks, sm->id, sm->pid, x->threads ? sm->tid : 0, epoch, all,
+			     nall, 1, sm->period);
 }
 
 /* What a reader needs only while it reads chunks: freed before the naming,
@@ -253,12 +258,12 @@ static int worker_merge(struct worker *a, const struct worker *b)
 	}
 	for (uint32_t i = 1; i < b->stacks.nn && !err; i++) {
 		uint64_t chain[STACK_MAX_FRAMES], sid;
-		uint32_t pid, epoch;
+		uint32_t pid, tid, epoch;
 		if (!b->stacks.samples[i])
 			continue;
-		uint32_t n = pmon__stk_chain(&b->stacks, i, chain, &sid, &pid, &epoch);
-		err = pmon__stk_add(&a->stacks, sid, pid, epoch, chain, n, b->stacks.samples[i],
-				    b->stacks.period[i]);
+		uint32_t n = pmon__stk_chain(&b->stacks, i, chain, &sid, &pid, &tid, &epoch);
+		err = pmon__stk_add(&a->stacks, sid, pid, tid, epoch, chain, n,
+				    b->stacks.samples[i], b->stacks.period[i]);
 	}
 	a->callchains |= b->callchains;
 	return err;
@@ -311,6 +316,7 @@ static void take_header(struct ctx *x, const struct pmon__rec_header *h)
 	pmon__strlcpy(r->header.event, h->event, sizeof(r->header.event));
 	pmon__strlcpy(r->header.command, h->command, sizeof(r->header.command));
 	r->header.flags = h->flags;
+	x->threads = h->flags & PMON_DATA_SYSTEM_WIDE;
 	r->header.captured = h->captured;
 	pmon__strlcpy(r->header.hostname, h->hostname, sizeof(r->header.hostname));
 	pmon__strlcpy(r->events[0].name, h->event, sizeof(r->events[0].name));
@@ -420,6 +426,7 @@ static void ctx_free(struct ctx *x)
 		free(x->sc.name[i]), free(x->sc.line[i]), free(x->sc.inl[i]);
 	free(x->sc.file), free(x->sc.off), free(x->sc.name), free(x->sc.addr), free(x->sc.line);
 	free(x->sc.inl);
+	free(x->comms.e);
 }
 
 static void ctx_init(struct ctx *x, struct pmon_report *r, const struct pmon_report_opts *o)
@@ -501,6 +508,7 @@ void pmon_report_release(struct pmon_report *r)
 	for (size_t i = 0; i < r->nstacks; i++)
 		free(r->stacks[i].frame);
 	free(r->stacks);
+	pmon__sites_free(r->sites);
 	memset(r, 0, sizeof(*r));
 }
 

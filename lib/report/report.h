@@ -90,4 +90,46 @@ int pmon__unw_frames(struct pmon__unw *u, const uint64_t *perf_regs, const uint8
 		     uint64_t size, uint64_t *pcs, int max);
 void pmon__unw_free(struct pmon__unw *u);
 
+/*
+ * The stacks as pprof's profile.proto holds them (sites.c builds them
+ * while the stacks are named, export-pprof.c writes them): each distinct
+ * address once per mapping, with the functions and source lines there
+ * (several where functions are inlined, innermost first), and the
+ * distinct stacks of those locations, per thread in a system-wide
+ * recording. Indexes are 0-based; a location's @map is 1-based (0: none).
+ */
+struct pmon__sites {
+	struct pmon__site_map {
+		uint64_t start, limit, offset;
+		char *file; /* the DSO's path, "[kernel.kallsyms]", "[vdso]" */
+		char bid[41]; /* hex, "" when unknown */
+		bool named; /* pmon named its functions (and lines where DWARF has them) */
+	} * maps;
+	struct pmon__site_fn {
+		char *name, *file; /* file: the source file, "" when unknown */
+		int64_t start_line;
+	} * fns;
+	struct pmon__site_line {
+		uint32_t fn;
+		int64_t line;
+	} * lines;
+	struct pmon__site_loc {
+		uint64_t addr;
+		uint32_t map; /* 1-based */
+		uint32_t line, nline; /* into ->lines */
+	} * locs;
+	struct pmon__site_stack {
+		uint32_t *loc; /* outermost caller first */
+		uint32_t depth;
+		uint32_t pid, tid; /* with ->threads */
+		char comm[16];
+		uint64_t samples, period;
+	} * stacks;
+	size_t nmaps, nfns, nlines, nlocs, nstacks;
+	size_t capmaps, capfns, caplines, caplocs;
+	bool threads; /* system-wide: stacks per thread, with pid, tid and comm */
+	struct counter *keys; /* while built: maps, functions, locations by key */
+};
+void pmon__sites_free(struct pmon__sites *s);
+
 #endif

@@ -446,7 +446,7 @@ void pmon__locate(struct ctx *x, uint32_t pid, uint64_t ip, uint32_t epoch, stru
 	 * mapping of an address wins (exec, dlclose and dlopen reuse them). */
 	size_t nmaps = epoch < x->nvis ? x->vis[epoch] : x->nmaps;
 
-	*l = (struct loc){ .sym = "[unknown]", .dso = "[unknown]", .file = -1 };
+	*l = (struct loc){ .sym = "[unknown]", .dso = "[unknown]", .file = -1, .map = -1 };
 	if (ip >= 0xffff800000000000ULL) {
 		l->dso = "[kernel]";
 		l->sym = (js = kernel_symbol(x, ip)) ? js : "[kernel]";
@@ -458,6 +458,7 @@ void pmon__locate(struct ctx *x, uint32_t pid, uint64_t ip, uint32_t epoch, stru
 			continue;
 		struct file *f = &x->files[m->file];
 		l->dso = f->path;
+		l->map = (long)i;
 		bool vdso = !strcmp(f->path, "[vdso]"); /* named by perf's cache's copy */
 		if ((f->path[0] != '/' && !vdso) ||
 		    !strncmp(f->path, "//anon", 6)) { /* code made at run time */
