@@ -12,7 +12,11 @@ BUILD_SAN  ?= build-asan
 BUILD_FUZZ ?= build-fuzz
 BUILD_TSAN ?= build-tsan
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
+# make install: where (PREFIX, LIBDIR: the GNU default for PREFIX when
+# empty, lib/x86_64-linux-gnu under /usr) and under which root (DESTDIR).
 PREFIX     ?= /usr/local
+LIBDIR     ?=
+DESTDIR    ?=
 
 # Debian 12 packages the build and the tests need.
 DEB_DEPS := cmake make gcc clang pkg-config python3 libcmocka-dev libpfm4-dev libcairo2-dev librsvg2-bin \
@@ -20,7 +24,8 @@ DEB_DEPS := cmake make gcc clang pkg-config python3 libcmocka-dev libpfm4-dev li
 	libprotobuf-c-dev libtraceevent-dev protobuf-c-compiler protobuf-compiler golang-github-google-pprof-dev \
 	tmux cpuid clang-format cppcheck locales valgrind llvm \
 	libmicrohttpd-dev prometheus golang-go prometheus-node-exporter python3-prometheus-client \
-	chromium abigail-tools universal-ctags
+	chromium abigail-tools universal-ctags \
+	pandoc mandoc bash-completion zsh
 
 # A real trace viewer for the Chrome JSON test (t1840): speedscope, pinned,
 # from npm into a folder of the work tree (git-ignored), never globally.
@@ -120,8 +125,15 @@ test-tsan: deps
 # The plain suite runs last so that the final line is its ctest summary.
 test: test-asan test-fuzz test-tsan test-plain
 
-install: build
-	$(Q)cmake --install $(BUILD) --prefix $(PREFIX)
+# The prefix and library folder are configured, not only given to the
+# install: pmon finds its modules and libpmon relative to itself, and the
+# .pc files name them.
+install: deps
+	$(Q)cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPMON_WERROR=ON $(CMAKE_VERBOSE) \
+		-DCMAKE_INSTALL_PREFIX=$(PREFIX) \
+		$(if $(LIBDIR),-DCMAKE_INSTALL_LIBDIR=$(LIBDIR),-UCMAKE_INSTALL_LIBDIR) >/dev/null
+	$(Q)cmake --build $(BUILD) -j$(JOBS) $(if $(Q),-- --no-print-directory -s,)
+	$(Q)DESTDIR=$(DESTDIR) cmake --install $(BUILD) $(if $(Q),>/dev/null,)
 
 # The ABI baselines abi/*.abi that tests abi/<library> compare the build with
 # (docs/architecture.md, "ABI"): run with a change that alters the ABI on

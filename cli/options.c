@@ -10,6 +10,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <jansson.h>
+
 #include "cli.h"
 
 /* More than any command has; a longer table is a bug said at once. */
@@ -134,6 +136,47 @@ void cli_usage(FILE *f, const char *usage, const struct cli_option *opts)
 	}
 }
 
+/* The table as JSON, for the man pages and shell completion that
+ * tools/pmon-doc.py makes from it at build time (docs/packaging.md): the
+ * same rows as --help, TEXT rows included, hidden ones left out. */
+static json_t *option_json(const struct cli_option *o)
+{
+	static const char *const types[] = { "end",  "text",   "flag", "set-int", "string",
+					     "uint", "choice", "list", "join",	  "callback" };
+	char s[2] = { (char)o->short_name, '\0' };
+	json_t *r, *ch;
+
+	if (o->type == CLI_OPTION_TEXT)
+		return json_pack("{ss}", "text", o->help);
+	r = json_pack("{ss s:s? s:s? s:s? ss sb}", "help", o->help, "short",
+		      o->short_name ? s : NULL, "long", o->long_name, "arg", o->argname, "type",
+		      types[o->type], "optarg", (o->flags & CLI_OPTARG) != 0);
+	if (r && o->choices && (ch = json_array())) {
+		for (size_t i = 0; o->choices[i]; i++)
+			json_array_append_new(ch, json_string(o->choices[i]));
+		json_object_set_new(r, "choices", ch);
+	}
+	return r;
+}
+
+static int dump_options(const char *cmd, const char *usage, const struct cli_option *opts)
+{
+	json_t *rows = json_array(), *doc;
+
+	for (const struct cli_option *o = opts; rows && o->type != CLI_OPTION_END; o++)
+		if (o->type == CLI_OPTION_TEXT || listed(o))
+			json_array_append_new(rows, option_json(o));
+	doc = rows ? json_pack("{ss ss so}", "command", cmd, "usage", usage, "options", rows)
+		   : NULL;
+	if (!doc || json_dumpf(doc, stdout, JSON_INDENT(1)) || putchar('\n') == EOF) {
+		json_decref(doc);
+		cli_error("cannot write the options of 'pmon %s'", cmd);
+		return CLI_FAIL;
+	}
+	json_decref(doc);
+	return cli_close_output(stdout, NULL);
+}
+
 bool cli_no_operands_at(const char *cmd, int argi, int argc, char **argv)
 {
 	if (argi >= argc)
@@ -250,6 +293,10 @@ int cli_parse_options(const char *cmd, const char *usage, const struct cli_optio
 	size_t nl = 0, ns = 0;
 	int i, c;
 
+	/* Hidden, as git's --git-completion-helper: the table itself, only as
+	 * the one argument (an operand after a command is never taken for it). */
+	if (argc == 2 && !strcmp(argv[1], "--options-json"))
+		return -dump_options(cmd, usage, opts);
 	if (flags & CLI_PARSE_STOP_AT_OPERAND)
 		shortopts[ns++] = '+';
 	for (i = 0; opts[i].type != CLI_OPTION_END; i++) {

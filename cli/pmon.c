@@ -11,6 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "cli.h"
 #include <pmon/pmon.h>
 
@@ -51,6 +53,43 @@ static const struct cmd commands[] = {
 	  "export counters to Prometheus and CPU profiles to pprof (HTTP)" },
 };
 
+#define USAGE "usage: pmon [--version] [--help] <command> [<args>]"
+
+/* What the first operand of a command may be: its subcommands, each with
+ * its own options (pmon trace report), or its actions (pmon msr read). For
+ * the man pages and shell completion (pmon --options-json). */
+static const char *const words[][2] = {
+	{ "msr", "read write list" },
+	{ "rdt", "info" },
+	{ "trace", "report" },
+};
+
+/* `pmon --options-json`: the command table, hidden, as each command's
+ * `--options-json` is (cli/options.c). */
+static int dump_commands(void)
+{
+	json_t *cmds = json_array(), *doc;
+
+	for (size_t i = 0; cmds && i < sizeof(commands) / sizeof(commands[0]); i++) {
+		const char *w = "";
+		for (size_t j = 0; j < sizeof(words) / sizeof(words[0]); j++)
+			if (!strcmp(words[j][0], commands[i].name))
+				w = words[j][1];
+		json_array_append_new(cmds,
+				      json_pack("{ss ss ss}", "name", commands[i].name, "help",
+						commands[i].help, "words", w));
+	}
+	doc = cmds ? json_pack("{ss ss so}", "command", "", "usage", USAGE, "commands", cmds)
+		   : NULL;
+	if (!doc || json_dumpf(doc, stdout, JSON_INDENT(1)) || putchar('\n') == EOF) {
+		json_decref(doc);
+		cli_error("cannot write the command table");
+		return CLI_FAIL;
+	}
+	json_decref(doc);
+	return cli_close_output(stdout, NULL);
+}
+
 /* The entry point of @c: built in, or from its module (cli/ui.c). */
 static int (*cmd_fn(const struct cmd *c))(int, char **)
 {
@@ -65,7 +104,7 @@ static int (*cmd_fn(const struct cmd *c))(int, char **)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: pmon [--version] [--help] <command> [<args>]\n\ncommands:\n");
+	fprintf(f, USAGE "\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].help);
 	fprintf(f,
@@ -110,6 +149,8 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return cli_close_output(stdout, NULL);
 	}
+	if (!strcmp(name, "--options-json") && argc == 2)
+		return dump_commands();
 	if (!strcmp(name, "--version") || !strcmp(name, "version")) {
 		printf("pmon %s (libpmon %s)\n", PMON_VERSION_STRING, pmon_version());
 		return cli_close_output(stdout, NULL);

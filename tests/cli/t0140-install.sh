@@ -99,6 +99,36 @@ for pc in libpmon libpmon-report libpmon-plot; do
 	check "pkg-config --cflags $pc names our headers only" sh -c "! printf '%s' '$cf' | tr ' ' '\n' | grep -v '^-I$TMP/prefix/' | grep -q ."
 done
 
+# Man pages and completions where the FHS and the shells look (issue #30),
+# when the build made them (tools/pmon-doc.py; not with -DPMON_DOCS=OFF).
+if [ -f "$PMON_BUILD/doc/stamp" ]; then
+	for p in man1/pmon.1 man1/pmon-stat.1 man1/pmon-report.1 man3/libpmon.3 man3/libpmon-region.3 \
+		man5/pmon-data-format.5; do
+		check "$p installed" [ -s "$TMP/prefix/share/man/$p" ]
+	done
+	check "only section 1 pages in man1" sh -c "! ls '$TMP/prefix/share/man/man1' | grep -qv '\.1\$'"
+	check "bash completion in share/bash-completion/completions/pmon" \
+		grep -q 'complete -F _pmon pmon' "$TMP/prefix/share/bash-completion/completions/pmon"
+	check "zsh completion in share/zsh/vendor-completions/_pmon" \
+		grep -q '^#compdef pmon' "$TMP/prefix/share/zsh/vendor-completions/_pmon"
+	MANPATH="$TMP/prefix/share/man" man -w pmon-stat >"$TMP/manw" 2>&1
+	check "man finds pmon-stat in the installed tree" grep -q "$TMP/prefix/share/man/man1/pmon-stat.1" "$TMP/manw"
+	# DESTDIR: everything under it, the prefix as configured inside.
+	DESTDIR="$TMP/dest" cmake --install "$PMON_BUILD" --prefix /usr >"$TMP/dest.log" 2>&1
+	check "DESTDIR install succeeds" [ $? -eq 0 ]
+	check "DESTDIR holds the pages and completions" sh -c "[ -s '$TMP/dest/usr/share/man/man1/pmon.1' ] &&
+		[ -s '$TMP/dest/usr/share/bash-completion/completions/pmon' ] &&
+		[ -s '$TMP/dest/usr/share/zsh/vendor-completions/_pmon' ] && [ -x '$TMP/dest/usr/bin/pmon' ]"
+fi
+# make install passes PREFIX, LIBDIR and DESTDIR on to cmake (a dry run:
+# the real one reconfigures the tree's build).
+if command -v make >/dev/null 2>&1; then
+	make -n -C "$PMON_SRC" install PREFIX=/opt/p LIBDIR=lib64 DESTDIR=/tmp/d >"$TMP/make.n" 2>&1
+	check "make install configures PREFIX" grep -q -- '-DCMAKE_INSTALL_PREFIX=/opt/p' "$TMP/make.n"
+	check "make install configures LIBDIR" grep -q -- '-DCMAKE_INSTALL_LIBDIR=lib64' "$TMP/make.n"
+	check "make install installs under DESTDIR" grep -q 'DESTDIR=/tmp/d cmake --install' "$TMP/make.n"
+fi
+
 # The build tree's uninstalled .pc files build the example without installing.
 ucf=$(PKG_CONFIG_PATH="$PMON_BUILD" pkg-config --cflags libpmon) &&
 	ulibs=$(PKG_CONFIG_PATH="$PMON_BUILD" pkg-config --libs libpmon)
