@@ -280,7 +280,6 @@ static int add_ksym(void *arg, const struct pmon__record *rec)
 			return -ENOMEM;
 		memcpy(img, rec->vdso.image, rec->vdso.len);
 		free(x->vdso);
-	pmon__tp_free(x->tp);
 		x->vdso = img;
 		x->vdso_len = rec->vdso.len;
 		return 0;
@@ -406,6 +405,7 @@ static void ctx_free(struct ctx *x)
 	free(x->fk);
 	pmon__ksyms_free(&x->kfile);
 	free(x->vdso);
+	pmon__tp_free(x->tp);
 	pmon__counter_free(&x->agg);
 	pmon__counter_free(&x->frames);
 	free(x->vis);
