@@ -28,7 +28,9 @@
 # records MEM_SIZES samples for real (no repetition; perf in file mode, the
 # iterations scaled from BASE's count of each tool), and the same four
 # commands are measured on those files: peak RSS first, times beside.
-# Recording 1 M samples takes this VM several minutes per tool.
+# Recording 1 M samples takes this VM several minutes per tool. pmon
+# report also reads perf's perf.data there (issue #26's goal: at most 0.2x
+# perf report's time and peak memory on the same file).
 #
 # Not a test: it asserts nothing, it measures; 20-30 minutes here.
 # usage: bench/report-scale.sh [PMON] [WORKLOAD]
@@ -185,12 +187,15 @@ for size in MEM_SIZES:
         "perf report": ["perf", "report", "-i", f"{d}/m.perf", "--stdio", "--sort", "symbol",
                         "-g", "none"],
         "perf script": ["perf", "script", "-i", f"{d}/m.perf"],
+        # issue #26: pmon reading perf's own file, beside perf report on it
+        "pmon on perf.data": [pmon, "report", "-i", f"{d}/m.perf"],
     }
     got = {k: [timed(c) for _ in range(REPS)] for k, c in cmds.items()}
     med = {k: (statistics.median(w for w, m in v), max(m for w, m in v)) for k, v in got.items()}
     mem_rows.append((np_, nf, os.path.getsize(f"{d}/m.pmon"), os.path.getsize(f"{d}/m.perf"), med))
     for k in cmds:
-        n, sz = (nf, mem_rows[-1][3]) if k.startswith("perf") else (np_, mem_rows[-1][2])
+        n, sz = ((nf, mem_rows[-1][3]) if k.startswith("perf") or k.endswith("perf.data")
+                 else (np_, mem_rows[-1][2]))
         print(f"{size:>8} recorded {k:<13} {med[k][0]:8.3f} s {med[k][1] / 1024:8.1f} MB "
               f"({n} samples, a {sz / 1e6:.1f} MB file)", flush=True)
     os.unlink(f"{d}/m.perf")
@@ -212,7 +217,8 @@ for size, np_, nf, sp, sf, m in rows:
         f"| **{m['pmon folded'][0] / np_ / (m['perf script'][0] / nf):.2f}** |")
 table = "\n".join(lines) if rows else ""  # SIZES="": the memory part alone
 mlines = ["| samples (pmon / perf) | file (pmon / perf) | pmon report | perf report | RSS ratio "
-          "| pmon folded | perf script | RSS ratio |", "|---|---|---|---|---|---|---|---|"]
+          "| pmon folded | perf script | RSS ratio | pmon report of perf.data | time, RSS / perf report |",
+          "|---|---|---|---|---|---|---|---|---|---|"]
 for np_, nf, sp, sf, m in mem_rows:
     cell = lambda k: f"{m[k][1] / 1024:.1f} MB ({m[k][0]:.2f} s)"
     mlines.append(
@@ -220,7 +226,10 @@ for np_, nf, sp, sf, m in mem_rows:
         f"| {cell('pmon report')} | {cell('perf report')} "
         f"| **{m['pmon report'][1] / m['perf report'][1]:.2f}** "
         f"| {cell('pmon folded')} | {cell('perf script')} "
-        f"| **{m['pmon folded'][1] / m['perf script'][1]:.2f}** |")
+        f"| **{m['pmon folded'][1] / m['perf script'][1]:.2f}** "
+        f"| {cell('pmon on perf.data')} "
+        f"| **{m['pmon on perf.data'][0] / m['perf report'][0]:.2f}x, "
+        f"{m['pmon on perf.data'][1] / m['perf report'][1]:.2f}x** |")
 mtable = "\n".join(mlines) if mem_rows else ""
 print(table)
 print(mtable)

@@ -7,6 +7,7 @@
  * reads the two files and prints.
  */
 #include <errno.h>
+#include <jansson.h>
 #include <string.h>
 
 #include "cli.h"
@@ -33,9 +34,42 @@ static void print_table(FILE *out, const struct pmon_report_diff *d, enum pmon_d
 	}
 }
 
+/* The table as JSON: each entry's keys, shares, delta, ratio (null where
+ * the baseline has none) and the periods and samples behind them. */
+static int print_json(FILE *out, const struct pmon_report_diff *d, const char *sort,
+		      const char *base, const char *cur)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; a && i < d->n; i++) {
+		const struct pmon_report_diff_entry *e = &d->e[i];
+		json_t *j = json_pack(
+			"{s:s, s:s, s:f, s:f, s:f, s:o, s:I, s:I, s:I, s:I}", "symbol", e->symbol,
+			"dso", e->dso, "baseline", e->base_share, "new", e->new_share, "delta",
+			e->delta, "ratio", e->base_period ? json_real(e->ratio) : json_null(),
+			"baseline_period", (json_int_t)e->base_period, "new_period",
+			(json_int_t)e->new_period, "baseline_samples", (json_int_t)e->base_samples,
+			"new_samples", (json_int_t)e->new_samples);
+		if (!j || json_array_append_new(a, j)) { /* a name that is not UTF-8 */
+			json_decref(a);
+			return -EILSEQ;
+		}
+	}
+	json_t *doc = a ? json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:o}", "event", d->event,
+				    "baseline_file", base, "new_file", cur, "sort", sort,
+				    "baseline_total", (json_int_t)d->base_total, "new_total",
+				    (json_int_t)d->new_total, "entries", a)
+			: NULL;
+	if (!doc)
+		return -ENOMEM;
+	json_dumpf(doc, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	fputc('\n', out);
+	json_decref(doc);
+	return ferror(out) ? -EIO : 0;
+}
+
 int cmd_diff(int argc, char **argv)
 {
-	static const char *const formats[] = { "text", "folded", "flamegraph", NULL };
+	static const char *const formats[] = { "text", "folded", "flamegraph", "json", NULL };
 	static const char *const sorts[] = {
 		"symbol", "dso", "dso,sym", "sym", "dso,symbol", NULL
 	};
@@ -50,9 +84,10 @@ int cmd_diff(int argc, char **argv)
 		CLI_OPT_CHOICE(0, "sort", &sorti, "KEY", sorts,
 			       "match by symbol (default), dso, or dso,sym"),
 		CLI_OPT_CHOICE(0, "format", &fmti, "F", formats,
-			       "text: the table; folded: 'outer;...;leaf BASE NEW' per\n"
-			       "stack (difffolded.pl); flamegraph: a differential flame\n"
-			       "graph SVG (red grew, blue shrank; --width)"),
+			       "text: the table; json: the table's rows; folded:\n"
+			       "'outer;...;leaf BASE NEW' per stack (difffolded.pl);\n"
+			       "flamegraph: a differential flame graph SVG (red grew,\n"
+			       "blue shrank; --width)"),
 		CLI_OPT_UINT_MIN(0, "width", &width, "PX", 200, 100000, "at least 200 pixels",
 				 "the flame graph's width (default 1200)"),
 		CLI_OPT_STRING(
@@ -65,7 +100,7 @@ int cmd_diff(int argc, char **argv)
 	int rc = cli_parse_options(
 		"diff",
 		"usage: pmon diff [--sort symbol|dso|dso,sym] [-o OUT]\n"
-		"                 [--format text|folded|flamegraph] [--width PX]\n"
+		"                 [--format text|json|folded|flamegraph] [--width PX]\n"
 		"                 [--event E] [BASE [NEW]]  (default pmon.data.old "
 		"pmon.data)",
 		options, 0, argc, argv);
@@ -81,7 +116,8 @@ int cmd_diff(int argc, char **argv)
 				       .kallsyms = syms.kallsyms, .event = event };
 	struct pmon_report_diff d;
 	char warn[600];
-	int err = pmon_report_diff_files(base, cur, &ro, fmti != 0, key_of[sorti], &d, warn,
+	bool stacks = fmti == 1 || fmti == 2;
+	int err = pmon_report_diff_files(base, cur, &ro, stacks, key_of[sorti], &d, warn,
 					 sizeof(warn));
 	if (err) {
 		cli_error("%s", pmon_errdetail());
@@ -98,6 +134,8 @@ int cmd_diff(int argc, char **argv)
 		err = pmon_report_diff_write_folded(&d, out);
 	else if (fmti == 2)
 		err = pmon_report_diff_write_flamegraph(&d, out, (unsigned)width);
+	else if (fmti == 3)
+		err = print_json(out, &d, sorts[sorti], base, cur);
 	else
 		print_table(out, &d, key_of[sorti], base, cur);
 	rc = CLI_OK;

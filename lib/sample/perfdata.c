@@ -145,6 +145,7 @@ struct pmon__perf_reader {
 	uint8_t *zbuf;
 	size_t zlen, zcap;
 	uint64_t regs[17]; /* a DWARF sample's registers, in pmon's order */
+	uint64_t lbr[512]; /* an LBR sample's chain, rebuilt (LBR_CHAIN_MAX) */
 	char name[4096];
 	const struct pmon__rec_ops *ops;
 	void *arg;
@@ -1028,15 +1029,51 @@ static void pick_regs(struct pmon__perf_reader *p, const struct pattr *e, struct
 	s->nregs = k;
 }
 
+/*
+ * `perf record --call-graph lbr`: the user part of the call chain is the
+ * LBR call stack (branch_sample_type PERF_SAMPLE_BRANCH_CALL_STACK), each
+ * entry a call, most recent first, its `from` the call site in the caller
+ * (the SDM's LBR call-stack mode, 17.11; perf's
+ * resolve_lbr_callchain_sample()). The chain is rebuilt as a frame-pointer
+ * chain would read: the kernel's part as recorded, then PERF_CONTEXT_USER,
+ * the sampled ip and each entry's `from`. Samples of other branch modes,
+ * or without a user part, keep their chain.
+ */
+#define LBR_CHAIN_MAX 512
+
+static void lbr_chain(struct pmon__perf_reader *p, const struct pattr *e, struct pmon_sample *s,
+		      const struct pmon__sample_ext *x)
+{
+	if (!(e->a.sample_type & PERF_SAMPLE_BRANCH_STACK) ||
+	    !(e->a.branch_sample_type & PERF_SAMPLE_BRANCH_CALL_STACK) || !x->branch_nr ||
+	    s->ip >= 0xffff800000000000ULL) /* a kernel sample: its chain says it all */
+		return;
+	size_t n = 0, k = 0;
+	for (; k < s->nr && n < LBR_CHAIN_MAX - 2; k++) { /* the kernel's part */
+		uint64_t v = pmon_sample__chain(s, k);
+		if (v == PERF_CONTEXT_USER)
+			break;
+		p->lbr[n++] = v;
+	}
+	p->lbr[n++] = PERF_CONTEXT_USER;
+	p->lbr[n++] = s->ip;
+	for (uint64_t i = 0; i < x->branch_nr && n < LBR_CHAIN_MAX; i++)
+		p->lbr[n++] = pmon__u64_at(x->branches + 24 * i); /* { from, to, flags } */
+	s->chain = (const uint8_t *)p->lbr;
+	s->nr = n;
+}
+
 static int sample(struct pmon__perf_reader *p, const uint8_t *rec, size_t len)
 {
 	const struct pattr *e = sample_attr(p, rec, len);
+	struct pmon__sample_ext x;
 	struct pmon__record r;
 
-	if (!e || pmon__sample_parse(rec, len, &e->fmt, &r.sample, NULL)) {
+	if (!e || pmon__sample_parse(rec, len, &e->fmt, &r.sample, &x)) {
 		p->stats.bad_samples++;
 		return 0;
 	}
+	lbr_chain(p, e, &r.sample, &x);
 	if (!(e->a.sample_type & (PERF_SAMPLE_ID | PERF_SAMPLE_IDENTIFIER)) && e->nids)
 		r.sample.id = e->ids[0]; /* one event, no id in its samples */
 	if (!(e->a.sample_type & PERF_SAMPLE_PERIOD))

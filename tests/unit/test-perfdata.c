@@ -282,6 +282,7 @@ struct seen {
 	size_t nevents, ids[2];
 	uint64_t evid[2][4];
 	char mmap_name[64], comm[16];
+	uint64_t nr, chain[8]; /* the last sample's call chain */
 };
 
 /* The event a sample's id names. */
@@ -307,6 +308,9 @@ static int on_record(void *arg, unsigned thread, const struct pmon__record *r, u
 		s->epoch_last = epoch;
 		s->out_of_order |= r->sample.time < s->last_time;
 		s->last_time = r->sample.time;
+		s->nr = r->sample.nr;
+		for (uint64_t k = 0; k < r->sample.nr && k < 8; k++)
+			s->chain[k] = pmon_sample__chain(&r->sample, k);
 	} else if (r->type == PERF_RECORD_LOST) {
 		s->lost += r->lost.lost;
 	} else {
@@ -861,6 +865,78 @@ static void test_perfdata__lost_saturates(void **state)
 	free(o.b);
 }
 
+/*
+ * perf record --call-graph lbr: the user chain is the LBR call stack. A
+ * sample with a kernel part, the kernel's (frame-pointer) user part and
+ * two LBR entries (calls, most recent first: from = the call site) reads
+ * as kernel frames, PERF_CONTEXT_USER, the ip and the two call sites; the
+ * same sample without CALL_STACK keeps its chain.
+ */
+static void lbr_file(struct buf *o, uint64_t bst)
+{
+	const uint32_t asz = sizeof(struct perf_event_attr);
+	const uint64_t st = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+		PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN |
+		PERF_SAMPLE_BRANCH_STACK;
+	struct perf_event_attr a = { .type = PERF_TYPE_HARDWARE, .size = asz };
+
+	a.sample_period = 1000;
+	a.sample_type = st;
+	a.branch_sample_type = bst;
+	bytes(o, "PERFILE2", 8);
+	u64(o, 104);
+	u64(o, asz + 16);
+	zeros(o, 104 - 24);
+	size_t ids = o->n;
+	u64(o, 11);
+	at64(o, 24, o->n), at64(o, 32, asz + 16);
+	bytes(o, &a, asz);
+	u64(o, ids), u64(o, 8);
+	size_t data = o->n, r = rec(o, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
+	u64(o, 11), u64(o, 0x401010), u64(o, 7 | 7ULL << 32), u64(o, 99), u64(o, 1000);
+	u64(o, 5); /* callchain: kernel, kernel, user marker, ip, a frame-pointer guess */
+	u64(o, PERF_CONTEXT_KERNEL), u64(o, 0xffffffff81000100ULL);
+	u64(o, PERF_CONTEXT_USER), u64(o, 0x401010), u64(o, 0xbad);
+	u64(o, 2); /* branches { from, to, flags }: b() called from a(), a() from main() */
+	u64(o, 0x401205), u64(o, 0x401000), u64(o, 0);
+	u64(o, 0x401305), u64(o, 0x401200), u64(o, 0);
+	end_rec(o, r);
+	at64(o, 40, data), at64(o, 48, o->n - data);
+}
+
+static void test_perfdata__lbr_chain(void **state)
+{
+	struct pmon__rec_header h;
+	struct seen s;
+	struct buf o = { 0 };
+	(void)state;
+
+	lbr_file(&o, PERF_SAMPLE_BRANCH_USER | PERF_SAMPLE_BRANCH_CALL_STACK);
+	char *path = write_tmp(&o, o.n);
+	assert_int_equal(read_path(path, &h, &s, NULL, NULL), 0);
+	assert_int_equal(s.samples, 1);
+	assert_int_equal(s.nr, 6);
+	assert_true(s.chain[0] == PERF_CONTEXT_KERNEL);
+	assert_true(s.chain[1] == 0xffffffff81000100ULL);
+	assert_true(s.chain[2] == PERF_CONTEXT_USER);
+	assert_int_equal(s.chain[3], 0x401010); /* the sampled ip */
+	assert_int_equal(s.chain[4], 0x401205); /* a(), where it called b() */
+	assert_int_equal(s.chain[5], 0x401305); /* main(), where it called a() */
+	unlink(path);
+	free(path);
+	free(o.b);
+	/* any branch mode other than the call stack: the chain as recorded */
+	memset(&o, 0, sizeof(o));
+	lbr_file(&o, PERF_SAMPLE_BRANCH_USER | PERF_SAMPLE_BRANCH_ANY_CALL);
+	path = write_tmp(&o, o.n);
+	assert_int_equal(read_path(path, &h, &s, NULL, NULL), 0);
+	assert_int_equal(s.nr, 5);
+	assert_int_equal(s.chain[4], 0xbad);
+	unlink(path);
+	free(path);
+	free(o.b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -876,6 +952,7 @@ int main(void)
 		cmocka_unit_test(test_perfdata__sample_fields),
 		cmocka_unit_test(test_perfdata__old_mmap),
 		cmocka_unit_test(test_perfdata__lost_saturates),
+		cmocka_unit_test(test_perfdata__lbr_chain),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
