@@ -29,6 +29,11 @@ void cli_lib_error(int err);
  * the message (from a garbage file, say) are shown as '?'. */
 __attribute__((format(printf, 1, 2))) void cli_error(const char *fmt, ...);
 __attribute__((format(printf, 1, 2))) void cli_warn(const char *fmt, ...);
+struct pmon_run;
+/* A signal came while the run was being set up (Ctrl-C right at start): it
+ * was passed on and ended the held command, so what failed to open on it
+ * is no error. Return: 128 + the signal, the command reaped; 0 if none came. */
+int cli_run_interrupted(struct pmon_run *run);
 /* Append to a library message where to look ("(see 'pmon info')"): the
  * library never names a pmon command. cli_error() does it by itself. */
 void cli_hint(char *buf, size_t len);

@@ -426,7 +426,9 @@ static int record_run(const struct pmon_target *t, struct pmon_run *run, struct 
 	struct pmon_sampler *s = pmon_sampler__open(ev, t, so);
 
 	if (!s) {
-		int err = -errno;
+		int err = -errno, sig = cli_run_interrupted(run);
+		if (sig)
+			return sig;
 		cli_error("%s", pmon_errdetail());
 		return err == -ESRCH ? CLI_USAGE : CLI_UNSUPPORTED;
 	}

@@ -553,6 +553,8 @@ static struct pmon_monitor *open_counters(const struct stat_opts *so, struct pmo
 
 	if (m)
 		return m;
+	if ((*rc = cli_run_interrupted(run))) /* Ctrl-C ended the command first */
+		return NULL;
 	if (errno == ESRCH) {
 		cli_error("%s", pmon_errdetail());
 		*rc = CLI_USAGE;

@@ -341,9 +341,10 @@ static struct pmon_run *trace_start(const struct run_opts *o, const struct pmon_
 /* The kernel's events, into a file of their own while the program writes
  * its hooks (merged when it has ended). Return: 0 with *@k (NULL when
  * skipped or not asked for), or the negative exit status (said). */
-static int open_kernel(struct run_opts *o, const struct pmon_target *pt, pid_t child,
+static int open_kernel(struct run_opts *o, const struct pmon_target *pt, struct pmon_run *run,
 		       const char *kpath, char *cmdline, struct pmon_trace_kernel **k)
 {
+	pid_t child = pmon_run__pid(run);
 	struct pmon_open_opts how = { .sz = sizeof(how), .inherit = true };
 	const struct pmon_target *t = pt; /* -p's processes, each with all its threads */
 	struct pmon_target *own = NULL;
@@ -385,6 +386,8 @@ static int open_kernel(struct run_opts *o, const struct pmon_target *pt, pid_t c
 		*k = NULL;
 		return 0;
 	}
+	if (err && pmon_run__signal(run)) /* Ctrl-C ended the command first: no error */
+		return -cli_run_interrupted(run);
 	if (err) {
 		/* a full disk or another I/O failure is a runtime one (1), not
 		 * "not possible here" (3), and names the trace, not the
@@ -456,7 +459,7 @@ static int trace_record(struct run_opts *o, struct pmon_target *pt, const char *
 	if (!run)
 		return -CLI_FAIL;
 	describe(o, pt, cmdline, sizeof(cmdline));
-	if ((err = open_kernel(o, pt, pmon_run__pid(run), kpath, cmdline, &k))) {
+	if ((err = open_kernel(o, pt, run, kpath, cmdline, &k))) {
 		pmon_run__free(run);
 		return err;
 	}

@@ -153,6 +153,16 @@ void cli_error(const char *fmt, ...)
 	va_end(ap);
 }
 
+int cli_run_interrupted(struct pmon_run *run)
+{
+	int sig = run ? pmon_run__signal(run) : 0;
+
+	if (!sig)
+		return 0;
+	pmon_run__wait(run);
+	return 128 + sig;
+}
+
 void cli_warn(const char *fmt, ...)
 {
 	va_list ap;

@@ -119,11 +119,21 @@ else
 fi
 # A signal at once, before the command has even started, is not lost
 # (issue #31.11: trace exited 143 after a stall): each command that runs
-# something exits 130 for a SIGINT sent right after it starts.
+# something exits 130 for a SIGINT sent right after it starts. sh starts a
+# background job with SIGINT ignored (and no trap can undo it), so a SIGINT
+# that came after that and before pmon's handler was lost: exit 0 after the
+# whole sleep (seen under ASan). env --default-signal gives pmon SIGINT's
+# default action, as a terminal's foreground job has it, and the signal
+# goes as soon as pmon is the process (polled, no sleep).
+want=$(readlink -f "$PMON")
 for cmd in "stat -e task-clock -o $TMP/i.txt" "trace -o $TMP/i.trace" "record -o $TMP/i.data"; do
 	# shellcheck disable=SC2086
-	"$PMON" $cmd -- sleep 31.7 >/dev/null 2>&1 &
+	env --default-signal=INT "$PMON" $cmd -- sleep 31.7 >/dev/null 2>&1 &
 	p=$!
+	i=0
+	while [ "$(readlink /proc/$p/exe 2>/dev/null)" != "$want" ] && [ $i -lt 20000 ]; do
+		i=$((i + 1))
+	done
 	kill -INT $p
 	wait $p
 	rc=$?
