@@ -23,6 +23,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -43,6 +44,8 @@ struct tbuf {
 	uint64_t tail; /* writer; release-published */
 	uint64_t dropped; /* producer increments; writer reads (relaxed) */
 	int32_t tid;
+	char name[16]; /* the thread's name at its first hook */
+	bool named; /* its TTHR chunk is written (writer) */
 	unsigned gen; /* the trace it belongs to */
 	int dead; /* the thread has exited, or a new trace replaced it */
 	struct tbuf *next;
@@ -107,6 +110,11 @@ static struct tbuf *attach(void)
 	b->mask = G.ring_records - 1;
 	b->gen = __atomic_load_n(&G.gen, __ATOMIC_ACQUIRE);
 	b->tid = (int32_t)syscall(SYS_gettid);
+	/* Its name, for its lane in the viewers (issue #28.5): the kernel's
+	 * comm of this thread (pthread_setname_np's), read once here, on its
+	 * first hook, where the allocations above already are. */
+	(void)prctl(PR_GET_NAME, b->name, 0, 0, 0);
+	b->name[sizeof(b->name) - 1] = '\0';
 	pthread_once(&key_once, make_key);
 	pthread_setspecific(G.key, b);
 	pthread_mutex_lock(&G.lock);
@@ -297,6 +305,13 @@ static bool drain(void)
 		uint64_t tail = b->tail;
 		if (head - tail >= (b->mask + 1) / 4)
 			busy = true;
+		if (tail != head && !b->named && !G.write_err) {
+			/* Before its first records: the thread's name (TTHR). */
+			struct pmon_trace_chunk_thread th = { .tid = b->tid };
+			memcpy(th.name, b->name, sizeof(th.name));
+			G.write_err = write_chunk("TTHR", &th, sizeof(th), NULL, 0);
+			b->named = true;
+		}
 		while (tail != head) {
 			uint64_t n = head - tail;
 			if (n > CHUNK_RECORDS)
