@@ -43,6 +43,9 @@ struct pmon_trace_reader {
 	size_t ntr, captr;
 	struct pmon__trace_thread *thr, dflt;
 	size_t nthr;
+	struct pmon_trace_disk_snapshot snap; /* have_snap: from the header */
+	bool have_snap;
+	uint64_t snap_trace_ns; /* snap.tick on the time base (set_times()) */
 	/* Each exec (a COMM record flagged PERF_RECORD_MISC_COMM_EXEC): its
 	 * process and time, sorted by both (build_threads()). */
 	struct exec_at {
@@ -766,6 +769,9 @@ static int set_times(struct pmon_trace_reader *r, const struct pmon_trace_disk_h
 	for (size_t i = 0; i < r->nev; i++)
 		r->ev[i].ns -= origin;
 	r->info.mono_start_ns = origin;
+	r->snap_trace_ns = r->info.time_base == PMON_TIMEBASE_PERF
+		? pmon_perf_tsc__to_ns(&tc, r->snap.tick)
+		: r->snap.mono_ns;
 	int err = build_threads(r, origin);
 	if (!err)
 		drop_writer(r);
@@ -800,6 +806,10 @@ static int parse(struct pmon_trace_reader *r, const unsigned char *buf, size_t s
 	r->info.command[sizeof(r->info.command) - 1] = '\0';
 	r->info.mono_start_ns = h.mono0_ns;
 	r->tick0 = h.tick0;
+	if (h.header_size >= sizeof(h) + sizeof(r->snap)) {
+		memcpy(&r->snap, buf + sizeof(h), sizeof(r->snap));
+		r->have_snap = true;
+	}
 
 	size_t off = h.header_size;
 	while (off < size) {
@@ -949,6 +959,17 @@ void pmon_trace_reader__free(struct pmon_trace_reader *r)
 	free(r->thr);
 	free(r->exec);
 	free(r);
+}
+
+bool pmon__trace_snapshot(const struct pmon_trace_reader *r, uint64_t *trace_ns,
+			  uint64_t *mono_ns, uint64_t *boot_ns)
+{
+	if (!r->have_snap)
+		return false;
+	*trace_ns = r->snap_trace_ns;
+	*mono_ns = r->snap.mono_ns;
+	*boot_ns = r->snap.boot_ns;
+	return true;
 }
 
 const struct pmon_trace_info *pmon_trace_reader__info(const struct pmon_trace_reader *r)

@@ -271,6 +271,33 @@ void pmon__trace_clock_pair(uint64_t (*clk)(void), uint64_t *tick, uint64_t *mon
 	}
 }
 
+/* The header, then the clocks read together: TSC, CLOCK_MONOTONIC,
+ * CLOCK_BOOTTIME, TSC, the narrowest bracket of five (a reading of the
+ * trace's clock at the TSC's mid-point, on either time base). */
+int pmon__trace_write_header(int fd, struct pmon_trace_disk_header *h)
+{
+	struct pmon_trace_disk_snapshot s = { .bracket = UINT64_MAX };
+	char buf[sizeof(*h) + sizeof(s)];
+
+	for (int i = 0; i < 5; i++) {
+		struct timespec m, b;
+		uint64_t t0 = pmon_rdtsc();
+		clock_gettime(CLOCK_MONOTONIC, &m);
+		clock_gettime(CLOCK_BOOTTIME, &b);
+		uint64_t t1 = pmon_rdtsc();
+		if (t1 - t0 < s.bracket) {
+			s.bracket = t1 - t0;
+			s.tick = t0 + (t1 - t0) / 2;
+			s.mono_ns = (uint64_t)m.tv_sec * 1000000000u + (uint64_t)m.tv_nsec;
+			s.boot_ns = (uint64_t)b.tv_sec * 1000000000u + (uint64_t)b.tv_nsec;
+		}
+	}
+	h->header_size = sizeof(buf);
+	memcpy(buf, h, sizeof(*h));
+	memcpy(buf + sizeof(*h), &s, sizeof(s));
+	return write_full(fd, buf, sizeof(buf));
+}
+
 static void clock_pair(uint64_t *tick, uint64_t *mono, uint64_t *bracket)
 {
 	pmon__trace_clock_pair(G.clock, tick, mono, bracket);
@@ -375,7 +402,7 @@ static void *writer_main(void *arg)
 	pmon__strlcpy(th.name, "pmon-writer", sizeof(th.name));
 	pthread_setname_np(pthread_self(), th.name);
 	pthread_mutex_lock(&G.lock);
-	G.write_err = write_full(G.fd, &h, sizeof(h));
+	G.write_err = pmon__trace_write_header(G.fd, &h);
 	if (!G.write_err)
 		G.write_err = write_chunk("TTHR", &th, sizeof(th), NULL, 0);
 	pthread_mutex_unlock(&G.lock);
