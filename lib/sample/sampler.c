@@ -106,6 +106,9 @@ static int open_one(struct pmon_sampler *s, const struct pmon_event_desc *d,
 	a.inherit = s->how.inherit;
 	/* Side-band records (mmaps, comms, tasks) once, from the first event. */
 	a.mmap = a.mmap2 = a.comm = a.task = ev == 0 && !(o && o->no_side_band);
+	/* An exec's COMM flagged PERF_RECORD_MISC_COMM_EXEC (3.16+), as perf
+	 * asks: the trace reader ends the old image's execve there (#28). */
+	a.comm_exec = a.comm;
 	a.build_id = a.mmap2 && s->build_id; /* MMAP2 with the file's build id (5.12+) */
 	a.context_switch = ev == 0 && o && o->context_switch;
 	if (o && o->use_clockid) {

@@ -290,17 +290,9 @@ static int write_header(struct pmon_trace_kernel *k, const struct pmon_trace_ker
 		h.ticks_per_sec = 0;
 	pmon__strlcpy(h.command, o->command ? o->command : "", sizeof(h.command));
 	measure_alignment(k, &h, eo);
-	const char *p = (const char *)&h;
-	size_t n = sizeof(h);
-	while (n) {
-		ssize_t w = write(k->fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return w < 0 ? -errno : -EIO;
-		p += w;
-		n -= (size_t)w;
-	}
+	int err = pmon__trace_write_header(k->fd, &h);
+	if (err)
+		return err;
 	return pmon__trace_write_chunk(k->fd, "TCLK", &k->clk, sizeof(k->clk), NULL, 0);
 }
 

@@ -5,8 +5,12 @@
  * `packet` fields (1), each a TracePacket. What is written (field numbers
  * from Perfetto's protos/perfetto/trace/trace_packet.proto and
  * the track_event/ protos):
- *   TracePacket  timestamp 8, trusted_packet_sequence_id 10, track_event 11,
- *                interned_data 12, sequence_flags 13, track_descriptor 60
+ *   TracePacket  clock_snapshot 6, timestamp 8, trusted_packet_sequence_id 10,
+ *                track_event 11, interned_data 12, sequence_flags 13,
+ *                timestamp_clock_id 58, track_descriptor 60
+ *   ClockSnapshot clocks 1 -> Clock clock_id 1, timestamp 2
+ *                (clock_snapshot.proto: BUILTIN_CLOCK_MONOTONIC 3,
+ *                BUILTIN_CLOCK_BOOTTIME 6; 64-127 a sequence-scoped clock)
  *   TrackDescriptor uuid 1, name 2, process 3, thread 4, parent_uuid 5,
  *                counter 8;  ProcessDescriptor pid 1, process_name 6;
  *                ThreadDescriptor pid 1, tid 2, thread_name 5
@@ -30,6 +34,9 @@
 #include <pmon/trace.h>
 
 #define SEQ_ID 1
+#define CLOCK_MONOTONIC_ID 3
+#define CLOCK_BOOTTIME_ID 6
+#define CLOCK_PERF_ID 64 /* the perf clock: sequence-scoped (64-127) */
 #define SEQ_INCREMENTAL_STATE_CLEARED 1
 #define SEQ_NEEDS_INCREMENTAL_STATE 2
 
@@ -214,12 +221,42 @@ out:
 	return err;
 }
 
+/* The clock of the timestamps, declared (issue #28.6): a ClockSnapshot
+ * of the trace's clock, CLOCK_MONOTONIC and CLOCK_BOOTTIME as the trace's
+ * header read them together, first on the events' sequence (a
+ * sequence-scoped clock must be declared on its sequence before use).
+ * Return: the clock id the events' timestamps are on (0: a file without
+ * the snapshot, nothing declared), or -errno. */
+static long put_clocks(const struct pmon_trace_reader *r, FILE *f)
+{
+	uint64_t v[3];
+	if (!pmon__trace_snapshot(r, &v[0], &v[1], &v[2]))
+		return 0;
+	bool perf = pmon_trace_reader__info(r)->time_base == PMON_TIMEBASE_PERF;
+	const uint32_t id[3] = { perf ? CLOCK_PERF_ID : 0, CLOCK_MONOTONIC_ID, CLOCK_BOOTTIME_ID };
+	struct pb pkt = { .n = 0 }, s = { .n = 0 };
+	for (size_t i = 0; i < 3; i++) {
+		if (!id[i])
+			continue; /* on CLOCK_MONOTONIC: the trace clock is that one */
+		struct pb c = { .n = 0 };
+		pb_uint(&c, 1, id[i]);
+		pb_uint(&c, 2, v[i]);
+		pb_msg(&s, 1, &c);
+	}
+	pb_msg(&pkt, 6, &s);
+	pb_uint(&pkt, 10, SEQ_ID);
+	pb_uint(&pkt, 13, SEQ_INCREMENTAL_STATE_CLEARED);
+	int err = put_packet(f, &pkt);
+	return err ? err : perf ? CLOCK_PERF_ID : CLOCK_MONOTONIC_ID;
+}
+
 int pmon_trace_write_perfetto(const struct pmon_trace_reader *r, FILE *f)
 {
 	const struct pmon_trace_info *in = pmon_trace_reader__info(r);
 	size_t nev = pmon_trace_reader__nevents(r), nch = pmon_trace_reader__nchannels(r);
 	struct pb pkt, m, d;
-	int err = put_tracks(r, f);
+	long clock = put_clocks(r, f);
+	int err = clock < 0 ? (int)clock : put_tracks(r, f);
 
 	/* A counter track per counter channel, under the trace's process. */
 	bool *is_counter = calloc(nch + 1, sizeof(bool));
@@ -244,7 +281,7 @@ int pmon_trace_write_perfetto(const struct pmon_trace_reader *r, FILE *f)
 	}
 
 	/* The events; a channel's name is interned before its first use. */
-	bool *interned = calloc(nch + 1, sizeof(bool)), first = true;
+	bool *interned = calloc(nch + 1, sizeof(bool)), first = clock == 0;
 	if (!interned) {
 		free(is_counter);
 		return -ENOMEM;
@@ -256,6 +293,8 @@ int pmon_trace_write_perfetto(const struct pmon_trace_reader *r, FILE *f)
 		pkt = (struct pb){ .n = 0 };
 		m = (struct pb){ .n = 0 };
 		pb_uint(&pkt, 8, in->mono_start_ns + e->ns);
+		if (clock)
+			pb_uint(&pkt, 58, (uint64_t)clock);
 		pb_uint(&pkt, 10, SEQ_ID);
 		pb_uint(&pkt, 13,
 			first ? SEQ_INCREMENTAL_STATE_CLEARED : SEQ_NEEDS_INCREMENTAL_STATE);

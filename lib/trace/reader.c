@@ -43,6 +43,16 @@ struct pmon_trace_reader {
 	size_t ntr, captr;
 	struct pmon__trace_thread *thr, dflt;
 	size_t nthr;
+	struct pmon_trace_disk_snapshot snap; /* have_snap: from the header */
+	bool have_snap;
+	uint64_t snap_trace_ns; /* snap.tick on the time base (set_times()) */
+	/* Each exec (a COMM record flagged PERF_RECORD_MISC_COMM_EXEC): its
+	 * process and time, sorted by both (build_threads()). */
+	struct exec_at {
+		int32_t pid;
+		uint64_t ns;
+	} * exec;
+	size_t nexec, capexec;
 };
 
 #define TASK_REC_THREAD 0x100u /* a TTHR chunk: a, b the name; ns the flags */
@@ -467,6 +477,29 @@ const char *pmon__trace_process_name(const struct pmon_trace_reader *r, int32_t 
 	return pid == r->info.pid ? r->info.command : "";
 }
 
+static int cmp_exec(const void *a, const void *b)
+{
+	const struct exec_at *x = a, *y = b;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->ns < y->ns ? -1 : x->ns > y->ns;
+}
+
+/* The first exec of process @pid at or after @ns, or UINT64_MAX. */
+static uint64_t exec_after(const struct pmon_trace_reader *r, int32_t pid, uint64_t ns)
+{
+	size_t lo = 0, hi = r->nexec;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct exec_at *x = &r->exec[mid];
+		if (x->pid < pid || (x->pid == pid && x->ns < ns))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < r->nexec && r->exec[lo].pid == pid ? r->exec[lo].ns : UINT64_MAX;
+}
+
 /* One entry per thread from the task records, in the file's order per
  * thread: its last process and name, its exit; a forked child not named
  * since has its parent's name (fork copies it). O(n log n) in the records. */
@@ -502,6 +535,15 @@ static int build_threads(struct pmon_trace_reader *r, uint64_t origin)
 				t->exit_ns = k->ns > origin ? k->ns - origin : 0;
 			if ((k->b & 0xff) == PMON__TASK_FORK)
 				parent[r->nthr - 1] = (int32_t)(k->b >> 8);
+			if ((k->b & 0xff) == PMON__TASK_EXEC && k->a > 0 && k->a <= INT32_MAX) {
+				if (PMON_GROW(&r->exec, &r->capexec, r->nexec + 1)) {
+					free(parent);
+					return -ENOMEM;
+				}
+				r->exec[r->nexec++] = (struct exec_at){
+					(int32_t)k->a, k->ns > origin ? k->ns - origin : 0
+				};
+			}
 			break;
 		case PMON__K_COMM:
 			memcpy(t->name, name, sizeof(t->name));
@@ -522,6 +564,8 @@ static int build_threads(struct pmon_trace_reader *r, uint64_t origin)
 			memcpy(t->name, pmon__trace_thread(r, parent[i])->name, sizeof(t->name));
 	}
 	free(parent);
+	if (r->nexec)
+		qsort(r->exec, r->nexec, sizeof(*r->exec), cmp_exec);
 	free(r->tr);
 	r->tr = NULL;
 	r->ntr = r->captr = 0;
@@ -545,13 +589,40 @@ static void drop_writer(struct pmon_trace_reader *r)
 	r->nev = n;
 }
 
+static bool is_exec(const char *name)
+{
+	return name && (!strcmp(name, "sys_execve") || !strcmp(name, "sys_execveat"));
+}
+
 /* A system call that never returns: its thread ends (or becomes the new
  * image) inside it. */
 static bool never_returns(const char *name)
 {
-	return name &&
-		(!strcmp(name, "sys_exit") || !strcmp(name, "sys_exit_group") ||
-		 !strcmp(name, "sys_execve") || !strcmp(name, "sys_execveat"));
+	return name && (!strcmp(name, "sys_exit") || !strcmp(name, "sys_exit_group") || is_exec(name));
+}
+
+/* Where the old image's execve begun at @b ends: its process's next exec
+ * (the new image starts there; its return, when seen, is the new image's),
+ * or UINT64_MAX: none seen, or @b is no execve. */
+static uint64_t exec_end(const struct pmon_trace_reader *r, const struct pmon_trace_event *b)
+{
+	if (!r->nexec || !is_exec(pmon_trace_reader__channel(r, b->channel)))
+		return UINT64_MAX;
+	return exec_after(r, pmon__trace_thread(r, b->tid)->pid, b->ns);
+}
+
+/* A copy of begin @b as its end at @ns, into @add. */
+static int add_end(struct pmon_trace_event **add, size_t *nadd, size_t *cadd,
+		   const struct pmon_trace_event *b, uint64_t ns, uint64_t seq)
+{
+	if (PMON_GROW(add, cadd, *nadd + 1))
+		return -ENOMEM;
+	(*add)[*nadd] = *b;
+	(*add)[*nadd].kind = PMON_TRACE_END_EV;
+	(*add)[*nadd].ns = (*add)[*nadd].tick = ns;
+	(*add)[*nadd].seq = seq;
+	(*nadd)++;
+	return 0;
 }
 
 static int cmp_span(const void *a, const void *b, void *ctx)
@@ -566,8 +637,10 @@ static int cmp_span(const void *a, const void *b, void *ctx)
 }
 
 /* The kernel's spans as they happened (the hooks' are the program's own
- * and stay as written): a begin never ended is ended at its thread's exit
- * where that was seen, else one that never returns (exit, exit_group, an
+ * and stay as written): an execve's ends at its process's exec where that
+ * was seen (the old image's call ends there: its return, when seen, is
+ * the new image's, an instant); a begin never ended is ended at its
+ * thread's exit where that was seen, else one that never returns (exit, exit_group, an
  * execve whose end was not seen) becomes an instant; an end whose begin
  * came before the trace (a command's execve, a process attached in a
  * call) is an instant too. Viewers then draw no endless bar. */
@@ -597,14 +670,12 @@ static int close_spans(struct pmon_trace_reader *r)
 			uint64_t exit_ns = pmon__trace_thread(r, prev->tid)->exit_ns;
 			for (size_t k = 0; k < nst; k++) {
 				struct pmon_trace_event *b = &r->ev[stack[k]];
-				if (exit_ns != UINT64_MAX && exit_ns >= b->ns) {
-					if (PMON_GROW(&add, &cadd, nadd + 1))
+				uint64_t x = exec_end(r, b);
+				if (x == UINT64_MAX && exit_ns != UINT64_MAX && exit_ns >= b->ns)
+					x = exit_ns;
+				if (x != UINT64_MAX) {
+					if (add_end(&add, &nadd, &cadd, b, x, r->nev + nadd))
 						goto out;
-					add[nadd] = *b;
-					add[nadd].kind = PMON_TRACE_END_EV;
-					add[nadd].ns = add[nadd].tick = exit_ns;
-					add[nadd].seq = r->nev + nadd;
-					nadd++;
 				} else if (never_returns(
 						   pmon_trace_reader__channel(r, b->channel))) {
 					b->kind = PMON_TRACE_MARK_EV;
@@ -619,7 +690,13 @@ static int close_spans(struct pmon_trace_reader *r)
 				goto out;
 			stack[nst++] = ix[j];
 		} else if (nst) {
-			nst--;
+			struct pmon_trace_event *b = &r->ev[stack[--nst]];
+			uint64_t x = exec_end(r, b);
+			if (x <= e->ns) { /* ended at the exec; @e the new image's return */
+				if (add_end(&add, &nadd, &cadd, b, x, r->nev + nadd))
+					goto out;
+				e->kind = PMON_TRACE_MARK_EV;
+			}
 		} else {
 			e->kind = PMON_TRACE_MARK_EV;
 		}
@@ -692,6 +769,9 @@ static int set_times(struct pmon_trace_reader *r, const struct pmon_trace_disk_h
 	for (size_t i = 0; i < r->nev; i++)
 		r->ev[i].ns -= origin;
 	r->info.mono_start_ns = origin;
+	r->snap_trace_ns = r->info.time_base == PMON_TIMEBASE_PERF
+		? pmon_perf_tsc__to_ns(&tc, r->snap.tick)
+		: r->snap.mono_ns;
 	int err = build_threads(r, origin);
 	if (!err)
 		drop_writer(r);
@@ -726,6 +806,10 @@ static int parse(struct pmon_trace_reader *r, const unsigned char *buf, size_t s
 	r->info.command[sizeof(r->info.command) - 1] = '\0';
 	r->info.mono_start_ns = h.mono0_ns;
 	r->tick0 = h.tick0;
+	if (h.header_size >= sizeof(h) + sizeof(r->snap)) {
+		memcpy(&r->snap, buf + sizeof(h), sizeof(r->snap));
+		r->have_snap = true;
+	}
 
 	size_t off = h.header_size;
 	while (off < size) {
@@ -873,7 +957,19 @@ void pmon_trace_reader__free(struct pmon_trace_reader *r)
 	free(r->ev);
 	free(r->tr);
 	free(r->thr);
+	free(r->exec);
 	free(r);
+}
+
+bool pmon__trace_snapshot(const struct pmon_trace_reader *r, uint64_t *trace_ns,
+			  uint64_t *mono_ns, uint64_t *boot_ns)
+{
+	if (!r->have_snap)
+		return false;
+	*trace_ns = r->snap_trace_ns;
+	*mono_ns = r->snap.mono_ns;
+	*boot_ns = r->snap.boot_ns;
+	return true;
 }
 
 const struct pmon_trace_info *pmon_trace_reader__info(const struct pmon_trace_reader *r)

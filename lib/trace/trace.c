@@ -23,6 +23,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -43,6 +44,8 @@ struct tbuf {
 	uint64_t tail; /* writer; release-published */
 	uint64_t dropped; /* producer increments; writer reads (relaxed) */
 	int32_t tid;
+	char name[16]; /* the thread's name at its first hook */
+	bool named; /* its TTHR chunk is written (writer) */
 	unsigned gen; /* the trace it belongs to */
 	int dead; /* the thread has exited, or a new trace replaced it */
 	struct tbuf *next;
@@ -107,6 +110,11 @@ static struct tbuf *attach(void)
 	b->mask = G.ring_records - 1;
 	b->gen = __atomic_load_n(&G.gen, __ATOMIC_ACQUIRE);
 	b->tid = (int32_t)syscall(SYS_gettid);
+	/* Its name, for its lane in the viewers (issue #28.5): the kernel's
+	 * comm of this thread (pthread_setname_np's), read once here, on its
+	 * first hook, where the allocations above already are. */
+	(void)prctl(PR_GET_NAME, b->name, 0, 0, 0);
+	b->name[sizeof(b->name) - 1] = '\0';
 	pthread_once(&key_once, make_key);
 	pthread_setspecific(G.key, b);
 	pthread_mutex_lock(&G.lock);
@@ -263,6 +271,33 @@ void pmon__trace_clock_pair(uint64_t (*clk)(void), uint64_t *tick, uint64_t *mon
 	}
 }
 
+/* The header, then the clocks read together: TSC, CLOCK_MONOTONIC,
+ * CLOCK_BOOTTIME, TSC, the narrowest bracket of five (a reading of the
+ * trace's clock at the TSC's mid-point, on either time base). */
+int pmon__trace_write_header(int fd, struct pmon_trace_disk_header *h)
+{
+	struct pmon_trace_disk_snapshot s = { .bracket = UINT64_MAX };
+	char buf[sizeof(*h) + sizeof(s)];
+
+	for (int i = 0; i < 5; i++) {
+		struct timespec m, b;
+		uint64_t t0 = pmon_rdtsc();
+		clock_gettime(CLOCK_MONOTONIC, &m);
+		clock_gettime(CLOCK_BOOTTIME, &b);
+		uint64_t t1 = pmon_rdtsc();
+		if (t1 - t0 < s.bracket) {
+			s.bracket = t1 - t0;
+			s.tick = t0 + (t1 - t0) / 2;
+			s.mono_ns = (uint64_t)m.tv_sec * 1000000000u + (uint64_t)m.tv_nsec;
+			s.boot_ns = (uint64_t)b.tv_sec * 1000000000u + (uint64_t)b.tv_nsec;
+		}
+	}
+	h->header_size = sizeof(buf);
+	memcpy(buf, h, sizeof(*h));
+	memcpy(buf + sizeof(*h), &s, sizeof(s));
+	return write_full(fd, buf, sizeof(buf));
+}
+
 static void clock_pair(uint64_t *tick, uint64_t *mono, uint64_t *bracket)
 {
 	pmon__trace_clock_pair(G.clock, tick, mono, bracket);
@@ -297,6 +332,13 @@ static bool drain(void)
 		uint64_t tail = b->tail;
 		if (head - tail >= (b->mask + 1) / 4)
 			busy = true;
+		if (tail != head && !b->named && !G.write_err) {
+			/* Before its first records: the thread's name (TTHR). */
+			struct pmon_trace_chunk_thread th = { .tid = b->tid };
+			memcpy(th.name, b->name, sizeof(th.name));
+			G.write_err = write_chunk("TTHR", &th, sizeof(th), NULL, 0);
+			b->named = true;
+		}
 		while (tail != head) {
 			uint64_t n = head - tail;
 			if (n > CHUNK_RECORDS)
@@ -360,7 +402,7 @@ static void *writer_main(void *arg)
 	pmon__strlcpy(th.name, "pmon-writer", sizeof(th.name));
 	pthread_setname_np(pthread_self(), th.name);
 	pthread_mutex_lock(&G.lock);
-	G.write_err = write_full(G.fd, &h, sizeof(h));
+	G.write_err = pmon__trace_write_header(G.fd, &h);
 	if (!G.write_err)
 		G.write_err = write_chunk("TTHR", &th, sizeof(th), NULL, 0);
 	pthread_mutex_unlock(&G.lock);

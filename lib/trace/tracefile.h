@@ -4,7 +4,9 @@
  * and the reader (lib/trace/reader.c). Little-endian, as the machine.
  *
  *   header  "PMONTRC1", version, the first TSC/CLOCK_MONOTONIC pair, the
- *           calibrated tick rate, pid, command
+ *           calibrated tick rate, pid, command; then (a header_size that
+ *           holds it) the clock snapshot: TSC, CLOCK_MONOTONIC and
+ *           CLOCK_BOOTTIME read together
  *   chunks  magic, payload length, CRC-32 of the payload, then the payload:
  *           TCHN  a channel's id and name
  *           TEVT  one thread's records (16 bytes each) and its drop count
@@ -22,6 +24,7 @@
 #ifndef PMON_TRACEFILE_H
 #define PMON_TRACEFILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -44,6 +47,19 @@ struct pmon_trace_disk_header {
 	uint64_t mono0_ns;
 	uint64_t bracket0; /* the pair's bracket, in ticks */
 	char command[256];
+};
+
+/* After the header, inside its header_size (a file without one is still
+ * read): the trace's clocks read together when the trace was taken, for
+ * the exports to declare their timestamps' clock (Perfetto's
+ * ClockSnapshot). The trace clock's reading is the TSC's on the file's
+ * time base (through the TCLK chunk's conversion on the perf clock), the
+ * CLOCK_MONOTONIC one on CLOCK_MONOTONIC. */
+struct pmon_trace_disk_snapshot {
+	uint64_t tick; /* the TSC: mid-point of the bracket */
+	uint64_t mono_ns; /* CLOCK_MONOTONIC */
+	uint64_t boot_ns; /* CLOCK_BOOTTIME, read right after */
+	uint64_t bracket; /* the two TSC reads around them, in ticks */
 };
 
 struct pmon_trace_chunk {
@@ -153,6 +169,15 @@ struct pmon_trace_chunk_clock {
 /* Shared by the writers (trace.c, kernel.c). */
 int pmon__trace_write_chunk(int fd, const char magic[4], const void *a, size_t alen, const void *b,
 			    size_t blen);
+struct pmon_trace_reader;
+/* The trace header @h (header_size set) and a clock snapshot taken now,
+ * written to @fd. Return: 0 or -errno. */
+int pmon__trace_write_header(int fd, struct pmon_trace_disk_header *h);
+/* The trace's clocks as @r's header recorded them: the trace clock (the
+ * time base of its events' absolute ns, mono_start_ns + ns), CLOCK_MONOTONIC
+ * and CLOCK_BOOTTIME. Return: false for a file without a snapshot. */
+bool pmon__trace_snapshot(const struct pmon_trace_reader *r, uint64_t *trace_ns,
+			  uint64_t *mono_ns, uint64_t *boot_ns);
 /* A TSC (or @clk) / CLOCK_MONOTONIC pair, the narrowest bracket of five. */
 void pmon__trace_clock_pair(uint64_t (*clk)(void), uint64_t *tick, uint64_t *mono,
 			    uint64_t *bracket);

@@ -49,6 +49,15 @@ assert b == e == 600 and len(c) == 600 and all("value" in x["args"] for x in c),
 assert sum(1 for e in ev if e["name"] == "region-a" and e["ph"] == "B") == 5
 assert len({x["tid"] for x in ev}) == 3
 ' "$TMP/t.json"
+check "Chrome JSON: each hooks' thread's lane named by its thread name" python3 -c '
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+names = {e["tid"]: e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "thread_name"}
+lanes = {e["tid"] for e in ev if e["ph"] != "M"}
+assert set(names) == lanes, (names, lanes)
+assert sorted(n.rsplit(" ", 1)[0] for n in names.values()) == ["hooks-1", "hooks-2", "wl-tracehooks"], names
+assert all(n.rsplit(" ", 1)[1] == str(t) for t, n in names.items()), names
+' "$TMP/t.json"
 
 # Perfetto's protobuf format: protoc decodes it with the schema subset pmon
 # keeps, and the slices convert back to the same spans per channel.
@@ -71,6 +80,12 @@ for p in pk:
     threads += "thread {" in p
 assert begins == {"outer": 600, "inner": 1200, "setup": 1, "region-a": 5}, begins
 assert ends == 1806 and counters == 605 and threads == 3, (ends, counters, threads)
+' "$TMP/pf.txt"
+	check "Perfetto: each thread descriptor carries its thread name" python3 -c '
+import re, sys
+t = open(sys.argv[1]).read()
+n = re.findall(r"thread \{\s*pid: \d+\s*tid: \d+\s*thread_name: \"([^\"]*)\"", t)
+assert sorted(n) == ["hooks-1", "hooks-2", "wl-tracehooks"], n
 ' "$TMP/pf.txt"
 fi
 

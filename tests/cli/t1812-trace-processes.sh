@@ -55,6 +55,23 @@ for tid in set(e["tid"] for e in ev if e["ph"] in "BE"):
 ends = [e for e in ev if e["name"] == "sys_exit_group" and e["ph"] == "E"]
 assert sorted(e["pid"] for e in ends) == sorted([parent, child]), ends
 PY
+check "the child's execve ends at its exec: the old image's call, then the new image's return" \
+	python3 - "$TMP/fe.json" <<'PY'
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+procs = {e["args"]["name"]: e["pid"] for e in ev if e["ph"] == "M" and e["name"] == "process_name"}
+child = procs["fe-child"]
+x = [e for e in ev if e["pid"] == child and e["name"] == "sys_execve"]
+b = [e for e in x if e["ph"] == "B"]
+end = [e for e in x if e["ph"] == "E"]
+ret = [e for e in x if e["ph"] == "i" and e["args"]["value"] == 0]
+write = [e for e in ev if e["pid"] == child and e["name"] == "sys_write" and e["ph"] == "B"]
+assert len(b) == 1 and len(end) == 1 and len(ret) == 1 and write, x
+# the span ends at the exec (the COMM the kernel flags as an exec's),
+# before the new image's execve returns 0: not at that return, not at
+# the window's end, not as an instant
+assert b[0]["ts"] < end[0]["ts"] < ret[0]["ts"] < write[0]["ts"], (b, end, ret, write)
+PY
 run_pmon 0 trace report "$TMP/fe.trace" --format json -o "$TMP/fe.sum.json"
 json_has "$TMP/fe.sum.json" \
 	'not [c for c in d["channels"] if c["kernel"] and c["unmatched"]]' \

@@ -17,7 +17,41 @@ if [ $? -ne 0 ]; then
 	exit 77
 fi
 
+mono() { python3 -c 'import time; print(time.clock_gettime_ns(time.CLOCK_MONOTONIC))'; }
+# Perfetto declares the clock (issue #28.6): a ClockSnapshot first, with
+# CLOCK_MONOTONIC (3) and CLOCK_BOOTTIME (6) and, on the perf clock, the
+# sequence-scoped clock 64 the events' timestamp_clock_id names; each
+# event's time carried through the snapshot onto CLOCK_MONOTONIC lies
+# between CLOCK_MONOTONIC read before pmon ran and after it ended.
+perfetto_clock() { # TRACE BASE T0 T1
+	"$PMON" trace report "$1" --format perfetto -o "$1.pf" 2>>"$TMP/err" &&
+		protoc --decode=perfetto.protos.Trace -I"$PMON_SRC/tests/perfetto" \
+			"$PMON_SRC/tests/perfetto/trace-subset.proto" <"$1.pf" >"$1.pf.txt" &&
+		python3 - "$1.pf.txt" "$2" "$3" "$4" <<'PY'
+import re, sys
+txt, base, t0, t1 = open(sys.argv[1]).read(), sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+pk = re.split(r"\npacket \{", "\n" + txt)[1:]
+assert "clock_snapshot" in pk[0], pk[0]
+snap = {int(i): int(t) for i, t in
+        re.findall(r"clocks \{\s*clock_id: (\d+)\s*timestamp: (\d+)", pk[0])}
+assert 3 in snap and 6 in snap and snap[6] >= snap[3], snap
+assert t0 <= snap[3] <= t1, (t0, snap, t1)
+assert len([p for p in pk if "clock_snapshot" in p]) == 1
+ev = [p for p in pk if "track_event" in p]
+ids = {int(i) for p in ev for i in re.findall(r"timestamp_clock_id: (\d+)", p)}
+want = 64 if base == "perf" else 3
+assert ids == {want} and want in snap, (ids, snap)
+ts = [int(re.search(r"\btimestamp: (\d+)", p).group(1)) for p in ev]
+assert len(ts) == len(ev) > 0
+mono = [t - snap[want] + snap[3] for t in ts]
+bad = [m for m in mono if not t0 <= m <= t1]
+assert not bad, (len(bad), len(mono), t0, bad[:3], t1)
+print("# %d events on clock %d, within CLOCK_MONOTONIC [%d, %d]" % (len(ts), want, t0, t1))
+PY
+}
+t0=$(mono)
 run_pmon 0 trace -e faults -o "$TMP/f.trace" -- "$W" 10
+t1=$(mono)
 run_pmon 0 trace report "$TMP/f.trace" --format json -o "$TMP/f.json"
 base=$(jfield "$TMP/f.json" 'd["time_base"]')
 cs=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)
@@ -53,8 +87,21 @@ d = {c["channel"]: c for c in json.load(open(sys.argv[1]))["channels"]}
 assert d["outer"]["spans"] == 20 and d["page_fault"]["kernel"] and d["page_fault"]["marks"] > 0, d
 ' "$TMP/f.json"
 
+if command -v protoc >/dev/null; then
+	check "Perfetto: the snapshot declares the clock of the events ($base)" \
+		perfetto_clock "$TMP/f.trace" "$base" "$t0" "$t1"
+else
+	echo "ok - # SKIP Perfetto's clock: no protoc"
+fi
+
 # Hooks alone: no kernel events, nothing measured, and said so.
+t0=$(mono)
 run_pmon 0 trace -o "$TMP/h.trace" -- "$W" 10
+t1=$(mono)
+if command -v protoc >/dev/null; then
+	check "Perfetto, hooks alone: CLOCK_MONOTONIC declared" \
+		perfetto_clock "$TMP/h.trace" mono "$t0" "$t1"
+fi
 run_pmon 0 trace report "$TMP/h.trace"
 check "hooks alone: calibrated CLOCK_MONOTONIC, alignment not measured" \
 	grep -q "^# time base: calibrated CLOCK_MONOTONIC; alignment with the kernel's events not measured$" "$TMP/out"

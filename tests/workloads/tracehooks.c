@@ -5,7 +5,8 @@
  * per round and one "depth" counter value per round (the last round's a
  * 64-bit value); the main thread adds one "setup" span. So:
  *   outer 2*ROUNDS spans, inner 4*ROUNDS, tick 2*ROUNDS, depth 2*ROUNDS, setup 1;
- * and 5 pairs of the instrumented region "region-a".
+ * and 5 pairs of the instrumented region "region-a". The threads are named
+ * "hooks-1" .. "hooks-NTHREADS" (pthread_setname_np), for their lanes.
  * usage: wl-tracehooks [ROUNDS]   (default 500)
  *
  * wl-tracehooks sleep N: for pmon trace -k, the main thread alone runs N
@@ -14,9 +15,11 @@
  * an "after" instant last. The kernel's sched_switch, sched_wakeup and the
  * clock_nanosleep and write system calls must fall inside those spans.
  */
+#define _GNU_SOURCE
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -38,7 +41,9 @@ static void work(unsigned n)
 
 static void *thread_main(void *arg)
 {
-	(void)arg;
+	char name[16];
+	snprintf(name, sizeof(name), "hooks-%d", (int)(intptr_t)arg);
+	pthread_setname_np(pthread_self(), name);
 	for (long i = 0; i < rounds; i++) {
 		PMON_TRACE_BEGIN("outer");
 		PMON_TRACE_BEGIN("inner");
@@ -94,7 +99,7 @@ int main(int argc, char **argv)
 		PMON_REGION_END("region-a");
 	}
 	for (int i = 0; i < NTHREADS; i++)
-		pthread_create(&t[i], NULL, thread_main, NULL);
+		pthread_create(&t[i], NULL, thread_main, (void *)(intptr_t)(i + 1));
 	for (int i = 0; i < NTHREADS; i++)
 		pthread_join(t[i], NULL);
 	return 0;
