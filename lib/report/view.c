@@ -489,8 +489,11 @@ static int add_children(struct view *v, const struct pmon_sample *sm, uint32_t e
 static int vote(struct view *v, uint32_t index, const struct pmon_sample *sm, const char *comm,
 		uint64_t period)
 {
+	size_t had = v->capown;
 	if (PMON_GROW(&v->own, &v->capown, (size_t)index + 1))
 		return -ENOMEM;
+	if (v->capown > had) /* grown: no owner yet */
+		memset(v->own + had, 0, (v->capown - had) * sizeof(*v->own));
 	struct owner *o = &v->own[index];
 	if (o->pid == sm->pid || !o->votes) {
 		o->pid = sm->pid;
