@@ -538,7 +538,7 @@ PMON_API int pmon_report_live__take(struct pmon_report_live *l, struct pmon_repo
 /**
  * pmon_report_live__annotate() - pmon_annotate()'s view of @symbol in the
  * DSO @dso (base name or path; NULL: any) from every sample counted since
- * the profile was made (whatever the view): its instructions with the
+ * the profile was made (each under the view of its time): its instructions with the
  * samples on each; ->total and ->total_period are of all samples in files.
  * Return: 0 (release @out with pmon_annotation_release()); -ENOENT (no
  * sample in it yet), -ENOTSUP (kernel or JIT code, no bytes on disk),
