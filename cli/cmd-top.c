@@ -25,7 +25,7 @@ struct top {
 	} ev[TOP_MAXEV];
 	size_t nev;
 	unsigned long interval_ms, count;
-	bool batch, per_proc;
+	bool batch, per_proc, functions, all;
 	struct pmon_target *target; /* -p/-C checked once; then the command or all CPUs */
 	struct pmon_open_opts how; /* inherit; enable_on_exec until the command runs */
 	size_t npids, ncpus;
@@ -56,6 +56,7 @@ static struct top_view *view_new(struct top *t)
 		.count = t->count,
 		.batch = t->batch,
 		.per_proc = t->per_proc,
+		.functions = t->functions,
 		.out = stdout,
 		.output_failed = cli_output_failed,
 	};
@@ -177,12 +178,16 @@ int cmd_top(int argc, char **argv)
 		CLI_OPT_FLAG('P', "per-process", &t->per_proc,
 			     "also show the processes with most of the selected event,\n"
 			     "from sampling it at ~250 Hz per CPU (key t)"),
+		CLI_OPT_FLAG('f', "functions", &t->functions,
+			     "the hottest functions instead (perf top's view, key f),\n"
+			     "from sampling the selected event at ~1000 Hz per CPU"),
+		CLI_OPT_FLAG('a', "all-cpus", &t->all, "all CPUs (the default without a target)"),
 		CLI_OPT_END(),
 	};
 	int argi = cli_parse_options(
 		"top",
 		"usage: pmon top [-e EVENTS] [-I MS] [-n COUNT] [-p PID | -C CPUS | -- command]\n"
-		"                [-o LOG] [--batch] [-P]",
+		"                [-o LOG] [--batch] [-P] [-f] [-a]",
 		options, CLI_PARSE_STOP_AT_OPERAND, argc, argv);
 
 	if (argi <= 0) {
@@ -199,8 +204,8 @@ int cmd_top(int argc, char **argv)
 	}
 	pmon_target__pids(t->target, &t->npids);
 	pmon_target__cpus(t->target, &t->ncpus);
-	if ((t->cmd != NULL) + (t->npids > 0) + (t->ncpus > 0) > 1) {
-		cli_error("give one target: -p, -C or a command");
+	if ((t->cmd != NULL) + (t->npids > 0) + (t->ncpus > 0) + t->all > 1) {
+		cli_error("give one target: -a, -p, -C or a command");
 		rc = CLI_USAGE;
 		goto out;
 	}

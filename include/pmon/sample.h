@@ -491,6 +491,63 @@ PMON_API int pmon_report_foreach_sample(const char *path, const struct pmon_repo
 					int (*cb)(void *ctx, const struct pmon_report_sample *s),
 					void *ctx, struct pmon_report *info);
 
+/* ---- a live profile (pmon top's hottest functions) ----------------------- */
+
+struct pmon_report_live;
+
+/**
+ * pmon_report_live__new() - a profile fed with a sampler's records as they
+ * come (pmon_sampler__drain()), with no recording: the samples of each
+ * interval keyed, filtered and counted as @opts' view says (its
+ * sort_keys and filters, as pmon_report_read()'s views; NULL: by symbol
+ * and DSO; no time or children), named as pmon report names them.
+ * @sample_type and @regs_user: the sampler's (pmon_sampler__sample_type(),
+ * pmon_sampler__regs_user()). A process whose mappings came before the
+ * sampler (one already running, all CPUs) has them read from
+ * /proc/PID/maps at its first record, and its command from /proc/PID/comm.
+ * Return: the profile (free with pmon_report_live__free()), or NULL with
+ * errno (EINVAL: a bad key or list, detail set; ENOMEM). Not thread-safe:
+ * one thread feeds and reads it.
+ */
+PMON_API struct pmon_report_live *pmon_report_live__new(uint64_t sample_type, uint64_t regs_user,
+							 const struct pmon_report_opts *opts);
+/**
+ * pmon_report_live__add() - one record as the sampler hands it (@len bytes,
+ * its header included): a sample is counted, maps, forks and commands
+ * change what later samples see; others are ignored.
+ * Return: 0, -EINVAL (no record), or -ENOMEM.
+ */
+PMON_API int pmon_report_live__add(struct pmon_report_live *l, const void *rec, size_t len);
+/**
+ * pmon_report_live__view() - new keys and filters (a zoom into a process or
+ * a DSO, and out again): @opts as in pmon_report_live__new(). The counts
+ * of the interval so far are dropped; the maps and the annotations' counts
+ * stay. Return: 0, or -EINVAL (detail set; the profile then counts nothing
+ * until a good view is set).
+ */
+PMON_API int pmon_report_live__view(struct pmon_report_live *l, const struct pmon_report_opts *opts);
+/**
+ * pmon_report_live__take() - the entries counted since the last take (or
+ * the start) into @out, most period first, with the totals of what passed
+ * the filters (->samples, ->period, ->events[0]); each entry's ->pid and
+ * ->comm are those of the process with most of its samples where pid is
+ * no key. The counts start again from zero. @out is the caller's: release
+ * it with pmon_report_release(). Return: 0 or -ENOMEM.
+ */
+PMON_API int pmon_report_live__take(struct pmon_report_live *l, struct pmon_report *out);
+/**
+ * pmon_report_live__annotate() - pmon_annotate()'s view of @symbol in the
+ * DSO @dso (base name or path; NULL: any) from every sample counted since
+ * the profile was made (each under the view of its time): its instructions with the
+ * samples on each; ->total and ->total_period are of all samples in files.
+ * Return: 0 (release @out with pmon_annotation_release()); -ENOENT (no
+ * sample in it yet), -ENOTSUP (kernel or JIT code, no bytes on disk),
+ * or pmon_annotate()'s errors; the detail says which.
+ */
+PMON_API int pmon_report_live__annotate(struct pmon_report_live *l, const char *symbol,
+					const char *dso, struct pmon_annotation *out);
+PMON_API void pmon_report_live__free(struct pmon_report_live *l);
+
 /* ---- two profiles compared (pmon diff) ---------------------------------- */
 
 enum pmon_diff_key { PMON_DIFF_SYMBOL = 0, PMON_DIFF_DSO, PMON_DIFF_DSO_SYMBOL };

@@ -310,6 +310,7 @@ long pmon__sites_loc(struct ctx *x, struct pmon__sites *s, uint64_t addr, const 
 /* ---- view.c: threads' commands, and perf report's views ---------------- */
 
 struct pmon__record;
+struct view;
 /* A COMM record names its thread; a FORK's child takes its parent's name
  * until its own COMM. Other records: nothing. Return: 0 or -ENOMEM. */
 int pmon__comm_record(struct comm_tab *t, const struct pmon__record *rec);
@@ -321,6 +322,22 @@ bool pmon__view_wanted(const struct pmon_report_opts *o);
  * as @o says. Return: 0, -EINVAL (a bad key, list or range: detail), or
  * pmon_report_read()'s errors. */
 int pmon__view_read(const char *path, const struct pmon_report_opts *o, struct pmon_report *r);
+/* A live view (live.c): no recording, the records handed over one by one
+ * in time order, every map seen so far visible to each sample. The
+ * totals go into @r (the caller's, until pmon__view_live_free()); each
+ * entry gets its process where pid is no key. NULL with errno. */
+struct view *pmon__view_live_new(const struct pmon_report_opts *o, struct pmon_report *r);
+/* New keys and filters (a zoom): the counts so far are dropped, not the
+ * maps. Return: 0 or -EINVAL (detail). */
+int pmon__view_live_set(struct view *v, const struct pmon_report_opts *o);
+struct ctx *pmon__view_ctx(struct view *v);
+/* One decoded record; a sample that passed the filters is located into
+ * @l (@l->file stays -1 for any other). Return: 0 or -ENOMEM. */
+int pmon__view_live_record(struct view *v, const struct pmon__record *rec, struct loc *l);
+/* The entries counted since the last take into @out (zeroed by the
+ * caller), sorted; the counts start again. Return: 0 or -ENOMEM. */
+int pmon__view_live_take(struct view *v, struct pmon_report *out);
+void pmon__view_live_free(struct view *v);
 
 /* ---- report.c: a walk over the records in file order (script.c) -------- */
 
@@ -334,5 +351,10 @@ struct pmon__rec_reader *pmon__report_open(const char *path, const struct pmon_r
 int pmon__report_ordered(struct ctx *x, const struct pmon__record *rec);
 /* Free the reader and @x (not @r). */
 void pmon__report_close(struct pmon__rec_reader *rd, struct ctx *x);
+/* @x for records that come without a recording (a live view): this
+ * machine's kernel symbols. Return: 0 or -ENOMEM; pmon__report_fini()
+ * frees @x either way. */
+int pmon__report_init(struct ctx *x, struct pmon_report *r, const struct pmon_report_opts *o);
+void pmon__report_fini(struct ctx *x);
 
 #endif

@@ -747,3 +747,17 @@ void pmon__report_close(struct pmon__rec_reader *rd, struct ctx *x)
 	note_stale(x);
 	ctx_free(x);
 }
+
+/* ---- records without a recording (a live view, live.c) ------------------- */
+
+int pmon__report_init(struct ctx *x, struct pmon_report *r, const struct pmon_report_opts *o)
+{
+	ctx_init(x, r, o);
+	x->no_stacks = true;
+	return pmon__maps_epoch(x);
+}
+
+void pmon__report_fini(struct ctx *x)
+{
+	ctx_free(x);
+}

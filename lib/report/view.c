@@ -134,6 +134,16 @@ struct view {
 	bool tr_pct;
 	struct counter self, kids;
 	uint64_t first, last;
+	/* A live view (pmon_report_live): each entry's process, where pid is
+	 * no key, by majority vote of its samples' periods (Boyer-Moore), by
+	 * the entry's order of first use. */
+	struct owner {
+		uint32_t pid;
+		uint64_t votes;
+		char comm[16];
+	} * own;
+	size_t capown;
+	bool live;
 };
 
 static const struct {
@@ -475,12 +485,34 @@ static int add_children(struct view *v, const struct pmon_sample *sm, uint32_t e
 	return 0;
 }
 
-static int on_sample(struct view *v, const struct pmon_sample *sm, uint32_t epoch)
+/* The sample's process as its entry's owner, where it wins the vote. */
+static int vote(struct view *v, uint32_t index, const struct pmon_sample *sm, const char *comm,
+		uint64_t period)
+{
+	size_t had = v->capown;
+	if (PMON_GROW(&v->own, &v->capown, (size_t)index + 1))
+		return -ENOMEM;
+	if (v->capown > had) /* grown: no owner yet */
+		memset(v->own + had, 0, (v->capown - had) * sizeof(*v->own));
+	struct owner *o = &v->own[index];
+	if (o->pid == sm->pid || !o->votes) {
+		o->pid = sm->pid;
+		pmon__strlcpy(o->comm, comm, sizeof(o->comm));
+		o->votes += period;
+	} else {
+		o->votes = o->votes > period ? o->votes - period : 0;
+	}
+	return 0;
+}
+
+static int on_sample_at(struct view *v, const struct pmon_sample *sm, uint32_t epoch,
+			struct loc *where)
 {
 	struct pmon_report *r = v->r;
 	unsigned ev = pmon__event_of(&v->x, sm->id);
 	char key[1200];
 	struct loc l;
+	uint32_t index;
 
 	if (ev >= r->nevents)
 		ev = 0;
@@ -498,6 +530,8 @@ static int on_sample(struct view *v, const struct pmon_sample *sm, uint32_t epoc
 	pmon__locate(&v->x, sm->pid, sm->ip, epoch, &l);
 	if (!str_in(&v->dso_f, pmon__base_name(l.dso), l.dso) || !str_in(&v->sym_f, l.sym, NULL))
 		return 0;
+	if (where)
+		*where = l;
 	r->events[ev].samples++;
 	r->events[ev].period += period;
 	r->samples++;
@@ -505,10 +539,17 @@ static int on_sample(struct view *v, const struct pmon_sample *sm, uint32_t epoc
 	if (sm->nr || sm->stack_dyn)
 		r->callchains = true;
 	make_key(v, key, sizeof(key), ev, sm, comm, &l);
-	int err = pmon__counter_add(&v->self, key, 1, period, NULL);
+	int err = pmon__counter_add(&v->self, key, 1, period, &index);
+	if (!err && v->live)
+		err = vote(v, index, sm, comm, period);
 	if (!err && v->children)
 		err = add_children(v, sm, epoch, ev, comm, key, period);
 	return err;
+}
+
+static int on_sample(struct view *v, const struct pmon_sample *sm, uint32_t epoch)
+{
+	return on_sample_at(v, sm, epoch, NULL);
 }
 
 static int on_record(void *arg, unsigned thread, const struct pmon__record *rec, uint32_t epoch)
@@ -684,19 +725,45 @@ static int view_entries(struct view *v, struct pmon_report *r)
 			e->samples = v->self.samples[s], e->period = v->self.period[s];
 		if (v->children)
 			e->children_samples = all->samples[i], e->children_period = all->period[i];
+		bool keyed = false;
+		for (size_t k = 0; k < v->nkeys; k++)
+			keyed |= v->keys[k] == PMON_SORT_PID;
+		if (v->live && !keyed && s != SIZE_MAX && v->self.index[s] < v->capown) {
+			e->pid = v->own[v->self.index[s]].pid;
+			pmon__strlcpy(e->comm, v->own[v->self.index[s]].comm, sizeof(e->comm));
+		}
 	}
 	qsort(r->e, r->n, sizeof(*r->e), cmp_view);
 	return 0;
 }
 
-static void view_free(struct view *v)
+/* The parsed keys and filters, and the counts, dropped (the maps stay). */
+static void view_clear(struct view *v)
 {
 	pmon__counter_free(&v->self);
 	pmon__counter_free(&v->kids);
-	free(v->comms.e);
 	free(v->comm_f.buf);
 	free(v->dso_f.buf);
 	free(v->sym_f.buf);
+	memset(&v->self, 0, sizeof(v->self));
+	memset(&v->kids, 0, sizeof(v->kids));
+	memset(&v->pids, 0, sizeof(v->pids));
+	memset(&v->tids, 0, sizeof(v->tids));
+	memset(&v->cpus, 0, sizeof(v->cpus));
+	memset(&v->comm_f, 0, sizeof(v->comm_f));
+	memset(&v->dso_f, 0, sizeof(v->dso_f));
+	memset(&v->sym_f, 0, sizeof(v->sym_f));
+	v->nkeys = v->ntr = 0;
+	v->tr_pct = false;
+	if (v->own)
+		memset(v->own, 0, v->capown * sizeof(*v->own));
+}
+
+static void view_free(struct view *v)
+{
+	view_clear(v);
+	free(v->comms.e);
+	free(v->own);
 	free(v);
 }
 
@@ -741,4 +808,69 @@ int pmon__view_read(const char *path, const struct pmon_report_opts *o, struct p
 	if (err)
 		pmon_report_release(r);
 	return err;
+}
+
+/* ---- a live view (live.c): records one at a time, entries per interval ---- */
+
+struct view *pmon__view_live_new(const struct pmon_report_opts *o, struct pmon_report *r)
+{
+	struct view *v = calloc(1, sizeof(*v));
+	int err;
+
+	if (!v)
+		return NULL;
+	v->r = r;
+	v->live = true;
+	if ((err = pmon__report_init(&v->x, r, o)) || (err = pmon__view_live_set(v, o))) {
+		pmon__report_fini(&v->x);
+		view_free(v);
+		errno = -err;
+		return NULL;
+	}
+	return v;
+}
+
+int pmon__view_live_set(struct view *v, const struct pmon_report_opts *o)
+{
+	view_clear(v);
+	if (o->time || o->children)
+		return pmon__err(-EINVAL, "a live view takes no --time or --children");
+	int err = view_parse(v, o);
+	if (err)
+		view_clear(v);
+	return err;
+}
+
+struct ctx *pmon__view_ctx(struct view *v)
+{
+	return &v->x;
+}
+
+int pmon__view_live_record(struct view *v, const struct pmon__record *rec, struct loc *l)
+{
+	l->file = -1;
+	if (rec->type == PERF_RECORD_SAMPLE)
+		return on_sample_at(v, &rec->sample, UINT32_MAX, l);
+	return on_ordered(v, rec);
+}
+
+int pmon__view_live_take(struct view *v, struct pmon_report *out)
+{
+	int err = view_entries(v, out);
+
+	memcpy(out->keys, v->keys, sizeof(out->keys));
+	out->nkeys = v->nkeys;
+	pmon__counter_free(&v->self);
+	memset(&v->self, 0, sizeof(v->self));
+	if (v->own)
+		memset(v->own, 0, v->capown * sizeof(*v->own));
+	return err;
+}
+
+void pmon__view_live_free(struct view *v)
+{
+	if (!v)
+		return;
+	pmon__report_fini(&v->x);
+	view_free(v);
 }

@@ -38,6 +38,7 @@ struct top_view *top_view__new(const struct top_opts *o)
 	v->o.events = NULL; /* the caller's array need not outlive this call */
 	v->s.interval_ms = o->interval_ms;
 	v->s.per_proc = o->per_proc;
+	v->fn.on = o->functions;
 	return v;
 }
 
@@ -46,6 +47,7 @@ void top_view__free(struct top_view *v)
 	if (!v)
 		return;
 	pmon_sampler__close(v->smp);
+	top_funcs__close(v);
 	free(v->acc);
 	pmon_monitor__close(v->mon);
 	pmon_evlist__free(v->list);
@@ -82,6 +84,7 @@ int top_view__open(struct top_view *v)
 void top_view__start(struct top_view *v)
 {
 	top_view__sampler(v);
+	top_funcs__open(v);
 }
 
 /* (Re)open the counters for the current events and ring. */
@@ -291,6 +294,7 @@ static void sample(struct top_view *v)
 	proc_interval(v, dt);
 	if (v->o.batch)
 		batch_lines(v, tn - v->t0);
+	top_funcs__interval(v, tn - v->t0);
 }
 
 int top_view__run(struct top_view *v)

@@ -147,6 +147,17 @@ void top_screen__draw(struct top_view *v)
 	put(++y, 0, cols, "%-*.*s %12s%s%s%s", fc.name, fc.name, "EVENT", "RATE/s",
 	    fc.min ? "        MIN/s" : "", fc.max ? "        MAX/s" : "",
 	    fc.trace ? "  TRACE (newest right)" : "");
+	if (v->fn.on) { /* perf top's view instead of the rates (funcs.c) */
+		top_funcs__draw(v, y + 1, rows, cols);
+		attron(A_REVERSE);
+		mvprintw(rows - 1, 0, "%-*.*s", cols - 1, cols - 1,
+			 s->status[0] ? s->status
+				      : " f:rates t:zoom process d:zoom dso a:annotate Esc:back "
+					"up/down:select +/-:interval space:pause q:quit");
+		attroff(A_REVERSE);
+		refresh();
+		return;
+	}
 	y++;
 	y = draw_rows(v, y, rows, cols);
 	y = draw_views(v, y, rows, cols);
@@ -158,12 +169,14 @@ void top_screen__draw(struct top_view *v)
 		    "+ / - interval x2 / /2   space pause   c per-CPU   t per-process");
 		put(y++, 2, cols,
 		    "up/down select the event the views break down   s sort   q quit");
+		put(y++, 2, cols,
+		    "f functions (perf top's view: t/d zoom, a annotate; f back to the rates)");
 	}
 	attron(A_REVERSE);
 	mvprintw(rows - 1, 0, "%-*.*s", cols - 1, cols - 1,
 		 s->status[0] ? s->status
 			      : " a:add d:del u/k/b:ring +/-:interval space:pause c:cpu t:tasks "
-				"s:sort h:help q:quit");
+				"f:functions s:sort h:help q:quit");
 	attroff(A_REVERSE);
 	refresh();
 }
@@ -255,6 +268,10 @@ void top_screen__key(struct top_view *v, int ch)
 	enum top_ring old = v->s.ring;
 
 	v->s.status[0] = '\0';
+	if (top_funcs__key(v, ch)) {
+		top_funcs__open(v);
+		return;
+	}
 	switch (top_state__key(&v->s, ch)) {
 	case TOP_KEY_ADD:
 		prompt_add(v);
@@ -272,6 +289,7 @@ void top_screen__key(struct top_view *v, int ch)
 		break;
 	}
 	top_view__sampler(v); /* follows the selected event, the ring, the 't' key */
+	top_funcs__open(v);
 }
 
 bool top_screen__wait(struct top_view *v, int ms)

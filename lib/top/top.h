@@ -32,6 +32,7 @@ struct top_opts {
 	unsigned long interval_ms, count; /* count 0: until the run ends */
 	bool batch; /* plain lines on @out, no screen */
 	bool per_proc; /* the per-process view from the start */
+	bool functions; /* the functions view (perf top's) from the start */
 	FILE *out; /* the batch lines' stream */
 	/* Says whether @f (the log, or @out with a NULL path) failed to be
 	 * written, and tells the user once: the caller's words. */

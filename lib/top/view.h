@@ -37,6 +37,38 @@ struct top_proc {
 	char comm[17];
 };
 
+/* One function of the functions view (perf top's line), of one interval. */
+struct top_fn {
+	char symbol[256], dso[256];
+	char comm[16]; /* the process with most of its samples */
+	uint32_t pid;
+	uint64_t samples;
+	double share; /* percent of the interval's period that passed the zoom */
+};
+
+#define TOP_MAXFN 256 /* functions kept of an interval */
+
+/* The functions view (funcs.c): the selected event sampled on the target,
+ * named live by libpmon-report (pmon_report_live), a table per interval. */
+struct top_funcs {
+	bool on; /* shown instead of the rates (key f, -f) */
+	bool annotate; /* the selected function's instructions (key a) */
+	struct pmon_sampler *smp;
+	struct pmon_report_live *live;
+	char text[128]; /* which event and ring it samples */
+	enum top_ring ring;
+	char why[300]; /* why it cannot sample or name, for the screen */
+	struct top_fn *fn;
+	size_t n, sel;
+	uint64_t samples, lost; /* the interval's samples that passed the zoom */
+	uint32_t zoom_pid; /* 0: every process */
+	char zoom_comm[16];
+	char zoom_dso[256]; /* "": every DSO */
+	char sel_symbol[256], sel_dso[256]; /* the selection follows its function */
+	struct pmon_annotation ann;
+	char ann_why[300];
+};
+
 /* What the keys change. */
 struct top_state {
 	struct top_row ev[TOP_MAXEV];
@@ -89,6 +121,7 @@ struct top_view {
 	struct top_proc shown[TOP_SHOWPROC]; /* the last interval's top processes */
 	size_t nshown;
 	double shown_total;
+	struct top_funcs fn;
 };
 
 /* view.c: the state, without a terminal or counters */
@@ -106,6 +139,15 @@ void top_procs__sort(struct top_proc *acc, size_t nacc);
 /* live.c: the counters and the sampler follow the state */
 int top_view__reopen(struct top_view *v);
 void top_view__sampler(struct top_view *v);
+
+/* funcs.c: the functions view, its sampler, table, zoom and annotation */
+void top_funcs__open(struct top_view *v);
+void top_funcs__close(struct top_view *v);
+void top_funcs__interval(struct top_view *v, double ts);
+/* A key of the functions view: true when it took @ch. */
+bool top_funcs__key(struct top_view *v, int ch);
+/* Its part of the screen from row @y. */
+void top_funcs__draw(struct top_view *v, int y, int rows, int cols);
 
 /* screen.c */
 void top_screen__open(struct top_view *v);

@@ -601,6 +601,77 @@ static void test_report__foreach_sample(void **state)
 	assert_string_equal(info.events[0].name, "cpu-clock");
 }
 
+/* A function of this program for the live profile to name. */
+static __attribute__((noinline)) int live_target(int x)
+{
+	return x * 3 + 1;
+}
+
+/* A sample of IP|TID|PERIOD at @ip of this process into @rec. */
+static size_t live_sample(uint8_t *rec, uint64_t ip, uint64_t period)
+{
+	struct perf_event_header h = { .type = PERF_RECORD_SAMPLE, .size = 32 };
+	uint32_t ids[2] = { (uint32_t)getpid(), (uint32_t)getpid() };
+
+	memcpy(rec, &h, 8);
+	memcpy(rec + 8, &ip, 8);
+	memcpy(rec + 16, ids, 8);
+	memcpy(rec + 24, &period, 8);
+	return 32;
+}
+
+/* pmon top's functions view: a process running before the samples (its
+ * maps read from /proc) named, counted per take, zoomed and annotated. */
+static void test_report__live_profile(void **state)
+{
+	(void)state;
+	uint64_t st = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_PERIOD;
+	struct pmon_report_opts o = { .sz = sizeof(o), .sort_keys = "symbol,dso" };
+	struct pmon_report_live *l = pmon_report_live__new(st, 0, &o);
+	uint8_t rec[64];
+	struct pmon_report r;
+	char pid[16];
+
+	assert_non_null(l);
+	assert_int_equal(live_target(1), 4);
+	for (int i = 0; i < 7; i++)
+		assert_int_equal(pmon_report_live__add(l, rec, live_sample(rec, (uint64_t)(uintptr_t)live_target, 10)), 0);
+	assert_int_equal(pmon_report_live__add(l, rec, live_sample(rec, 0xffffffffff000000ULL, 10)), 0);
+	assert_int_equal(pmon_report_live__take(l, &r), 0);
+	assert_int_equal(r.samples, 8);
+	assert_true(r.n >= 1);
+	assert_string_equal(r.e[0].symbol, "live_target");
+	assert_int_equal(r.e[0].samples, 7);
+	assert_int_equal(r.e[0].period, 70);
+	assert_int_equal(r.e[0].pid, (uint32_t)getpid());
+	pmon_report_release(&r);
+	/* the counts start again */
+	assert_int_equal(pmon_report_live__take(l, &r), 0);
+	assert_int_equal(r.samples, 0);
+	assert_int_equal(r.n, 0);
+	pmon_report_release(&r);
+	/* a zoom into another process: nothing passes */
+	snprintf(pid, sizeof(pid), "%d", (int)getpid() + 1);
+	o.pids = pid;
+	assert_int_equal(pmon_report_live__view(l, &o), 0);
+	assert_int_equal(pmon_report_live__add(l, rec, live_sample(rec, (uint64_t)(uintptr_t)live_target, 10)), 0);
+	assert_int_equal(pmon_report_live__take(l, &r), 0);
+	assert_int_equal(r.samples, 0);
+	pmon_report_release(&r);
+	/* the annotation: every sample since the start that passed its view */
+	struct pmon_annotation a;
+	if (pmon_report_live__annotate(l, "live_target", NULL, &a) == 0) {
+		assert_int_equal(a.samples, 7); /* the zoomed-out one is not counted */
+		assert_true(a.n >= 2);
+		pmon_annotation_release(&a);
+	} else {
+		assert_int_equal(errno, errno); /* no Capstone here: said in the detail */
+		print_message("annotation skipped: %s\n", pmon_errdetail());
+	}
+	assert_int_equal(pmon_report_live__annotate(l, "no_such_fn", NULL, &a), -ENOENT);
+	pmon_report_live__free(l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -613,6 +684,7 @@ int main(void)
 		cmocka_unit_test(test_report__flamegraph_of_a_garbage_chain),
 		cmocka_unit_test(test_report__exports_in_a_comma_locale),
 		cmocka_unit_test(test_report__annotate_hot_block),
+		cmocka_unit_test(test_report__live_profile),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
