@@ -242,6 +242,16 @@ int pmon__frames_of(struct ctx *x, const struct loc *l, uint32_t *out, int max);
  * no symbol). */
 bool pmon__symoff(struct ctx *x, const struct loc *l, uint64_t ip, uint64_t *off);
 
+/* ---- demangle.c: C++ names ----------------------------------------------- */
+
+/* @name demangled as perf prints it ("_ZN3foo3barEi" -> "foo::bar"),
+ * malloc()ed; NULL where it is not a mangled name or no demangler is
+ * installed. */
+char *pmon__demangle(const char *name);
+/* A demangled name cut as perf prints it: no parameters, no template
+ * function's return type (in place). */
+void pmon__demangle_short(char *d);
+
 /* ---- kernel.c: which kernel symbols, perf's build-id cache -------------- */
 
 struct pmon__rec_reader;

@@ -227,7 +227,10 @@ static int find_symbol(struct pmon_report_live *l, const char *symbol, const cha
 		    (dso && strcmp(pmon__base_name(f->path), dso) && strcmp(f->path, dso)))
 			continue;
 		const char *name = pmon__symindex_find(&f->syms, f->mod, h->addr);
-		if (name && !strcmp(name, symbol)) {
+		char *dm = pmon__demangle(name); /* the table shows C++ names demangled */
+		bool same = name && !strcmp(dm ? dm : name, symbol);
+		free(dm);
+		if (same) {
 			*inside = h->addr;
 			return h->file;
 		}

@@ -432,7 +432,8 @@ static long cache_slot(struct ctx *x, int file, uint64_t off, uint64_t pgoff)
 		c->file[j] = file;
 		c->off[j] = off;
 		c->addr[j] = addr;
-		c->name[j] = strdup(s ? s : "[unknown]");
+		char *dm = pmon__demangle(s); /* C++ names as perf prints them */
+		c->name[j] = dm ? dm : strdup(s ? s : "[unknown]");
 		c->n++;
 	}
 	return (long)j;

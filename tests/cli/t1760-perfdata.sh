@@ -77,12 +77,8 @@ for i, (name, n, period) in enumerate(ev):
         # perf's choose_best_symbol() prefers a local alias to a weak public
         # name, pmon names it by elfutils' rule (the weak public one), so the
         # row is the same samples under another name (issue #26, left open).
-        # And C++ names: perf demangles them (__sanitizer::internal_memcpy, seen
-        # when -a samples an ASan build's processes), pmon prints them as the
-        # symbol table has them (issue #26, left open).
         if (pct < 1.0 or key[-1].startswith("0x") or key[-1].endswith("@plt")
-                or (kind != "dso" and (key[-1].startswith("__GI_") or "::" in key[-1]
-                                       or " " in key[-1]))
+                or (kind != "dso" and key[-1].startswith("__GI_"))
                 # the C library's and the loader's aliases (brk/__brk) are named
                 # by another rule too: by name, only the program's own and the
                 # kernel's symbols are compared (the DSO rows compare them all)

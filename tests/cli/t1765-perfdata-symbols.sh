@@ -4,7 +4,8 @@
 # build id), but by --kallsyms FILE or perf's build-id cache; binaries
 # moved away are found under --symfs or in the cache (~/.debug as perf
 # keeps it: .build-id/XX/REST -> PATH/HEX/elf); the vDSO is named, from
-# perf's cache for perf.data and from the image pmon's recording keeps.
+# perf's cache for perf.data and from the image pmon's recording keeps; C++
+# names are demangled as perf prints them.
 . "$(dirname "$0")/lib.sh"
 : "${PMON_WORKLOADS:?}"
 H=$PMON_WORKLOADS/wl-hotcold
@@ -98,6 +99,18 @@ if [ -n "$bid" ]; then
 else
 	ok "# SKIP the build-id cache: perf wrote no build id for the workload"
 fi
+
+# --- C++ names: demangled as perf prints them (no parameters) ---------------
+run_pmon 0 record -o "$TMP/cx.pmon" -- "$PMON_WORKLOADS/wl-cxxnames" 50000000
+run_pmon 0 report -i "$TMP/cx.pmon" --format json
+check "pmon's recording: _ZN2ns6Worker4spinEl is ns::Worker::spin" \
+	json_has "$TMP/out" "[e for e in d['entries'] if e['symbol'] == 'ns::Worker::spin']"
+perf record -q -e cpu-clock -o "$TMP/cx.data" -- "$PMON_WORKLOADS/wl-cxxnames" 50000000 \
+	>/dev/null 2>&1
+perf report -i "$TMP/cx.data" --stdio --no-children --sort sym 2>/dev/null >"$TMP/perf.txt"
+run_pmon 0 report -i "$TMP/cx.data" --format json
+check "perf.data: the name perf report prints for it" \
+	sh -c "grep -q '\[\.\] ns::Worker::spin *\$' '$TMP/perf.txt' && python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(not [e for e in d[\"entries\"] if e[\"symbol\"] == \"ns::Worker::spin\"])' '$TMP/out'"
 
 # --- the vDSO -------------------------------------------------------------
 run_pmon 0 record -g -o "$TMP/v.pmon" -- "$V" 3000000

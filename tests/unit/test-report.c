@@ -579,6 +579,36 @@ static void test_report__cache_file(void **state)
 	unsetenv("PERF_BUILDID_DIR");
 }
 
+/* C++ names cut as perf prints them (DMGL_NO_OPTS): no parameters, no
+ * qualifiers after them, no template function's return type. */
+static void test_report__demangle_short(void **state)
+{
+	static const char *const cases[][2] = {
+		{ "foo::bar(int)", "foo::bar" },
+		{ "foo::bar() const", "foo::bar" },
+		{ "ns::Worker::spin(long)", "ns::Worker::spin" },
+		{ "operator()(int)", "operator()" },
+		{ "std::vector<int, std::allocator<int> >::push_back(int const&)",
+		  "std::vector<int, std::allocator<int> >::push_back" },
+		{ "int foo<int>(int)", "foo<int>" },
+		{ "plain", "plain" },
+		{ "", "" },
+	};
+	char buf[256];
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(buf, sizeof(buf), "%s", cases[i][0]);
+		pmon__demangle_short(buf);
+		assert_string_equal(buf, cases[i][1]);
+	}
+	char *d = pmon__demangle("_ZN2ns6Worker4spinEl");
+	if (d) /* where a C++ runtime is installed */
+		assert_string_equal(d, "ns::Worker::spin");
+	free(d);
+	assert_null(pmon__demangle("hot"));
+	assert_null(pmon__demangle("_Znotmangled"));
+}
+
 static void test_report__foreach_sample(void **state)
 {
 	char path[] = "/tmp/pmon-test-report-XXXXXX";
@@ -681,6 +711,7 @@ int main(void)
 		cmocka_unit_test(test_report__foreach_sample),
 		cmocka_unit_test(test_report__notes_build_id),
 		cmocka_unit_test(test_report__cache_file),
+		cmocka_unit_test(test_report__demangle_short),
 		cmocka_unit_test(test_report__flamegraph_of_a_garbage_chain),
 		cmocka_unit_test(test_report__exports_in_a_comma_locale),
 		cmocka_unit_test(test_report__annotate_hot_block),
