@@ -38,7 +38,7 @@ for p in pmon pmon-ui pmon-serve libpmon0 libpmon-report0 libpmon-plot0 libpmon-
 done
 check "the .changes is beside them" [ -s "$D/pmon_${V}_amd64.changes" ]
 if command -v lintian >/dev/null 2>&1; then
-	lintian --fail-on error,warning "$D/pmon_${V}_amd64.changes" >"$TMP/lintian" 2>&1
+	lintian --display-info --fail-on error,warning "$D/pmon_${V}_amd64.changes" >"$TMP/lintian" 2>&1
 	check "lintian: no error or warning ($(grep -c '^[EW]:' "$TMP/lintian") tags)" [ $? -eq 0 ]
 	# Every informational tag left is explained in docs/packaging.md.
 	for tag in $(sed -n 's/^[IP]: [^ ]* [^ ]*: \([a-z0-9-]*\).*/\1/p' "$TMP/lintian" | sort -u); do
