@@ -25,7 +25,8 @@ DEB_DEPS := cmake make gcc clang pkg-config python3 libcmocka-dev libpfm4-dev li
 	tmux cpuid clang-format cppcheck locales valgrind llvm \
 	libmicrohttpd-dev prometheus golang-go prometheus-node-exporter python3-prometheus-client \
 	chromium abigail-tools universal-ctags \
-	pandoc mandoc bash-completion zsh
+	pandoc mandoc bash-completion zsh \
+	dpkg-dev debhelper fakeroot lintian debootstrap systemd
 
 # A real trace viewer for the Chrome JSON test (t1840): speedscope, pinned,
 # from npm into a folder of the work tree (git-ignored), never globally.
@@ -40,7 +41,7 @@ Q := @
 CMAKE_VERBOSE := -DCMAKE_TARGET_MESSAGES=OFF
 endif
 
-.PHONY: all deps build run test test-plain test-asan test-fuzz test-tsan install abi-baseline format lint clean
+.PHONY: all deps build run test test-plain test-asan test-fuzz test-tsan install deb abi-baseline format lint clean
 
 all: build
 
@@ -134,6 +135,29 @@ install: deps
 		$(if $(LIBDIR),-DCMAKE_INSTALL_LIBDIR=$(LIBDIR),-UCMAKE_INSTALL_LIBDIR) >/dev/null
 	$(Q)cmake --build $(BUILD) -j$(JOBS) $(if $(Q),-- --no-print-directory -s,)
 	$(Q)DESTDIR=$(DESTDIR) cmake --install $(BUILD) $(if $(Q),>/dev/null,)
+
+# The Debian packages (docs/packaging.md): the tree's files (git's list
+# when it is a checkout) are copied to $(DEB_OUT)/src and built there with
+# dpkg-buildpackage, binary only and unsigned, so that the .debs, .buildinfo
+# and .changes land in $(DEB_OUT), inside the work tree, and the tree itself
+# gets no debian/tmp or obj-* folders. The test suite is not run inside
+# (debian/rules). lintian checks the result unless LINTIAN=0.
+DEB_OUT  ?= $(BUILD)/deb
+DEB_JOBS ?= $(JOBS)
+LINTIAN  ?= 1
+deb:
+	$(Q)rm -rf $(DEB_OUT) && mkdir -p $(DEB_OUT)/src
+	$(Q)if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then \
+		git ls-files -z --cached --others --exclude-standard | \
+			tar --null --no-recursion -T - -cf - | tar -C $(DEB_OUT)/src -xf - || exit 1; \
+	else \
+		tar --exclude='./build*' --exclude=./.deps --exclude=./.git -cf - . | tar -C $(DEB_OUT)/src -xf - || exit 1; \
+	fi
+	$(Q)cd $(DEB_OUT)/src && DEB_BUILD_OPTIONS="nocheck parallel=$(DEB_JOBS) $(DEB_BUILD_OPTIONS)" \
+		dpkg-buildpackage -b -uc -us $(if $(Q),>../build.log 2>&1 || { tail -40 ../build.log; exit 1; },)
+	$(Q)rm -rf $(DEB_OUT)/src
+	$(Q)ls $(DEB_OUT)/*.deb
+	$(Q)if [ "$(LINTIAN)" = 1 ]; then lintian --fail-on error,warning $(DEB_OUT)/*.changes; fi
 
 # The ABI baselines abi/*.abi that tests abi/<library> compare the build with
 # (docs/architecture.md, "ABI"): run with a change that alters the ABI on
