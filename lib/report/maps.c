@@ -20,12 +20,13 @@ static int file_index(struct ctx *x, const char *path, const uint8_t *bid, uint8
 {
 	for (size_t i = 0; i < x->nfiles; i++)
 		if (!strcmp(x->files[i].path, path) && x->files[i].bidlen == bidlen &&
-		    !memcmp(x->files[i].bid, bid, bidlen))
+		    (!bidlen || !memcmp(x->files[i].bid, bid, bidlen)))
 			return (int)i;
 	if (PMON_GROW(&x->files, &x->capfiles, x->nfiles + 1))
 		return -1;
 	memset(&x->files[x->nfiles], 0, sizeof(x->files[0]));
-	memcpy(x->files[x->nfiles].bid, bid, bidlen);
+	if (bidlen) /* @bid may be NULL without one (maps read from /proc) */
+		memcpy(x->files[x->nfiles].bid, bid, bidlen);
 	x->files[x->nfiles].bidlen = bidlen;
 	x->files[x->nfiles].path = strdup(path);
 	return x->files[x->nfiles].path ? (int)x->nfiles++ : -1;
