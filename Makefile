@@ -145,6 +145,12 @@ install: deps
 DEB_OUT  ?= $(BUILD)/deb
 DEB_JOBS ?= $(JOBS)
 LINTIAN  ?= 1
+# The packages built, then checked and installed into a clean Debian 12
+# root (tests/cli/t0180-deb.sh; the root needs root and a mirror).
+test-deb: deb
+	$(Q)PMON_SRC=$(CURDIR) PMON=$(CURDIR)/$(BUILD)/pmon PMON_CPUID_DIR=$(CURDIR)/../shared/data/cpuid \
+		PMON_DEB_DIR=$(abspath $(DEB_OUT)) PMON_DEB_CLEAN_ROOT=1 sh tests/cli/t0180-deb.sh
+
 deb:
 	$(Q)rm -rf $(DEB_OUT) && mkdir -p $(DEB_OUT)/src
 	$(Q)if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then \

@@ -13,6 +13,13 @@
 : "${PMON_SRC:?set PMON_SRC}"
 
 skip() { echo "1..0 # SKIP $*"; exit 77; }
+# Building the packages takes minutes (the whole tree again, one job) and
+# the clean root downloads Debian: `make test-deb` runs this test with the
+# packages `make deb` built (PMON_DEB_DIR) and the clean root asked for
+# (PMON_DEB_CLEAN_ROOT=1); `make test` skips it unless PMON_TEST_DEB=1.
+if [ -z "${PMON_DEB_DIR:-}" ] && [ "${PMON_TEST_DEB:-0}" != 1 ]; then
+	skip "building the Debian packages takes minutes: make test-deb runs this test (docs/packaging.md)"
+fi
 for t in dpkg-buildpackage dpkg-deb dh; do
 	command -v $t >/dev/null 2>&1 || skip "$t is not installed (Debian packages dpkg-dev, debhelper)"
 done
@@ -120,7 +127,8 @@ fi
 # ---- a clean Debian 12 root (debootstrap) ------------------------------------
 MIRROR=${PMON_DEB_MIRROR:-http://deb.debian.org/debian}
 why=
-if [ "$(id -u)" != 0 ]; then why="not root"
+if [ "${PMON_DEB_CLEAN_ROOT:-0}" != 1 ]; then why="PMON_DEB_CLEAN_ROOT=1 asks for it (it downloads Debian)"
+elif [ "$(id -u)" != 0 ]; then why="not root"
 elif ! command -v debootstrap >/dev/null 2>&1; then why="debootstrap is not installed"
 elif ! command -v unshare >/dev/null 2>&1; then why="unshare is not installed"
 elif ! python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=10)' \
