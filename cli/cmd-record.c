@@ -260,7 +260,7 @@ int cmd_record(int argc, char **argv)
 		CLI_OPT_FLAG('a', "all-cpus", &ro.all, "every task on every CPU"),
 		CLI_OPT_STRING('C', "cpu", &spec.cpu_list, "CPUS",
 			       "every task on these CPUs only (0-3,5; implies -a)"),
-		CLI_OPT_FLAG(0, "no-inherit", &ro.no_inherit,
+		CLI_OPT_FLAG('i', "no-inherit", &ro.no_inherit,
 			     "child tasks and new threads are not followed"),
 		CLI_OPT_CALLBACK('e', "event", events, "EVENTS", opt_event,
 				 "the events to sample, comma-separated or -e again\n"

@@ -51,9 +51,10 @@ run_pmon 2 record --duration x -o "$TMP/d.data" -- true
 one_line_error "--duration 'x'"
 
 # --no-inherit: sh's child, the workload, is not followed; without it, it is.
-run_pmon 0 record --no-inherit -e task-clock -o "$TMP/ni.data" -- sh -c "$W 24 >/dev/null; :"
+run_pmon 0 record -i -e task-clock -o "$TMP/ni.data" -- sh -c "$W 24 >/dev/null; :"
 run_pmon 0 report -i "$TMP/ni.data" --sort comm
-check "--no-inherit: no sample of the child (wl-threads123, w1-w3)" sh -c "! grep -Eq '%.* (wl-threads123|w[123])\$' '$TMP/out'"
+run_pmon 0 stat -i -e task-clock -- true
+check "-i (--no-inherit): no sample of the child (wl-threads123, w1-w3)" sh -c "! grep -Eq '%.* (wl-threads123|w[123])\$' '$TMP/out'"
 run_pmon 0 record -e task-clock -o "$TMP/in.data" -- sh -c "$W 24 >/dev/null; :"
 run_pmon 0 report -i "$TMP/in.data" --sort comm
 check "without it: the child's threads are sampled" grep -Eq '%.* w3$' "$TMP/out"
