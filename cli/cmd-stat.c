@@ -102,7 +102,7 @@ static int parse_args(int argc, char **argv, struct stat_opts *o)
 			     "count every task on every CPU"),
 		CLI_OPT_STRING('C', "cpu", &o->spec.cpu_list, "LIST",
 			       "only these CPUs (implies -a); lists: 0-3,5"),
-		CLI_OPT_FLAG(0, "no-inherit", &o->no_inherit,
+		CLI_OPT_FLAG('i', "no-inherit", &o->no_inherit,
 			     "do not count children and new threads"),
 		CLI_OPT_FLAG(0, "per-thread", &o->per_thread, "a row per thread (with -p/-t)"),
 		CLI_OPT_FLAG(0, "per-cpu", &o->per_cpu, "a row per CPU (with -a/-C)"),

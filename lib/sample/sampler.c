@@ -247,13 +247,14 @@ static int map_ring(struct pmon_sampler *s, int fd)
 	return 0;
 }
 
-/* Open event @ev for thread @th (@tid) on @cpu: its own ring for the
- * first event of the first thread, else into that CPU's ring. */
+/* Open event @ev for thread @th (@tid) on @cpu, the @ci-th CPU sampled:
+ * its own ring for the first event of the first thread, else into that
+ * CPU's ring. */
 static int open_unit(struct pmon_sampler *s, const struct pmon_evlist *events,
 		     const struct pmon_target *t, const struct pmon_sample_opts *o, size_t ev,
-		     size_t th, pid_t tid, long cpu)
+		     size_t th, pid_t tid, size_t ci, long cpu)
 {
-	size_t slot = ev * s->nunit + th * s->ncpu + (size_t)cpu;
+	size_t slot = ev * s->nunit + th * s->ncpu + ci;
 	int fd = -1,
 	    err = open_one(s, pmon_evlist__event(events, ev), t, o, ev, tid, (int)cpu, &fd);
 
@@ -264,7 +265,7 @@ static int open_unit(struct pmon_sampler *s, const struct pmon_evlist *events,
 	if (!ev && !th)
 		return map_ring(s, fd);
 	s->extra[s->nextra++] = fd;
-	if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, s->r[cpu].fd)) {
+	if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, s->r[ci].fd)) {
 		int e = -errno;
 		return pmon__err(e, "cannot share CPU %ld's ring with '%s': %s", cpu,
 				 pmon_evlist__event(events, ev)->name, strerror(-e));
@@ -303,8 +304,13 @@ static int sampler_open(const struct pmon_evlist *events, const struct pmon_targ
 	s->maplen = (size_t)(pages + 1) * (size_t)sysconf(_SC_PAGESIZE);
 	s->buflen = 65536; /* a record's size is a u16 */
 	s->buf = malloc(s->buflen);
-	s->r = calloc((size_t)ncpu, sizeof(*s->r));
-	s->pfd = calloc((size_t)ncpu, sizeof(*s->pfd));
+	/* A CPU list (-C) samples those CPUs alone, as perf's -C; else every
+	 * online CPU. */
+	size_t nlist = 0;
+	const int *list = pmon_target__cpus(t, &nlist);
+	size_t nring = nlist > (size_t)ncpu ? nlist : (size_t)ncpu;
+	s->r = calloc(nring, sizeof(*s->r));
+	s->pfd = calloc(nring, sizeof(*s->pfd));
 	if (!s->buf || !s->r || !s->pfd) {
 		err = -ENOMEM;
 		goto fail;
@@ -314,7 +320,7 @@ static int sampler_open(const struct pmon_evlist *events, const struct pmon_targ
 	    (err = sampler_units(s, t, &tids, &ntids, &cgfd)))
 		goto fail;
 	s->nev = pmon_evlist__count(events);
-	s->ncpu = (size_t)ncpu;
+	s->ncpu = nlist ? nlist : (size_t)ncpu;
 	s->nunit = ntids * s->ncpu;
 	s->ids = calloc(s->nev * s->nunit, sizeof(*s->ids));
 	s->extra = calloc(s->nev * s->nunit, sizeof(int));
@@ -324,8 +330,9 @@ static int sampler_open(const struct pmon_evlist *events, const struct pmon_targ
 	}
 	for (size_t ev = 0; ev < s->nev; ev++)
 		for (size_t th = 0; th < ntids; th++)
-			for (long cpu = 0; cpu < ncpu; cpu++) {
-				err = open_unit(s, events, t, o, ev, th, tids[th], cpu);
+			for (size_t ci = 0; ci < s->ncpu; ci++) {
+				long cpu = nlist ? list[ci] : (long)ci;
+				err = open_unit(s, events, t, o, ev, th, tids[th], ci, cpu);
 				if (err == -ESRCH && th > 0)
 					err = 0; /* that thread ended meanwhile */
 				if (err)

@@ -1,0 +1,121 @@
+#!/bin/sh
+# perf record's options a perf user types first (issue #29): -C CPUS, -t TIDS,
+# --no-inherit, --switch-output (signal, size, time) and pmon's own
+# --duration, each beside perf record on the same workload where perf is
+# installed. Counts and states only: which CPU and thread samples carry,
+# which commands have samples, how many pieces, and that the pieces' samples
+# add up to one whole recording's (exec tracepoint hits: exact).
+. "$(dirname "$0")/lib.sh"
+: "${PMON_WORKLOADS:?}"
+W=$PMON_WORKLOADS/wl-threads123
+have_perf() { command -v perf >/dev/null 2>&1; }
+# the samples a pmon report's first line counts
+samples() { "$PMON" report -i "$1" --sort comm | sed -n 's/^# pmon report: \([0-9]*\) samples.*/\1/p'; }
+
+# -C 0: every task on CPU 0 only, system-wide on it, as perf's -C.
+run_pmon 0 record -C 0 -e task-clock -o "$TMP/c.data" -- "$W" 24
+run_pmon 0 report -i "$TMP/c.data" --sort cpu
+check "-C 0: samples of CPU 0 only" sh -c "[ \$(grep -c '%' '$TMP/out') -eq 1 ] && grep -Eq '^ +100\.00% +[0-9]+ +0\$' '$TMP/out'"
+run_pmon 2 record -C 99999 -e task-clock -o "$TMP/bad.data" -- true
+one_line_error "99999"
+if have_perf; then
+	perf record -C 0 -e task-clock -o "$TMP/perf.c" -- "$W" 24 >/dev/null 2>&1
+	check "perf record -C 0 beside it: CPU 0 only too" sh -c \
+		"perf report -i '$TMP/perf.c' --sort cpu --stdio 2>/dev/null | grep -v '^#' | grep -c '%' | grep -qx 1"
+fi
+
+# -t: one thread of a running three-thread workload; its samples alone.
+"$W" 400 >"$TMP/tids" &
+wl=$!
+i=0
+while [ "$(wc -l <"$TMP/tids")" -lt 3 ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+w2=$(awk '$1 == "w2" { print $2 }' "$TMP/tids")
+run_pmon 0 record -t "$w2" -e task-clock --duration 0.5 -o "$TMP/t.data"
+run_pmon 0 report -i "$TMP/t.data" --sort tid
+check "-t $w2: samples of that thread only" sh -c "[ \$(grep -c '%' '$TMP/out') -eq 1 ] && grep -Eq '^ +100\.00% +[0-9]+ +$w2\$' '$TMP/out'"
+if have_perf; then
+	perf record -t "$w2" -e task-clock -o "$TMP/perf.t" -- sleep 0.5 >/dev/null 2>&1
+	check "perf record -t beside it: that thread only too" sh -c \
+		"perf report -i '$TMP/perf.t' --sort pid --stdio 2>/dev/null | grep -v '^#' | grep '%' | grep -c . | grep -qx 1"
+fi
+# --duration with -t and no command: stopped after it, exit 0 (pmon's own:
+# perf record has no --duration).
+run_pmon 0 record -t "$w2" -e task-clock --duration 0.2 -o "$TMP/d.data"
+check "--duration: the workload still runs after it" kill -0 "$wl"
+kill "$wl"
+wait "$wl" 2>/dev/null
+# --duration with a command: the command is stopped, pmon exits 0.
+run_pmon 0 record -e task-clock --duration 0.3 -o "$TMP/d.data" -- sleep 30
+check "--duration with a command: a whole recording" [ -n "$(samples "$TMP/d.data")" ]
+run_pmon 2 record --duration x -o "$TMP/d.data" -- true
+one_line_error "--duration 'x'"
+
+# --no-inherit: sh's child, the workload, is not followed; without it, it is.
+run_pmon 0 record -i -e task-clock -o "$TMP/ni.data" -- sh -c "$W 24 >/dev/null; :"
+run_pmon 0 report -i "$TMP/ni.data" --sort comm
+run_pmon 0 stat -i -e task-clock -- true
+check "-i (--no-inherit): no sample of the child (wl-threads123, w1-w3)" sh -c "! grep -Eq '%.* (wl-threads123|w[123])\$' '$TMP/out'"
+run_pmon 0 record -e task-clock -o "$TMP/in.data" -- sh -c "$W 24 >/dev/null; :"
+run_pmon 0 report -i "$TMP/in.data" --sort comm
+check "without it: the child's threads are sampled" grep -Eq '%.* w3$' "$TMP/out"
+if have_perf; then
+	perf record --no-inherit -e task-clock -o "$TMP/perf.ni" -- sh -c "$W 24 >/dev/null; :" >/dev/null 2>&1
+	check "perf record --no-inherit beside it: no sample of the child either" sh -c \
+		"! perf report -i '$TMP/perf.ni' --sort comm --stdio 2>/dev/null | grep -Eq '%.* (wl-threads123|w[123])\$'"
+fi
+
+# --switch-output: pieces named FILE.<timestamp>, each reporting alone, their
+# exec hits adding up to a whole recording's (51: sh, 25 true, 25 sleep).
+L='i=0; while [ $i -lt 25 ]; do /bin/true; sleep 0.1; i=$((i + 1)); done'
+"$PMON" record -e sched:sched_process_exec -o "$TMP/one.data" -- sh -c "$L" >/dev/null 2>"$TMP/err"
+if [ $? -ne 0 ]; then
+	ok "# SKIP --switch-output: the exec tracepoint cannot be recorded here ($(head -1 "$TMP/err"))"
+	finish
+fi
+whole=$(samples "$TMP/one.data")
+check "a whole recording has every exec ($whole)" [ "$whole" -eq 51 ]
+# sum_pieces DIR: the pieces' sample total, each one reporting alone
+sum_pieces() {
+	n=0
+	for f in "$1"/r.data.*; do
+		k=$(samples "$f")
+		[ -n "$k" ] || { echo "unreadable $f"; return; }
+		n=$((n + k))
+	done
+	echo $n
+}
+for mode in 1s 4K; do
+	mkdir "$TMP/$mode"
+	run_pmon 0 record --switch-output=$mode -e sched:sched_process_exec -o "$TMP/$mode/r.data" -- sh -c "$L"
+	pieces=$(ls "$TMP/$mode" | grep -Ec '^r\.data\.[0-9]{16}$')
+	check "--switch-output=$mode: at least 2 pieces named FILE.YYYYMMDDHHMMSScc ($pieces)" [ "$pieces" -ge 2 ]
+	check "--switch-output=$mode: no FILE left besides them" [ ! -e "$TMP/$mode/r.data" ]
+	check "--switch-output=$mode: a dump line per piece" [ "$(grep -c '^pmon record: dump: ' "$TMP/err")" -eq "$pieces" ]
+	check "--switch-output=$mode: the pieces' samples add up to the whole ($(sum_pieces "$TMP/$mode") of $whole)" \
+		[ "$(sum_pieces "$TMP/$mode")" = "$whole" ]
+done
+# signal: SIGUSR2 cuts a piece, as perf's --switch-output.
+mkdir "$TMP/sig"
+"$PMON" record --switch-output -e sched:sched_process_exec -o "$TMP/sig/r.data" -- sh -c "$L" >/dev/null 2>"$TMP/err" &
+pm=$!
+i=0
+while [ ! -e "$TMP/sig/r.data" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+kill -USR2 "$pm"
+wait "$pm"
+check "--switch-output (signal): pmon exits 0 after SIGUSR2" [ $? -eq 0 ]
+check "--switch-output (signal): 2 pieces" [ "$(ls "$TMP/sig" | grep -Ec '^r\.data\.[0-9]{16}$')" -eq 2 ]
+check "--switch-output (signal): the pieces add up to the whole" [ "$(sum_pieces "$TMP/sig")" = "$whole" ]
+if have_perf; then
+	mkdir "$TMP/perf"
+	perf record --switch-output=1s -e sched:sched_process_exec -o "$TMP/perf/perf.data" -- sh -c "$L" >/dev/null 2>&1
+	n=0
+	for f in "$TMP"/perf/perf.data.*; do
+		n=$((n + $(perf report -i "$f" --stdio 2>/dev/null | sed -n "s/^# Samples: \([0-9]*\) .*/\1/p")))
+	done
+	check "perf's pieces beside them: the same total ($n)" [ "$n" -eq "$whole" ]
+fi
+run_pmon 2 record --switch-output=10x -o "$TMP/x.data" -- true
+one_line_error "--switch-output '10x'"
+run_pmon 2 record --switch-output=1s -o - -- true
+one_line_error "not a regular file"
+finish
