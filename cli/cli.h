@@ -65,6 +65,10 @@ FILE *cli_open_output_as(const char *path, unsigned flags);
  * replaces the named one only when every write succeeded. Return: CLI_OK
  * or CLI_FAIL. */
 int cli_close_output(FILE *f, const char *path);
+/* The write to @f (from cli_open_output()) failed with errno @e: what
+ * cli_close_output() says when a retried flush no longer tells (a write
+ * larger than the buffer bypassed it). The first one counts. */
+void cli_output_errno(FILE *f, int e);
 /* Has writing @f failed (after flushing it)? A full disk or a closed file is
  * reported once, naming @path (NULL: standard output) and the reason; a
  * closed pipe silently. Commands that run something stop when it is true. */

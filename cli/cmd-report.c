@@ -420,7 +420,7 @@ struct shown {
 };
 
 /* The report in its format. Return: 0 or -errno. */
-static int write_report(FILE *out, const struct pmon_report *r, const struct shown *h)
+static int write_format(FILE *out, const struct pmon_report *r, const struct shown *h)
 {
 	if (!strcmp(h->fmt, "folded"))
 		return pmon_report_write_folded(r, out);
@@ -438,6 +438,17 @@ static int write_report(FILE *out, const struct pmon_report *r, const struct sho
 	else
 		print_entries(out, r, h->sort, h->limit, h->pct_limit);
 	return 0;
+}
+
+/* write_format(), and on a failed write (-EIO) the errno it left (ENOSPC)
+ * kept for the close to say. */
+static int write_report(FILE *out, const struct pmon_report *r, const struct shown *h)
+{
+	int err = write_format(out, r, h);
+
+	if (err == -EIO && errno)
+		cli_output_errno(out, errno);
+	return err;
 }
 
 /* The options of pmon report that perf report has too (issue #27). */

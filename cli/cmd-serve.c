@@ -111,7 +111,7 @@ int cmd_serve(int argc, char **argv)
 				     .ctx = &o };
 	struct cgroup_list cgroups = { 0 };
 	enum pmon_serve_step at;
-	unsigned long interval = 1000, maxprof = 30;
+	unsigned long interval = 1000, maxprof = 30, timeout = 10, maxconn = 128, maxclient = 64;
 	int rc = CLI_OK, err;
 	const struct cli_option options[] = {
 		CLI_OPT_TEXT("Count in the background and serve, over HTTP:\n"
@@ -147,6 +147,13 @@ int cmd_serve(int argc, char **argv)
 			       "basic authentication: lines 'user:password'"),
 		CLI_OPT_UINT_MIN(0, "max-profile-seconds", &maxprof, "N", 1, 3600, "1 at least",
 				 "the longest profile one request may ask for (30)"),
+		CLI_OPT_UINT_MIN(0, "timeout", &timeout, "S", 1, 3600, "1 at least",
+				 "a request's head must be in, and a silent connection\n"
+				 "is closed, within S seconds (10)"),
+		CLI_OPT_UINT_MIN(0, "max-connections", &maxconn, "N", 1, 65536, "1 at least",
+				 "connections served at once (128)"),
+		CLI_OPT_UINT_MIN(0, "max-client-connections", &maxclient, "N", 1, 65536,
+				 "1 at least", "connections from one address at once (64)"),
 		CLI_OPT_TEXT(
 			"Cgroups need a perf_event hierarchy (cgroup v1) or cgroup v2 with the\n"
 			"perf_event controller. Metric list: docs/serve.md."),
@@ -158,7 +165,8 @@ int cmd_serve(int argc, char **argv)
 		"                  [--cgroup-root PATH] [--rdt [--resctrl-root DIR]] [--interval "
 		"MS]\n"
 		"                  [--tls-cert FILE --tls-key FILE] [--auth-file FILE]\n"
-		"                  [--max-profile-seconds N]",
+		"                  [--max-profile-seconds N] [--timeout S]\n"
+		"                  [--max-connections N] [--max-client-connections N]",
 		options, 0, argc, argv);
 
 	if (argi <= 0) {
@@ -177,6 +185,9 @@ int cmd_serve(int argc, char **argv)
 	}
 	o.interval_ms = (unsigned)interval;
 	o.max_profile_s = (unsigned)maxprof;
+	o.timeout_s = (unsigned)timeout;
+	o.max_conns = (unsigned)maxconn;
+	o.max_client_conns = (unsigned)maxclient;
 	o.cgroups = cgroups.paths;
 	o.ncgroups = cgroups.n;
 	if (!o.ncgroups && !o.cgroup_root)

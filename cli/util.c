@@ -214,6 +214,7 @@ bool cli_parse_uint(const char *s, unsigned long max, const char *what, unsigned
 static struct {
 	FILE *f;
 	struct pmon_output *out;
+	int err; /* a failed write's errno, as cli_output_failed() was told */
 } outputs[8];
 
 FILE *cli_open_output_as(const char *path, unsigned flags)
@@ -242,17 +243,26 @@ FILE *cli_open_output_as(const char *path, unsigned flags)
 	return outputs[i].f;
 }
 
-/* The output @f came from, taken out of the table; NULL for stdout. */
-static struct pmon_output *output_of(FILE *f)
+/* The output @f came from, taken out of the table (*@err: the errno
+ * cli_output_errno() kept, else 0); NULL for stdout. */
+static struct pmon_output *output_of(FILE *f, int *err)
 {
+	*err = 0;
 	for (size_t i = 0; i < sizeof(outputs) / sizeof(outputs[0]); i++)
 		if (outputs[i].f == f && f) {
 			struct pmon_output *out = outputs[i].out;
-			outputs[i].f = NULL;
-			outputs[i].out = NULL;
+			*err = outputs[i].err;
+			outputs[i] = (typeof(outputs[i])){ 0 };
 			return out;
 		}
 	return NULL;
+}
+
+void cli_output_errno(FILE *f, int e)
+{
+	for (size_t i = 0; i < sizeof(outputs) / sizeof(outputs[0]); i++)
+		if (outputs[i].f == f && f && !outputs[i].err)
+			outputs[i].err = e;
 }
 
 /* Reported once per stream: a loop that checks every interval says it once. */
@@ -260,7 +270,7 @@ static const FILE *reported;
 
 void cli_abandon_output(FILE *f)
 {
-	struct pmon_output *out = output_of(f);
+	struct pmon_output *out = output_of(f, &(int){ 0 });
 
 	if (reported == f) /* @f is freed: another stream may get its address */
 		reported = NULL;
@@ -334,7 +344,8 @@ int cli_close_output(FILE *f, const char *path)
 			report_write_error(f, path, e);
 	} else {
 		bool gone = cli_reader_gone(fileno(f));
-		struct pmon_output *out = output_of(f);
+		int kept;
+		struct pmon_output *out = output_of(f, &kept);
 		if (out && !bad) {
 			/* flush, close and, for a temporary, rename over the file */
 			int r = pmon_output__commit(out);
@@ -347,6 +358,9 @@ int cli_close_output(FILE *f, const char *path)
 			 * (ENOSPC) where the error flag alone does not */
 			errno = 0;
 			e = out && fflush(f) && errno ? errno : 0;
+			/* a write larger than the buffer went straight to the
+			 * file and left nothing to retry: the errno kept then */
+			e = e ? e : kept;
 			if (out) {
 				pmon_output__abandon(out);
 			} else {

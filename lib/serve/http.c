@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -53,6 +54,107 @@ struct profile_job {
 
 /* A request's con_cls: seen (the headers are in); else a struct profile_job. */
 static int seen_marker;
+
+/*
+ * An open connection (libmicrohttpd's socket context), in s->conns.
+ * libmicrohttpd's MHD_OPTION_CONNECTION_TIMEOUT is a time without traffic:
+ * a client that trickles one header byte every few seconds resets it
+ * forever, and 128 of them held every connection (issue #31). So the time
+ * to a whole request head is bounded here: from the connection (or its
+ * previous answer, for the next request of a kept-alive one) until the
+ * access handler first sees the request.
+ */
+struct serve_conn {
+	struct serve_conn *prev, *next;
+	int fd;
+	time_t since; /* CLOCK_MONOTONIC seconds */
+	bool head_in, shut;
+};
+
+static time_t now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec;
+}
+
+/* The connection's head is in (@in), or a new request may begin (!@in). */
+static void conn_mark(struct serve_server *s, struct MHD_Connection *conn, bool in)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	struct serve_conn *c = ci ? ci->socket_context : NULL;
+
+	if (!c)
+		return;
+	pthread_mutex_lock(&s->conns_lock);
+	c->head_in = in;
+	c->since = now_s();
+	pthread_mutex_unlock(&s->conns_lock);
+}
+
+/* libmicrohttpd's MHD_OPTION_NOTIFY_CONNECTION, in its thread. CLOSED
+ * comes before libmicrohttpd closes the descriptor, so a sweep (under
+ * conns_lock) never shuts a number the kernel has given to another file. */
+static void conn_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
+			enum MHD_ConnectionNotificationCode code)
+{
+	struct serve_server *s = cls;
+	struct serve_conn *c = *socket_context;
+
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *ci =
+			MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+		if (!ci || !(c = calloc(1, sizeof(*c))))
+			return; /* untracked: libmicrohttpd's idle timeout still applies */
+		c->fd = ci->connect_fd;
+		c->since = now_s();
+		pthread_mutex_lock(&s->conns_lock);
+		c->next = s->conns;
+		if (s->conns)
+			s->conns->prev = c;
+		s->conns = c;
+		s->nconns++;
+		pthread_mutex_unlock(&s->conns_lock);
+		*socket_context = c;
+		return;
+	}
+	if (!c)
+		return;
+	pthread_mutex_lock(&s->conns_lock);
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		s->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	s->nconns--;
+	pthread_mutex_unlock(&s->conns_lock);
+	*socket_context = NULL;
+	free(c);
+}
+
+unsigned serve_http_sweep(struct serve_server *s)
+{
+	time_t now = now_s();
+	unsigned n = 0;
+
+	pthread_mutex_lock(&s->conns_lock);
+	bool crowded = s->nconns >= s->max_conns - s->max_conns / 8;
+	time_t limit = crowded ? 1 : (time_t)s->timeout_s;
+	for (struct serve_conn *c = s->conns; c; c = c->next) {
+		if (c->head_in || c->shut || now - c->since < limit)
+			continue;
+		/* libmicrohttpd's thread then reads the end of the stream (or
+		 * TLS fails) and closes the connection as a client's close. */
+		shutdown(c->fd, SHUT_RDWR);
+		c->shut = true;
+		n++;
+	}
+	pthread_mutex_unlock(&s->conns_lock);
+	return n;
+}
 
 /* Compare without an early exit: the time taken does not tell how much of
  * a guessed password was right. */
@@ -425,6 +527,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 	struct serve_server *s = cls;
 
 	if (!*con_cls) { /* the headers are in; answer on the next call */
+		conn_mark(s, conn, true);
 		*con_cls = &seen_marker;
 		return MHD_YES;
 	}
@@ -465,8 +568,8 @@ static void request_done(void *cls, struct MHD_Connection *conn, void **con_cls,
 
 	struct profile_job *j = *con_cls;
 
-	(void)conn;
 	(void)toe;
+	conn_mark(s, conn, false); /* the next request's head starts its clock */
 	if (!j || *con_cls == &seen_marker)
 		return;
 	pthread_mutex_lock(&s->lock);
@@ -522,24 +625,27 @@ struct MHD_Daemon *serve_http_start(struct serve_server *s, struct sockaddr_stor
 		(MHD_is_feature_supported(MHD_FEATURE_EPOLL) == MHD_YES ? MHD_USE_EPOLL
 									: MHD_USE_POLL) |
 		MHD_USE_ERROR_LOG | (v6 ? MHD_USE_IPv6 : 0) | (cert ? MHD_USE_TLS : 0);
-	/* Limits against clients that misbehave: headers beyond 32 KiB get 431,
-	 * an idle or trickling connection is closed after 10 s, and at most 128
-	 * connections at once. */
+	/* Limits against clients that misbehave (docs/serve.md, "Slow clients"):
+	 * headers beyond 32 KiB get 431; a connection silent for timeout_s is
+	 * closed here, one whose request head is late by serve_http_sweep();
+	 * max_conns at once, max_client_conns from one address. */
 	if (cert)
 		d = MHD_start_daemon(
 			flags, 0, NULL, NULL, handle, s, MHD_OPTION_SOCK_ADDR, ss,
-			MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10, MHD_OPTION_CONNECTION_LIMIT,
-			(unsigned)128, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32768,
-			MHD_OPTION_EXTERNAL_LOGGER, quiet_log, NULL, MHD_OPTION_NOTIFY_COMPLETED,
-			request_done, s, MHD_OPTION_HTTPS_MEM_CERT, cert_pem,
-			MHD_OPTION_HTTPS_MEM_KEY, key_pem, MHD_OPTION_END);
+			MHD_OPTION_CONNECTION_TIMEOUT, s->timeout_s, MHD_OPTION_CONNECTION_LIMIT,
+			s->max_conns, MHD_OPTION_PER_IP_CONNECTION_LIMIT, s->max_client_conns,
+			MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32768, MHD_OPTION_EXTERNAL_LOGGER,
+			quiet_log, NULL, MHD_OPTION_NOTIFY_COMPLETED, request_done, s,
+			MHD_OPTION_NOTIFY_CONNECTION, conn_notify, s, MHD_OPTION_HTTPS_MEM_CERT,
+			cert_pem, MHD_OPTION_HTTPS_MEM_KEY, key_pem, MHD_OPTION_END);
 	else
-		d = MHD_start_daemon(flags, 0, NULL, NULL, handle, s, MHD_OPTION_SOCK_ADDR, ss,
-				     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10,
-				     MHD_OPTION_CONNECTION_LIMIT, (unsigned)128,
-				     MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32768,
-				     MHD_OPTION_EXTERNAL_LOGGER, quiet_log, NULL,
-				     MHD_OPTION_NOTIFY_COMPLETED, request_done, s, MHD_OPTION_END);
+		d = MHD_start_daemon(
+			flags, 0, NULL, NULL, handle, s, MHD_OPTION_SOCK_ADDR, ss,
+			MHD_OPTION_CONNECTION_TIMEOUT, s->timeout_s, MHD_OPTION_CONNECTION_LIMIT,
+			s->max_conns, MHD_OPTION_PER_IP_CONNECTION_LIMIT, s->max_client_conns,
+			MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32768, MHD_OPTION_EXTERNAL_LOGGER,
+			quiet_log, NULL, MHD_OPTION_NOTIFY_COMPLETED, request_done, s,
+			MHD_OPTION_NOTIFY_CONNECTION, conn_notify, s, MHD_OPTION_END);
 	return d;
 }
 

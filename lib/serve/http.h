@@ -15,6 +15,7 @@
 
 struct MHD_Daemon;
 struct pmon_collector;
+struct serve_conn;
 
 struct serve_user {
 	char *name, *password;
@@ -33,6 +34,14 @@ struct serve_server {
 	pthread_cond_t answered; /* also: a profile thread ended */
 	unsigned profiles_open;
 	unsigned profile_threads; /* running: a stop waits for them to end */
+	/* Against slow clients (docs/serve.md, "Slow clients"): the limits, and
+	 * every open connection (lib/serve/http.c's struct serve_conn, added and
+	 * removed by libmicrohttpd's thread) so that serve_http_sweep() can shut
+	 * one whose request head has not come in time. */
+	unsigned timeout_s, max_conns, max_client_conns;
+	pthread_mutex_t conns_lock;
+	struct serve_conn *conns;
+	unsigned nconns;
 };
 
 /* libmicrohttpd serving @s on @ss (HTTPS with @cert_pem and @key_pem when
@@ -45,5 +54,10 @@ unsigned serve_http_port(struct MHD_Daemon *d);
 /* After s->stopping is set: wait for the profiles in progress to end and
  * be answered (10 s at most), before the daemon is stopped. */
 void serve_http_wait_profiles(struct serve_server *s);
+/* Shut the connections whose request head is late: s->timeout_s after the
+ * connection (or its previous answer), 1 s when fewer than an eighth of
+ * s->max_conns are free (a reserve for new clients). Called about once a
+ * second, from any thread. Return: how many were shut. */
+unsigned serve_http_sweep(struct serve_server *s);
 
 #endif

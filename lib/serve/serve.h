@@ -62,6 +62,11 @@ struct pmon_serve_opts {
 	 * basic authentication with "user:password" lines (mode 0600). */
 	const char *tls_cert, *tls_key, *auth_file;
 	unsigned max_profile_s; /* the longest ?seconds= of a profile */
+	/* Against slow clients (0: the default in brackets): a connection's
+	 * request head must be in, and a silent connection is closed, within
+	 * timeout_s [10]; at most max_conns [128] connections at once and
+	 * max_client_conns [64] from one address. */
+	unsigned timeout_s, max_conns, max_client_conns;
 	/* Told from the calling thread; each may be NULL. */
 	void (*warn)(void *ctx, enum pmon_serve_warning w, const char *detail);
 	void (*listening)(void *ctx, const struct pmon_serve_listening *l);

@@ -319,8 +319,11 @@ static void serve_until_signal(const struct pmon_serve_opts *o, struct serve_ser
 	sigaddset(&stop, SIGTERM);
 	sigaddset(&stop, SIGINT);
 	sigaddset(&stop, SIGHUP);
-	while (sigwait(&stop, &sig))
-		;
+	/* Woken each second to shut the connections whose request head is
+	 * late (serve_http_sweep()). */
+	const struct timespec second = { .tv_sec = 1 };
+	while ((sig = sigtimedwait(&stop, NULL, &second)) < 0)
+		serve_http_sweep(s);
 	atomic_store(&s->stopping, true); /* a profile in progress ends */
 	if (o->stopping)
 		o->stopping(o->ctx, sig);
@@ -374,7 +377,8 @@ static int serve(const struct pmon_serve_opts *o, struct serve_server *s, struct
 int serve_agent__run(const struct pmon_serve_opts *o, enum pmon_serve_step *step)
 {
 	struct serve_server s = { .lock = PTHREAD_MUTEX_INITIALIZER,
-				  .answered = PTHREAD_COND_INITIALIZER };
+				  .answered = PTHREAD_COND_INITIALIZER,
+				  .conns_lock = PTHREAD_MUTEX_INITIALIZER };
 	struct serve_conf c = { .cert_pem = NULL };
 	enum pmon_serve_step at = PMON_SERVE_STEP_LISTEN;
 	sigset_t sigs, old;
@@ -386,6 +390,9 @@ int serve_agent__run(const struct pmon_serve_opts *o, enum pmon_serve_step *step
 		goto out;
 	}
 	s.max_profile_s = o->max_profile_s;
+	s.timeout_s = o->timeout_s ? o->timeout_s : 10;
+	s.max_conns = o->max_conns ? o->max_conns : 128;
+	s.max_client_conns = o->max_client_conns ? o->max_client_conns : 64;
 	if ((err = configure(o, &s, &c, &at)))
 		goto out;
 

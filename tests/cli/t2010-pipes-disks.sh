@@ -86,6 +86,13 @@ if [ -w /dev/full ]; then
 		check "$args >/dev/full: exit 1" [ $? -eq 1 ]
 		one_line_error "cannot write 'standard output': No space left on device"
 	done
+	# Every export says ENOSPC's words, even one whose last write was
+	# larger than the buffer (the flame graph's script) and so left
+	# nothing for a retried flush to tell (issue #31).
+	for f in text json flamegraph speedscope pprof; do
+		run_pmon 1 report -i "$TMP/full.data" --format $f -o /dev/full
+		one_line_error "cannot write '/dev/full': No space left on device"
+	done
 fi
 
 # A disk that fills during record: a small tmpfs (root only).
@@ -101,6 +108,15 @@ if mount -t tmpfs -o size=64k none "$TMP/small" 2>/dev/null; then
 	got=$(sed -n 's/^# pmon report: \([0-9]*\) samples.*/\1/p' "$TMP/rep")
 	check "the full recording is readable: $got samples of the $kept records said kept" \
 		[ -n "$got" ] && [ "$got" -gt 0 ] && [ "$got" -le "$kept" ]
+	# The disk full now: an export to it fails in one line and leaves
+	# neither the file nor a temporary beside it.
+	head -c 1M /dev/zero >"$TMP/small/fill" 2>/dev/null
+	for f in flamegraph pprof; do
+		run_pmon 1 report -i "$TMP/full.data" --format $f -o "$TMP/small/out.$f"
+		one_line_error "No space left on device"
+		check "report --format $f on a full disk leaves no file" \
+			[ "$(ls "$TMP/small" | grep -vx -e r.data -e fill)" = "" ]
+	done
 	umount "$TMP/small"
 else
 	echo "# skip: cannot mount a tmpfs here (not root?): the filling-disk cases"
