@@ -180,6 +180,8 @@ int cli_opt_cpu(const struct cli_option *opt, const char *arg);
 #define CLI_OPT_CPU(s, v, h) CLI_OPT_CALLBACK(s, "cpu", CLI_OPT_PTR_(int, v), "N", cli_opt_cpu, h)
 #define CLI_OPT_CPUID_FILE(s, v, h) CLI_OPT_STRING(s, "cpuid-file", v, "FILE", h)
 #define CLI_OPT_OUTPUT(v, a, h) CLI_OPT_STRING('o', "output", v, a, h)
+/* --duration SECONDS: double *, positive (0.5 is fine), at most 1e7. */
+int cli_opt_duration(const struct cli_option *opt, const char *arg);
 /* --debug-dir D, --symfs D: const char **dir, a directory that exists. */
 int cli_opt_debug_dir(const struct cli_option *opt, const char *arg);
 /* Where the readers of recordings find symbols (report, annotate, script,

@@ -161,21 +161,6 @@ static int opt_calibrate(const struct cli_option *opt, const char *arg)
 	return CLI_OK;
 }
 
-/* --duration SECONDS: double *, positive (0.5 is fine). */
-static int opt_seconds(const struct cli_option *opt, const char *s)
-{
-	char *end;
-
-	errno = 0;
-	double v = strtod(s, &end);
-	if (errno || end == s || *end || !(v > 0) || v > 1e7) {
-		cli_error("--duration '%s' is not a number of seconds", s);
-		return CLI_USAGE;
-	}
-	*(double *)opt->value = v;
-	return CLI_OK;
-}
-
 /*
  * perf's --switch-output[=signal|SIZE|TIME] (struct record_opts *): no
  * value or "signal" cuts at SIGUSR2; SIZE ends in B, K, M or G; TIME in s,
@@ -291,7 +276,7 @@ int cmd_record(int argc, char **argv)
 		CLI_OPT_OUTPUT(&ro.out, "FILE",
 			       "the recording (default pmon.data; format:\n"
 			       "docs/pmon-data-format.md)"),
-		CLI_OPT_CALLBACK(0, "duration", &ro.duration, "SECONDS", opt_seconds,
+		CLI_OPT_CALLBACK(0, "duration", &ro.duration, "SECONDS", cli_opt_duration,
 				 "stop after SECONDS and exit 0 (a command still\n"
 				 "running then is stopped); pmon's own: perf record\n"
 				 "has no such option"),

@@ -82,20 +82,6 @@ static bool channels_ok(const char *list)
 	}
 }
 
-/* --duration SECONDS: a positive number (0.5 is fine). */
-static int opt_seconds(const struct cli_option *opt, const char *s)
-{
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (errno || end == s || *end || !(v > 0) || v > 1e7) {
-		cli_error("--duration '%s' is not a number of seconds", s);
-		return CLI_USAGE;
-	}
-	*(double *)opt->value = v;
-	return CLI_OK;
-}
-
 /* A process traced with -p that wrote its hooks by itself: its environment
  * names the file (PMON_TRACE, read by libpmon when it loaded). */
 static void note_own_hooks(pid_t pid)
@@ -166,7 +152,7 @@ static int run(int argc, char **argv)
 			     "kernel events of every task on every CPU (root, or\n"
 			     "perf_event_paranoid <= 0); with a COMMAND, its\n"
 			     "hooks too, and until it ends"),
-		CLI_OPT_CALLBACK(0, "duration", &o.duration, "SECONDS", opt_seconds,
+		CLI_OPT_CALLBACK(0, "duration", &o.duration, "SECONDS", cli_opt_duration,
 				 "stop after SECONDS (a COMMAND still running then\n"
 				 "gets SIGTERM); -p and -a otherwise run until Ctrl-C\n"
 				 "or SIGTERM (or -p's processes end); the file is\n"

@@ -222,6 +222,20 @@ static int choose(const struct cli_option *o, const char *name, const char *arg)
 	return CLI_USAGE;
 }
 
+int cli_opt_duration(const struct cli_option *opt, const char *arg)
+{
+	char *end;
+
+	errno = 0;
+	double v = strtod(arg, &end);
+	if (errno || end == arg || *end || !(v > 0) || v > 1e7) {
+		cli_error("--%s '%s' is not a number of seconds", opt->long_name, arg);
+		return CLI_USAGE;
+	}
+	*(double *)opt->value = v;
+	return CLI_OK;
+}
+
 int cli_opt_debug_dir(const struct cli_option *opt, const char *arg)
 {
 	struct stat st;

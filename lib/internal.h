@@ -83,6 +83,10 @@ enum pmon__file_format { PMON__FILE_RECORDING, PMON__FILE_TRACE, PMON__FILE_RECO
  * perf's recording and what reads it, pmon's other format). */
 int pmon__file_check(int fd, const char *path, enum pmon__file_format want);
 
+/* A mount pmon made for this run (@path), undone by umount2() if a fatal
+ * signal ends pmon before it does (pmon_output_cleanup_on_signals());
+ * NULL: unmounted by pmon itself, nothing to undo (lib/util/output.c). */
+void pmon__fatal_umount(const char *path);
 /* Open @path, a name taken from outside input (a recording, a map file),
  * for reading (lib/util/filekind.c): non-blocking, no controlling
  * terminal, without following a final symlink when @nofollow, and only if

@@ -579,6 +579,7 @@ static bool tracefs_ready(struct pmon_evlist *l)
 	if (l->tracefs_default && geteuid() == 0 &&
 	    mount("nodev", l->tracefs, "tracefs", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == 0) {
 		l->tracefs_mounted = true;
+		pmon__fatal_umount(l->tracefs); /* a Ctrl-C now still unmounts it */
 		return access(path, F_OK) == 0;
 	}
 	return false;
@@ -588,8 +589,10 @@ static bool tracefs_ready(struct pmon_evlist *l)
  * file there meanwhile keeps it; the mount point is gone for new lookups. */
 static void tracefs_unmount(struct pmon_evlist *l)
 {
-	if (l->tracefs_mounted && umount2(l->tracefs, MNT_DETACH) == 0)
+	if (l->tracefs_mounted && umount2(l->tracefs, MNT_DETACH) == 0) {
 		l->tracefs_mounted = false;
+		pmon__fatal_umount(NULL);
+	}
 }
 
 static int parse_tracepoint(struct pmon_evlist *l, struct pmon_event_desc *d, const char *ev,

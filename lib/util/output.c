@@ -26,6 +26,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -115,10 +116,35 @@ static void temps_remove(void)
 			unlinkat(temp_dirfd[i], temp_name[i], 0);
 }
 
+/*
+ * A mount made for the run (tracefs, where pmon mounted it: lib/event), to
+ * be undone if a signal ends pmon before it unmounts it: the system is left
+ * as pmon found it. One at a time; the path is copied while no signal can
+ * read it half written (state 1), as the temporaries' names are.
+ */
+static char fatal_mount[512];
+static int fatal_mount_state; /* 0 none, 1 being written, 2 set */
+
+void pmon__fatal_umount(const char *path)
+{
+	__atomic_store_n(&fatal_mount_state, 1, __ATOMIC_RELEASE);
+	if (path)
+		pmon__strlcpy(fatal_mount, path, sizeof(fatal_mount));
+	__atomic_store_n(&fatal_mount_state, path ? 2 : 0, __ATOMIC_RELEASE);
+}
+
+/* Async-signal-safe: umount2() only. */
+static void mount_undo(void)
+{
+	if (__atomic_load_n(&fatal_mount_state, __ATOMIC_ACQUIRE) == 2)
+		umount2(fatal_mount, MNT_DETACH);
+}
+
 static void on_fatal_signal(int sig)
 {
 	int e = errno;
 
+	mount_undo();
 	temps_remove();
 	errno = e;
 	raise(sig); /* SA_RESETHAND: the default action, once this returns */
@@ -135,6 +161,7 @@ void pmon_output_cleanup_on_signals(void)
 		return;
 	done = true;
 	atexit(temps_remove);
+	atexit(mount_undo);
 	sigemptyset(&sa.sa_mask);
 	for (size_t i = 0; i < PMON_ARRAY_SIZE(sigs); i++)
 		if (!sigaction(sigs[i], NULL, &old) && !(old.sa_flags & SA_SIGINFO) &&

@@ -126,6 +126,8 @@ fi
 # default action, as a terminal's foreground job has it, and the signal
 # goes as soon as pmon is the process (polled, no sleep).
 want=$(readlink -f "$PMON")
+tfs() { mountpoint -q /sys/kernel/tracing && echo mounted || echo absent; }
+tfs0=$(tfs)
 for cmd in "stat -e task-clock -o $TMP/i.txt" "trace -o $TMP/i.trace" "record -o $TMP/i.data"; do
 	# shellcheck disable=SC2086
 	env --default-signal=INT "$PMON" $cmd -- sleep 31.7 >/dev/null 2>&1 &
@@ -146,5 +148,8 @@ for cmd in "stat -e task-clock -o $TMP/i.txt" "trace -o $TMP/i.trace" "record -o
 	done
 	check "${cmd%% *}: SIGINT at start: the command is not left running" \
 		sh -c "! pgrep -f '^sle[e]p 31.7' >/dev/null"
+	# trace mounts tracefs for its kernel events where root and absent: a
+	# SIGINT in that moment still unmounts it (the system as pmon found it)
+	check "${cmd%% *}: SIGINT at start: tracefs as it was ($tfs0)" [ "$(tfs)" = "$tfs0" ]
 done
 finish
