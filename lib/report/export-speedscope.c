@@ -217,7 +217,8 @@ static json_t *ss_profiles(struct ss *x, const struct pmon_report *r, size_t *ac
 	size_t i = 0;
 
 	*active = 0;
-	qsort(x->s, x->ns, sizeof(*x->s), ss_cmp);
+	if (x->ns) /* a recording without samples has no array (qsort's NULL) */
+		qsort(x->s, x->ns, sizeof(*x->s), ss_cmp);
 	for (uint32_t t = 0; profiles && t < x->nth; t++) {
 		json_t *samples = json_array(), *weights = json_array();
 		for (; i < x->ns && x->s[i].thread == t; i++) {
