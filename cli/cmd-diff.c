@@ -111,9 +111,11 @@ int cmd_diff(int argc, char **argv)
 	const char *cur = rc + 1 < argc ? argv[rc + 1] : "pmon.data";
 	if (rc + 2 < argc && !cli_no_operands_at("diff", rc + 2, argc, argv))
 		return CLI_USAGE;
-	struct pmon_report_opts ro = { .sz = sizeof(ro), .debug_dir = syms.debug_dir,
+	struct pmon_report_opts ro = { .sz = sizeof(ro),
+				       .debug_dir = syms.debug_dir,
 				       .symfs = syms.symfs,
-				       .kallsyms = syms.kallsyms, .event = event };
+				       .kallsyms = syms.kallsyms,
+				       .event = event };
 	struct pmon_report_diff d;
 	char warn[600];
 	bool stacks = fmti == 1 || fmti == 2;

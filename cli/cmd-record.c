@@ -172,10 +172,10 @@ static int opt_switch_output(const struct cli_option *opt, const char *arg)
 		char tag;
 		int mode;
 		double mult;
-	} units[] = { { 'B', SWITCH_SIZE, 1 },	       { 'K', SWITCH_SIZE, 1024 },
-		      { 'M', SWITCH_SIZE, 1 << 20 },   { 'G', SWITCH_SIZE, 1 << 30 },
-		      { 's', SWITCH_TIME, 1 },	       { 'm', SWITCH_TIME, 60 },
-		      { 'h', SWITCH_TIME, 3600 },      { 'd', SWITCH_TIME, 86400 } };
+	} units[] = { { 'B', SWITCH_SIZE, 1 },	     { 'K', SWITCH_SIZE, 1024 },
+		      { 'M', SWITCH_SIZE, 1 << 20 }, { 'G', SWITCH_SIZE, 1 << 30 },
+		      { 's', SWITCH_TIME, 1 },	     { 'm', SWITCH_TIME, 60 },
+		      { 'h', SWITCH_TIME, 3600 },    { 'd', SWITCH_TIME, 86400 } };
 	struct record_opts *ro = opt->value;
 	char *end;
 

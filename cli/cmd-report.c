@@ -524,8 +524,7 @@ int cmd_report(int argc, char **argv)
 {
 	static const char *const formats[] = { "text",	     "json",  "folded", "flamegraph",
 					       "speedscope", "pprof", NULL };
-	const char *in = "pmon.data", *outpath = NULL;
-	const char *stack_event = NULL;
+	const char *in = "pmon.data", *outpath = NULL, *stack_event = NULL;
 	unsigned long limit = 0, width = 1200;
 	int fmti = 0;
 	bool no_inline = false;
@@ -658,7 +657,8 @@ int cmd_report(int argc, char **argv)
 	}
 	if (vw.header && !strcmp(fmt, "text"))
 		print_header(out, &r, in);
-	struct shown how = { fmt, graph, (unsigned)width, min_pct, sort, limit, vw.pct_limit, in, &ro };
+	struct shown how = { fmt, graph, (unsigned)width, min_pct, sort, limit, vw.pct_limit,
+			     in,  &ro };
 	err = write_report(out, &r, &how);
 	if (err && err != -EIO) {
 		cli_error("--format %s: %s", fmt, strerror(-err));

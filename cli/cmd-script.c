@@ -43,7 +43,8 @@ static int print_sample(void *arg, const struct pmon_report_sample *s)
 	 * (the chain's frames where it has one) */
 	if (!p->chosen && s->raw)
 		f = PMON_SF_DEFAULT_TRACEPOINT |
-		    (s->has_chain ? PMON_SF_IP | PMON_SF_SYM | PMON_SF_SYMOFF | PMON_SF_DSO : 0);
+			(s->has_chain ? PMON_SF_IP | PMON_SF_SYM | PMON_SF_SYMOFF | PMON_SF_DSO
+				      : 0);
 	bool chain = s->has_chain && f & PMON_SF_IP;
 
 	for (size_t i = 0; !p->widths && i < s->nevents; i++) /* once: the longest of all */

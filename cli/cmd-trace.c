@@ -161,8 +161,10 @@ static int run(int argc, char **argv)
 			"Exit status: the command's (128+N if killed by signal N; 0 when "
 			"--duration\n"
 			"ended it), or 1 when it exited 0 but no trace file came out\n"
-			"(--hooks, not linked with libpmon; without -e its sched,syscalls are kept\n"
-			"then, exit 3 where they cannot be recorded); with -p or -a, 0 -- also for a trace with no events "
+			"(--hooks, not linked with libpmon; without -e its sched,syscalls are "
+			"kept\n"
+			"then, exit 3 where they cannot be recorded); with -p or -a, 0 -- also for "
+			"a trace with no events "
 			"in it:\n"
 			"the processes did nothing traced meanwhile -- or 128+N when signal N "
 			"ended\n"
@@ -683,8 +685,8 @@ static void report_table(struct pmon_trace_reader *r, FILE *out,
 		if (len > w)
 			w = len;
 	}
-	fprintf(out, "# %-*s %9s %10s %10s %10s %10s %10s %8s %8s\n", w, "channel", "spans",
-		"min", "median", "p99", "max", "total", "marks", "counters");
+	fprintf(out, "# %-*s %9s %10s %10s %10s %10s %10s %8s %8s\n", w, "channel", "spans", "min",
+		"median", "p99", "max", "total", "marks", "counters");
 	bool kernel_seen = false;
 	for (long i = 0; i < n; i++) {
 		const struct pmon_trace_chan_stats *s = &st[i];

@@ -298,7 +298,6 @@ static const char *out_name(const FILE *f, const char *path)
 	return path ? path : f == stderr ? "standard error" : "standard output";
 }
 
-
 static bool report_write_error(FILE *f, const char *path, int e)
 {
 	if (reported == f)

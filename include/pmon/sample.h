@@ -510,7 +510,7 @@ struct pmon_report_live;
  * one thread feeds and reads it.
  */
 PMON_API struct pmon_report_live *pmon_report_live__new(uint64_t sample_type, uint64_t regs_user,
-							 const struct pmon_report_opts *opts);
+							const struct pmon_report_opts *opts);
 /**
  * pmon_report_live__add() - one record as the sampler hands it (@len bytes,
  * its header included): a sample is counted, maps, forks and commands
@@ -525,7 +525,8 @@ PMON_API int pmon_report_live__add(struct pmon_report_live *l, const void *rec, 
  * stay. Return: 0, or -EINVAL (detail set; the profile then counts nothing
  * until a good view is set).
  */
-PMON_API int pmon_report_live__view(struct pmon_report_live *l, const struct pmon_report_opts *opts);
+PMON_API int pmon_report_live__view(struct pmon_report_live *l,
+				    const struct pmon_report_opts *opts);
 /**
  * pmon_report_live__take() - the entries counted since the last take (or
  * the start) into @out, most period first, with the totals of what passed

@@ -50,12 +50,12 @@ static uint32_t cnode_get(struct stk_tab *t, uint32_t parent, uint64_t addr)
 		if (t->capn >= UINT32_MAX / 2)
 			return 0;
 		/* Three arrays of one capacity: each grows to the same size. */
-		size_t cn = t->capn, cs = t->capn, cp = t->capn;
-		if (PMON_GROW(&t->n, &cn, (size_t)t->nn + 2) ||
-		    PMON_GROW(&t->samples, &cs, (size_t)t->nn + 2) ||
-		    PMON_GROW(&t->period, &cp, (size_t)t->nn + 2))
+		size_t cap[3] = { t->capn, t->capn, t->capn };
+		if (PMON_GROW(&t->n, &cap[0], (size_t)t->nn + 2) ||
+		    PMON_GROW(&t->samples, &cap[1], (size_t)t->nn + 2) ||
+		    PMON_GROW(&t->period, &cap[2], (size_t)t->nn + 2))
 			return 0;
-		t->capn = (uint32_t)cn;
+		t->capn = (uint32_t)cap[0];
 	}
 	if (!t->nn)
 		t->nn = 1; /* node 0: "no parent" */

@@ -88,5 +88,7 @@ char *pmon__demangle(const char *name)
 		return NULL;
 	}
 	pmon__demangle_short(d);
-	return d;
+	/* @d is the demangler's malloc()ed buffer, not @status (cppcheck
+	 * cannot see through the loaded function's pointer) */
+	return d; // cppcheck-suppress returnDanglingLifetime
 }

@@ -90,8 +90,10 @@ static int load_proc(struct pmon_report_live *l, uint32_t pid)
 	if (!err && (f = fopen(path, "re"))) {
 		if (fgets(comm, sizeof(comm), f)) {
 			comm[strcspn(comm, "\n")] = '\0';
-			struct pmon__record rec = { .type = PERF_RECORD_COMM,
-						    .comm = { .pid = pid, .tid = pid, .comm = comm } };
+			struct pmon__record rec = {
+				.type = PERF_RECORD_COMM,
+				.comm = { .pid = pid, .tid = pid, .comm = comm }
+			};
 			err = pmon__view_live_record(l->v, &rec, &loc);
 		}
 		fclose(f);

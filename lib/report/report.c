@@ -92,7 +92,8 @@ static int apply_record(struct ctx *x, const struct pmon__record *rec)
 		return add_event(x, &rec->event);
 	case PMON_RECORD_TPFMT: { /* for script's trace field */
 		char sys[256];
-		pmon__fmt(sys, sizeof(sys), "%.*s", (int)(rec->tpfmt.sys_len < 255 ? rec->tpfmt.sys_len : 255),
+		pmon__fmt(sys, sizeof(sys), "%.*s",
+			  (int)(rec->tpfmt.sys_len < 255 ? rec->tpfmt.sys_len : 255),
 			  rec->tpfmt.sys);
 		return pmon__tp_add_format(&x->tp, sys, rec->tpfmt.format, rec->tpfmt.len);
 	}
@@ -486,13 +487,12 @@ static void note_stale(struct ctx *x)
 	size_t n;
 
 	if (x->nstale)
-		pmon__fmt(
-			x->r->stale, sizeof(x->r->stale),
-			"%u file%s changed since the recording and no debuginfo has the "
-			"recorded build id (%s): %s samples are [unknown]; --debug-dir DIR "
-			"with DIR/.build-id/ names them",
-			x->nstale, x->nstale > 1 ? "s" : "", x->stale_first,
-			x->nstale > 1 ? "their" : "its");
+		pmon__fmt(x->r->stale, sizeof(x->r->stale),
+			  "%u file%s changed since the recording and no debuginfo has the "
+			  "recorded build id (%s): %s samples are [unknown]; --debug-dir DIR "
+			  "with DIR/.build-id/ names them",
+			  x->nstale, x->nstale > 1 ? "s" : "", x->stale_first,
+			  x->nstale > 1 ? "their" : "its");
 	n = strnlen(x->r->stale, sizeof(x->r->stale) - 1);
 	if (x->kernel_note[0])
 		pmon__fmt(x->r->stale + n, sizeof(x->r->stale) - n, "%s%s", n ? "; " : "",

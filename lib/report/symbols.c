@@ -116,10 +116,12 @@ static void open_file(struct ctx *x, struct file *f)
 	bool vdso = !strcmp(f->path, "[vdso]");
 
 	if (!vdso) {
-		if (x->symfs)
+		const char *at = f->path;
+		if (x->symfs) {
 			pmon__fmt(path, sizeof(path), "%s/%s", x->symfs, f->path);
-		if (open_module(x, f, x->symfs ? path : f->path) &&
-		    (!f->bidlen || module_matches(f)))
+			at = path;
+		}
+		if (open_module(x, f, at) && (!f->bidlen || module_matches(f)))
 			return;
 		pmon__file_close(f);
 	}

@@ -168,11 +168,12 @@ static int parse_keys(struct view *v, const char *spec)
 		while (i < PMON_ARRAY_SIZE(key_names) && strcmp(key_names[i].name, t))
 			i++;
 		if (i == PMON_ARRAY_SIZE(key_names))
-			return pmon__err(-EINVAL,
-					 "--sort '%s': symbol, dso, line, caller or callee; or perf's "
-					 "keys comm, pid, tid, cpu, dso, symbol, line, combined with "
-					 "commas",
-					 t);
+			return pmon__err(
+				-EINVAL,
+				"--sort '%s': symbol, dso, line, caller or callee; or perf's "
+				"keys comm, pid, tid, cpu, dso, symbol, line, combined with "
+				"commas",
+				t);
 		bool dup = false;
 		for (size_t k = 0; k < v->nkeys; k++)
 			dup |= v->keys[k] == key_names[i].key;

@@ -317,7 +317,8 @@ static int write_vdso(struct pmon_data_writer *w)
 			start = ml.start, end = ml.end;
 	}
 	fclose(f);
-	size_t len = (size_t)(end - start), size = sizeof(struct pmon_record_vdso) + ((len + 7) & ~7u);
+	size_t len = (size_t)(end - start),
+	       size = sizeof(struct pmon_record_vdso) + ((len + 7) & ~7u);
 	if (!start || size > 65535)
 		return 0;
 	if (w->len + size > CHUNK_MAX) {
@@ -403,7 +404,8 @@ int pmon_data_writer__add_tp_formats(struct pmon_data_writer *w, struct pmon_evl
 		if (n < 0) /* its samples stay undecoded, the rest is recorded */
 			continue;
 		size_t sys = strcspn(d->name, ":");
-		size_t size = (sizeof(struct pmon_record_tpfmt) + sys + (size_t)n + 1 + 7) & ~(size_t)7;
+		size_t size =
+			(sizeof(struct pmon_record_tpfmt) + sys + (size_t)n + 1 + 7) & ~(size_t)7;
 		if (size > 65535 || (!rec && !(rec = malloc(65536)))) {
 			err = rec ? 0 : -ENOMEM;
 			continue;

@@ -471,7 +471,8 @@ int pmon__rec_reader_ksyms(struct pmon__rec_reader *s,
 							  .ksym = { k.start, k.end, name } };
 				err = name ? fn(arg, &r) : -ENOMEM;
 				free(name);
-			} else if (k.type == PMON_RECORD_VDSO && k.size >= sizeof(struct pmon_record_vdso)) {
+			} else if (k.type == PMON_RECORD_VDSO &&
+				   k.size >= sizeof(struct pmon_record_vdso)) {
 				struct pmon_record_vdso v;
 				memcpy(&v, buf + off, sizeof(v));
 				if (v.len <= k.size - sizeof(v)) {

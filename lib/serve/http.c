@@ -634,13 +634,14 @@ struct MHD_Daemon *serve_http_start(struct serve_server *s, struct sockaddr_stor
 		{ MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)key_pem },
 		{ MHD_OPTION_END, 0, NULL },
 	};
-	d = MHD_start_daemon(flags, 0, NULL, NULL, handle, s, MHD_OPTION_SOCK_ADDR, ss,
-			     MHD_OPTION_CONNECTION_TIMEOUT, s->timeout_s, MHD_OPTION_CONNECTION_LIMIT,
-			     s->max_conns, MHD_OPTION_PER_IP_CONNECTION_LIMIT, s->max_client_conns,
-			     MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32768,
-			     MHD_OPTION_EXTERNAL_LOGGER, quiet_log, NULL, MHD_OPTION_NOTIFY_COMPLETED,
-			     request_done, s, MHD_OPTION_NOTIFY_CONNECTION, conn_notify, s,
-			     MHD_OPTION_ARRAY, cert ? tls : tls + 2, MHD_OPTION_END);
+	d = MHD_start_daemon(
+		flags, 0, NULL, NULL, handle, s, MHD_OPTION_SOCK_ADDR, ss,
+		MHD_OPTION_CONNECTION_TIMEOUT, s->timeout_s, MHD_OPTION_CONNECTION_LIMIT,
+		s->max_conns, MHD_OPTION_PER_IP_CONNECTION_LIMIT, s->max_client_conns,
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32768, MHD_OPTION_EXTERNAL_LOGGER,
+		quiet_log, NULL, MHD_OPTION_NOTIFY_COMPLETED, request_done, s,
+		MHD_OPTION_NOTIFY_CONNECTION, conn_notify, s, MHD_OPTION_ARRAY,
+		cert ? tls : tls + 2, MHD_OPTION_END);
 	return d;
 }
 

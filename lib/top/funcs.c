@@ -122,9 +122,9 @@ static void batch_lines(struct top_view *v, double ts)
 	if (f->why[0])
 		fprintf(v->o.out, "%10.3f   %s\n", ts, f->why);
 	for (size_t i = 0; i < f->n && i < TOP_SHOWPROC; i++)
-		fprintf(v->o.out, "%10.3f fn %6.2f%% %8llu %-32s %-20s %s %u\n", ts,
-			f->fn[i].share, (unsigned long long)f->fn[i].samples, f->fn[i].symbol,
-			f->fn[i].dso, f->fn[i].comm, f->fn[i].pid);
+		fprintf(v->o.out, "%10.3f fn %6.2f%% %8llu %-32s %-20s %s %u\n", ts, f->fn[i].share,
+			(unsigned long long)f->fn[i].samples, f->fn[i].symbol, f->fn[i].dso,
+			f->fn[i].comm, f->fn[i].pid);
 }
 
 /* One interval: the samples drained into the profile, its table taken
@@ -146,8 +146,9 @@ void top_funcs__interval(struct top_view *v, double ts)
 				snprintf(e->comm, sizeof(e->comm), "%s", r.e[i].comm);
 				e->pid = r.e[i].pid;
 				e->samples = r.e[i].samples;
-				e->share = r.period ? 100.0 * (double)r.e[i].period / (double)r.period
-						    : 0;
+				e->share = r.period
+					? 100.0 * (double)r.e[i].period / (double)r.period
+					: 0;
 			}
 			pmon_report_release(&r);
 		}
@@ -246,10 +247,12 @@ static void draw_annotation(struct top_funcs *f, int y, int rows, int cols)
 		return;
 	}
 	char head[256];
-	snprintf(head, sizeof(head), "annotate %.60s -- %.100s -- %llu of %llu samples since the view opened",
+	snprintf(head, sizeof(head),
+		 "annotate %.60s -- %.100s -- %llu of %llu samples since the view opened",
 		 a->symbol, a->dso, (unsigned long long)a->samples, (unsigned long long)a->total);
 	mvaddnstr(y++, 0, head, cols);
-	mvaddnstr(y++, 0, "  SHARE  ADDRESS   INSTRUCTION                              SOURCE", cols);
+	mvaddnstr(y++, 0, "  SHARE  ADDRESS   INSTRUCTION                              SOURCE",
+		  cols);
 	size_t hot = 0, room = rows - 2 > y ? (size_t)(rows - 2 - y) : 0;
 	for (size_t k = 0; k < a->n; k++)
 		if (a->insn[k].period > a->insn[hot].period)
@@ -261,7 +264,11 @@ static void draw_annotation(struct top_funcs *f, int y, int rows, int cols)
 		const struct pmon_annotate_insn *in = &a->insn[k];
 		char line[256];
 		const char *base = in->src ? strrchr(in->src, '/') : NULL;
-		snprintf(src, sizeof(src), "%s:%u", base ? base + 1 : in->src ? in->src : "", in->line);
+		snprintf(src, sizeof(src), "%s:%u",
+			 base		   ? base + 1
+				 : in->src ? in->src
+					   : "",
+			 in->line);
 		snprintf(line, sizeof(line), "%s%6.2f%%  %8llx:  %-40.40s %s", k == hot ? ">" : " ",
 			 a->period ? 100.0 * (double)in->period / (double)a->period : 0,
 			 (unsigned long long)in->addr, in->text, in->src ? src : "");
@@ -296,7 +303,10 @@ void top_funcs__draw(struct top_view *v, int y, int rows, int cols)
 	}
 	y++;
 	attron(A_BOLD);
-	mvaddnstr(y++, 0, "  SHARE  SAMPLES  SYMBOL                                   DSO                  PROCESS", cols);
+	mvaddnstr(y++, 0,
+		  "  SHARE  SAMPLES  SYMBOL                                   DSO                  "
+		  "PROCESS",
+		  cols);
 	attroff(A_BOLD);
 	for (size_t i = 0; i < f->n && y < rows - 2; i++, y++) {
 		const struct top_fn *e = &f->fn[i];

@@ -105,7 +105,8 @@ static int put_packet(FILE *f, const struct pb *pkt)
 	errno = 0;
 	return fwrite(outer.b, 1, outer.n, f) == outer.n && fwrite(pkt->b, 1, pkt->n, f) == pkt->n
 		? 0
-		: errno ? -errno : -EIO;
+		: errno ? -errno
+			: -EIO;
 }
 
 static uint64_t thread_uuid(int32_t tid)

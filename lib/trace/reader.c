@@ -540,9 +540,9 @@ static int build_threads(struct pmon_trace_reader *r, uint64_t origin)
 					free(parent);
 					return -ENOMEM;
 				}
-				r->exec[r->nexec++] = (struct exec_at){
-					(int32_t)k->a, k->ns > origin ? k->ns - origin : 0
-				};
+				r->exec[r->nexec++] =
+					(struct exec_at){ (int32_t)k->a,
+							  k->ns > origin ? k->ns - origin : 0 };
 			}
 			break;
 		case PMON__K_COMM:
@@ -598,7 +598,8 @@ static bool is_exec(const char *name)
  * image) inside it. */
 static bool never_returns(const char *name)
 {
-	return name && (!strcmp(name, "sys_exit") || !strcmp(name, "sys_exit_group") || is_exec(name));
+	return name &&
+		(!strcmp(name, "sys_exit") || !strcmp(name, "sys_exit_group") || is_exec(name));
 }
 
 /* Where the old image's execve begun at @b ends: its process's next exec
@@ -961,8 +962,8 @@ void pmon_trace_reader__free(struct pmon_trace_reader *r)
 	free(r);
 }
 
-bool pmon__trace_snapshot(const struct pmon_trace_reader *r, uint64_t *trace_ns,
-			  uint64_t *mono_ns, uint64_t *boot_ns)
+bool pmon__trace_snapshot(const struct pmon_trace_reader *r, uint64_t *trace_ns, uint64_t *mono_ns,
+			  uint64_t *boot_ns)
 {
 	if (!r->have_snap)
 		return false;

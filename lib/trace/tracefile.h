@@ -176,8 +176,8 @@ int pmon__trace_write_header(int fd, struct pmon_trace_disk_header *h);
 /* The trace's clocks as @r's header recorded them: the trace clock (the
  * time base of its events' absolute ns, mono_start_ns + ns), CLOCK_MONOTONIC
  * and CLOCK_BOOTTIME. Return: false for a file without a snapshot. */
-bool pmon__trace_snapshot(const struct pmon_trace_reader *r, uint64_t *trace_ns,
-			  uint64_t *mono_ns, uint64_t *boot_ns);
+bool pmon__trace_snapshot(const struct pmon_trace_reader *r, uint64_t *trace_ns, uint64_t *mono_ns,
+			  uint64_t *boot_ns);
 /* A TSC (or @clk) / CLOCK_MONOTONIC pair, the narrowest bracket of five. */
 void pmon__trace_clock_pair(uint64_t (*clk)(void), uint64_t *tick, uint64_t *mono,
 			    uint64_t *bracket);

@@ -569,7 +569,8 @@ static void test_report__cache_file(void **state)
 	fclose(f);
 	assert_true(pmon__cache_file(bid, 4, "kallsyms", got, sizeof(got)));
 	assert_string_equal(got, p);
-	assert_false(pmon__cache_file(bid, 4, "elf", got, sizeof(got))); /* a directory is no file */
+	assert_false(
+		pmon__cache_file(bid, 4, "elf", got, sizeof(got))); /* a directory is no file */
 	assert_false(pmon__cache_file(bid, 0, "elf", got, sizeof(got)));
 	unlink(p);
 	snprintf(p, sizeof(p), "%s/.build-id/ab/cd0102", dir), rmdir(p);
@@ -665,8 +666,12 @@ static void test_report__live_profile(void **state)
 	assert_non_null(l);
 	assert_int_equal(live_target(1), 4);
 	for (int i = 0; i < 7; i++)
-		assert_int_equal(pmon_report_live__add(l, rec, live_sample(rec, (uint64_t)(uintptr_t)live_target, 10)), 0);
-	assert_int_equal(pmon_report_live__add(l, rec, live_sample(rec, 0xffffffffff000000ULL, 10)), 0);
+		assert_int_equal(
+			pmon_report_live__add(
+				l, rec, live_sample(rec, (uint64_t)(uintptr_t)live_target, 10)),
+			0);
+	assert_int_equal(pmon_report_live__add(l, rec, live_sample(rec, 0xffffffffff000000ULL, 10)),
+			 0);
 	assert_int_equal(pmon_report_live__take(l, &r), 0);
 	assert_int_equal(r.samples, 8);
 	assert_true(r.n >= 1);
@@ -684,7 +689,9 @@ static void test_report__live_profile(void **state)
 	snprintf(pid, sizeof(pid), "%d", (int)getpid() + 1);
 	o.pids = pid;
 	assert_int_equal(pmon_report_live__view(l, &o), 0);
-	assert_int_equal(pmon_report_live__add(l, rec, live_sample(rec, (uint64_t)(uintptr_t)live_target, 10)), 0);
+	assert_int_equal(pmon_report_live__add(
+				 l, rec, live_sample(rec, (uint64_t)(uintptr_t)live_target, 10)),
+			 0);
 	assert_int_equal(pmon_report_live__take(l, &r), 0);
 	assert_int_equal(r.samples, 0);
 	pmon_report_release(&r);

@@ -425,8 +425,9 @@ static void test_trace__chrome_kernel_args(void **state)
 	size_t nrest = strcspn(rest, "}") - strlen(",\"cat\":\"kernel\"");
 	assert_int_equal(strncmp(iline, head, strlen(head)), 0);
 	assert_int_equal(strncmp(iline + strlen(head), rest, nrest), 0);
-	assert_non_null(strstr(iline, "\"s\":\"t\",\"cat\":\"kernel\","
-				      "\"args\":{\"value\":6,\"arg\":1,\"cpu\":1}}"));
+	assert_non_null(strstr(iline,
+			       "\"s\":\"t\",\"cat\":\"kernel\","
+			       "\"args\":{\"value\":6,\"arg\":1,\"cpu\":1}}"));
 	free(bline);
 	free(eline);
 	free(iline);
