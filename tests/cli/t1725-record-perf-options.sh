@@ -107,12 +107,17 @@ check "--switch-output (signal): 2 pieces" [ "$(ls "$TMP/sig" | grep -Ec '^r\.da
 check "--switch-output (signal): the pieces add up to the whole" [ "$(sum_pieces "$TMP/sig")" = "$whole" ]
 if have_perf; then
 	mkdir "$TMP/perf"
-	perf record --switch-output=1s -e sched:sched_process_exec -o "$TMP/perf/perf.data" -- sh -c "$L" >/dev/null 2>&1
+	# perf in a private mount namespace: it mounts tracefs itself where
+	# it is not (libapi's tracefs__mount()) and leaves it mounted, which
+	# changed the machine's state for every test after this one
+	unshare -m --propagation private perf record --switch-output=1s \
+		-e sched:sched_process_exec -o "$TMP/perf/perf.data" -- sh -c "$L" >/dev/null 2>&1
 	# perf script's lines (a sample a line): perf report aborts on a piece
 	# that holds no sample (perf 6.1, exit 134), perf script prints none
 	n=0
 	for f in "$TMP"/perf/perf.data.*; do
-		n=$((n + $(perf script -i "$f" 2>/dev/null | grep -c 'sched:sched_process_exec')))
+		n=$((n + $(unshare -m --propagation private perf script -i "$f" 2>/dev/null |
+			grep -c 'sched:sched_process_exec')))
 	done
 	check "perf's pieces beside them: the same total ($n)" [ "$n" -eq "$whole" ]
 fi
