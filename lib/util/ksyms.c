@@ -106,7 +106,8 @@ int pmon__ksyms_load(const char *path, struct pmon__ksyms *k)
 			if (parse_line(buf + start, nl, &addr, &name, &nlen)) {
 				if (k->n && k->sym[k->n - 1].addr > addr)
 					sorted = false;
-				if ((err = add_sym(k, &cap_sym, &used, &cap_text, addr, name, nlen)))
+				if ((err = add_sym(k, &cap_sym, &used, &cap_text, addr, name,
+						   nlen)))
 					break;
 			}
 			start = (size_t)(nl - buf) + (nl < buf + have);
