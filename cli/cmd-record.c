@@ -313,8 +313,10 @@ int cmd_record(int argc, char **argv)
 	/* The recording's name is checked before anything runs (#14.7). */
 	if (!cli_check_output_as(ro.out, "-o", PMON_OUTPUT_STREAM | PMON_OUTPUT_KEEP_OLD))
 		return CLI_USAGE;
+	/* Each piece is renamed from -o's path: only a regular file, never a
+	 * link (renaming would move the user's link, not pmon's file). */
 	struct stat st;
-	if (ro.sw && (!strcmp(ro.out, "-") || (!stat(ro.out, &st) && !S_ISREG(st.st_mode)))) {
+	if (ro.sw && (!strcmp(ro.out, "-") || (!lstat(ro.out, &st) && !S_ISREG(st.st_mode)))) {
 		cli_error("--switch-output: '%s' is not a regular file to cut into pieces", ro.out);
 		return CLI_USAGE;
 	}

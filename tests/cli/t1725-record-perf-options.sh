@@ -131,4 +131,11 @@ run_pmon 2 record --switch-output=10x -o "$TMP/x.data" -- true
 one_line_error "--switch-output '10x'"
 run_pmon 2 record --switch-output=1s -o - -- true
 one_line_error "not a regular file"
+# A link named by -o is not renamed into pieces: refused, the link and its
+# target as they were.
+echo keep >"$TMP/target.data" && ln -s "$TMP/target.data" "$TMP/link.data"
+run_pmon 2 record --switch-output=1s -o "$TMP/link.data" -- true
+one_line_error "'$TMP/link.data' is not a regular file"
+check "--switch-output at a link: the link and its target untouched" \
+	sh -c "[ -L '$TMP/link.data' ] && [ \"\$(cat '$TMP/target.data')\" = keep ]"
 finish
