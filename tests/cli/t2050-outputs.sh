@@ -323,6 +323,13 @@ nothing_beside "SIGQUIT"
 pid=$!
 wait_temp 't\.out'
 check "stat -o: a temporary beside the file while it runs (2)" has_temp 't\.out'
+# once the command runs (a SIGTERM before its exec ends it unmeasured: the
+# file then keeps what it held, exit 143)
+i=0
+while ! pgrep -P $pid -x sleep >/dev/null 2>&1 && [ $i -lt 500 ]; do
+	sleep 0.01
+	i=$((i + 1))
+done
 kill -TERM $pid
 wait $pid
 check "SIGTERM: the counts are written" grep -q task-clock "$D/t.out"
