@@ -25,11 +25,15 @@ if have_perf; then
 fi
 
 # -t: one thread of a running three-thread workload; its samples alone.
-"$W" 400 >"$TMP/tids" &
+# The file exists before the start: the shell opens the redirection in the
+# child, which a loaded machine may run after the first poll below.
+: >"$TMP/tids"
+"$W" 400 >>"$TMP/tids" &
 wl=$!
 i=0
 while [ "$(wc -l <"$TMP/tids")" -lt 3 ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
 w2=$(awk '$1 == "w2" { print $2 }' "$TMP/tids")
+check "the workload's thread w2 is running ($w2)" [ -n "$w2" ]
 run_pmon 0 record -t "$w2" -e task-clock --duration 0.5 -o "$TMP/t.data"
 run_pmon 0 report -i "$TMP/t.data" --sort tid
 check "-t $w2: samples of that thread only" sh -c "[ \$(grep -c '%' '$TMP/out') -eq 1 ] && grep -Eq '^ +100\.00% +[0-9]+ +$w2\$' '$TMP/out'"
