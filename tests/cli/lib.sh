@@ -10,6 +10,17 @@ trap 'rm -rf "$TMP"' EXIT
 # each test's own, empty, so that what earlier runs of perf left in
 # ~/.debug names nothing here (and perf record leaves nothing there).
 export PERF_BUILDID_DIR="$TMP/perf-buildid"
+# perf_record ARGS...: perf record, made again where perf itself dies at its
+# end (perf-record.sh says when and why); PERF_RECORD_SH for sh -c contexts.
+PERF_RECORD_SH="$(cd "$(dirname "$0")" && pwd)/perf-record.sh"
+perf_record() { sh "$PERF_RECORD_SH" "$@"; }
+# perf_died STATUS WHAT: true, with a SKIP said, where perf was killed by
+# its own failure (abort, bus error, FPE, segfault: perf-record.sh): a
+# comparison with a dead peer compares nothing.
+perf_died() {
+	case $1 in 134 | 135 | 136 | 139) ok "# SKIP $2: perf itself died (exit $1)" && return 0 ;; esac
+	return 1
+}
 passed=0
 failed=0
 

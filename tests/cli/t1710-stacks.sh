@@ -323,7 +323,7 @@ check "without -g: folded stacks are the leaf alone, with a warning" \
 
 # pmon beside perf on one run: perf samples pmon, which samples the workload.
 # ~2 s at 4 kHz: 8000 samples each, so sampling noise stays well under 3 points.
-if perf record -q --no-bpf-event -e cpu-clock -F 4000 -o "$TMP/perf.data" -- \
+if perf_record -q --no-bpf-event -e cpu-clock -F 4000 -o "$TMP/perf.data" -- \
 	"$PMON" record -e cpu-clock -F 4000 -o "$TMP/both.data" -- "$H" 600000000 >/dev/null 2>&1 &&
 	perf report -i "$TMP/perf.data" --stdio -q --sort symbol >"$TMP/perf.txt" 2>/dev/null; then
 	run_pmon 0 report -i "$TMP/both.data" --format json

@@ -19,7 +19,7 @@ check "-C 0: samples of CPU 0 only" sh -c "[ \$(grep -c '%' '$TMP/out') -eq 1 ] 
 run_pmon 2 record -C 99999 -e task-clock -o "$TMP/bad.data" -- true
 one_line_error "99999"
 if have_perf; then
-	perf record -C 0 -e task-clock -o "$TMP/perf.c" -- "$W" 24 >/dev/null 2>&1
+	perf_record -C 0 -e task-clock -o "$TMP/perf.c" -- "$W" 24 >/dev/null 2>&1
 	check "perf record -C 0 beside it: CPU 0 only too" sh -c \
 		"perf report -i '$TMP/perf.c' --sort cpu --stdio 2>/dev/null | grep -v '^#' | grep -c '%' | grep -qx 1"
 fi
@@ -38,7 +38,7 @@ run_pmon 0 record -t "$w2" -e task-clock --duration 0.5 -o "$TMP/t.data"
 run_pmon 0 report -i "$TMP/t.data" --sort tid
 check "-t $w2: samples of that thread only" sh -c "[ \$(grep -c '%' '$TMP/out') -eq 1 ] && grep -Eq '^ +100\.00% +[0-9]+ +$w2\$' '$TMP/out'"
 if have_perf; then
-	perf record -t "$w2" -e task-clock -o "$TMP/perf.t" -- sleep 0.5 >/dev/null 2>&1
+	perf_record -t "$w2" -e task-clock -o "$TMP/perf.t" -- sleep 0.5 >/dev/null 2>&1
 	check "perf record -t beside it: that thread only too" sh -c \
 		"perf report -i '$TMP/perf.t' --sort pid --stdio 2>/dev/null | grep -v '^#' | grep '%' | grep -c . | grep -qx 1"
 fi
@@ -63,7 +63,7 @@ run_pmon 0 record -e task-clock -o "$TMP/in.data" -- sh -c "$W 24 >/dev/null; :"
 run_pmon 0 report -i "$TMP/in.data" --sort comm
 check "without it: the child's threads are sampled" grep -Eq '%.* w3$' "$TMP/out"
 if have_perf; then
-	perf record --no-inherit -e task-clock -o "$TMP/perf.ni" -- sh -c "$W 24 >/dev/null; :" >/dev/null 2>&1
+	perf_record --no-inherit -e task-clock -o "$TMP/perf.ni" -- sh -c "$W 24 >/dev/null; :" >/dev/null 2>&1
 	check "perf record --no-inherit beside it: no sample of the child either" sh -c \
 		"! perf report -i '$TMP/perf.ni' --sort comm --stdio 2>/dev/null | grep -Eq '%.* (wl-threads123|w[123])\$'"
 fi
@@ -114,8 +114,14 @@ if have_perf; then
 	# perf in a private mount namespace: it mounts tracefs itself where
 	# it is not (libapi's tracefs__mount()) and leaves it mounted, which
 	# changed the machine's state for every test after this one
-	unshare -m --propagation private perf record --switch-output=1s \
-		-e sched:sched_process_exec -o "$TMP/perf/perf.data" -- sh -c "$L" >/dev/null 2>&1
+	# Where perf itself dies at its end (perf-record.sh says why), its
+	# pieces are made again with --buildid-mmap.
+	for again in "" --buildid-mmap; do
+		rm -f "$TMP"/perf/perf.data*
+		unshare -m --propagation private perf record $again --switch-output=1s \
+			-e sched:sched_process_exec -o "$TMP/perf/perf.data" -- sh -c "$L" >/dev/null 2>&1
+		case $? in 134 | 135 | 136 | 139) echo "# perf record died: again with --buildid-mmap" ;; *) break ;; esac
+	done
 	# perf's pieces read by pmon (perf.data, file mode): perf 6.1 itself
 	# aborts now and then on one of its own pieces (exit 134: report on a
 	# piece without samples, script on the first once in a loaded run),

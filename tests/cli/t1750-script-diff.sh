@@ -22,7 +22,7 @@ re='^ {0,15}wl-hotcold +[0-9]+ +[0-9]+\.[0-9]{6}: +[0-9]+ cpu-clock: +[0-9a-f]+ 
 check "script -F $F: every line in perf script's layout" \
 	sh -c "[ -s '$TMP/script' ] && ! grep -Evq '$re' '$TMP/script'"
 check "script: hot+0x.. (…/wl-hotcold) lines" grep -Eq ' hot\+0x[0-9a-f]+ \(.*/wl-hotcold\)$' "$TMP/script"
-if command -v perf >/dev/null && perf record -e cpu-clock -o "$TMP/perf.data" -- "$H" $N \
+if command -v perf >/dev/null && perf_record -e cpu-clock -o "$TMP/perf.data" -- "$H" $N \
 	>/dev/null 2>&1; then
 	perf script -i "$TMP/perf.data" -F $F 2>/dev/null | grep ' hot+' | head -1 >"$TMP/perf.line"
 	grep ' hot+' "$TMP/script" | head -1 >"$TMP/pmon.line"
@@ -109,8 +109,8 @@ assert any(f and f.endswith(",255)") and not f.startswith("rgb(255,255") for f i
 # diff's default sort, dso,sym) have pmon diff's baseline and delta, to
 # perf's two decimals.
 if command -v perf >/dev/null 2>&1 &&
-	perf record -q -e cpu-clock -o "$TMP/pa.data" -- "$H" 30000000 >/dev/null 2>&1 &&
-	perf record -q -e cpu-clock -o "$TMP/pb.data" -- "$H" 30000000 cold >/dev/null 2>&1; then
+	perf_record -q -e cpu-clock -o "$TMP/pa.data" -- "$H" 30000000 >/dev/null 2>&1 &&
+	perf_record -q -e cpu-clock -o "$TMP/pb.data" -- "$H" 30000000 cold >/dev/null 2>&1; then
 	perf diff "$TMP/pa.data" "$TMP/pb.data" >"$TMP/perfdiff.txt" 2>/dev/null
 	run_pmon 0 diff --sort dso,sym --format json "$TMP/pa.data" "$TMP/pb.data"
 	check "diff beside perf diff: every row's baseline and delta as perf's" \

@@ -31,18 +31,22 @@ same_lines() {
 }
 
 if command -v perf >/dev/null 2>&1 &&
-	in_ns perf record -q -e sched:sched_switch -e sched:sched_process_exec \
+	in_ns sh "$PERF_RECORD_SH" -q -e sched:sched_switch -e sched:sched_process_exec \
 		-o "$TMP/tp.data" -- sh -c "$W" >/dev/null 2>&1; then
 	perf script -i "$TMP/tp.data" >"$TMP/perf.txt" 2>/dev/null
+	rc=$?
 	run_pmon 0 script -i "$TMP/tp.data"
+	perf_died $rc "perf script beside pmon script" ||
 	check "perf.data: every line as perf script prints it ($(wc -l <"$TMP/perf.txt") lines)" \
 		same_lines "$TMP/out" "$TMP/perf.txt"
 	check "the fields decoded by name (prev_comm=, filename=)" \
 		sh -c "grep -q 'sched:sched_switch: prev_comm=' '$TMP/out' && grep -q 'sched:sched_process_exec: filename=' '$TMP/out'"
 
-	in_ns perf record -q -e sched:sched_switch -g -o "$TMP/tpg.data" -- sh -c "$W" >/dev/null 2>&1
+	in_ns sh "$PERF_RECORD_SH" -q -e sched:sched_switch -g -o "$TMP/tpg.data" -- sh -c "$W" >/dev/null 2>&1
 	perf script -i "$TMP/tpg.data" >"$TMP/perf.txt" 2>/dev/null
+	rc=$?
 	run_pmon 0 script -i "$TMP/tpg.data"
+	perf_died $rc "perf script -g beside pmon script" ||
 	check "perf.data with -g: the fields, then the chain, as perf script" \
 		python3 - "$TMP/out" "$TMP/perf.txt" <<'PY'
 import re, sys
@@ -62,9 +66,11 @@ for a, b in zip(mine, perf):
         assert fa.group(2) == fb.group(2), (a, b)
 PY
 
-	in_ns perf record -q -e sched:sched_switch -o - -- sh -c "$W" 2>/dev/null >"$TMP/pipe.data"
+	in_ns sh "$PERF_RECORD_SH" -q -e sched:sched_switch -o - -- sh -c "$W" 2>/dev/null >"$TMP/pipe.data"
 	perf script -i - <"$TMP/pipe.data" >"$TMP/perf.txt" 2>/dev/null
+	rc=$?
 	"$PMON" script -i - <"$TMP/pipe.data" >"$TMP/out" 2>"$TMP/err"
+	perf_died $rc "perf script of the pipe beside pmon script" ||
 	check "pipe mode: the tracing data in the stream decodes the same" \
 		same_lines "$TMP/out" "$TMP/perf.txt"
 else

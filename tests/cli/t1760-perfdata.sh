@@ -14,7 +14,7 @@ if ! command -v perf >/dev/null 2>&1; then
 	echo "1..0 # SKIP perf is not installed"
 	exit 77
 fi
-if ! perf record -q -e cpu-clock -o "$TMP/probe.data" -- true >/dev/null 2>&1; then
+if ! perf_record -q -e cpu-clock -o "$TMP/probe.data" -- true >/dev/null 2>&1; then
 	echo "1..0 # SKIP perf record cannot record cpu-clock here (perf_event_paranoid?)"
 	exit 77
 fi
@@ -97,7 +97,10 @@ same_as_perf() {
 	for kind in dso sym; do
 		if [ $kind = dso ]; then ps=dso ms=dso; else ps=dso,sym ms=symbol; fi
 		perf report -i "$f" --stdio --no-children -g none -n --sort $ps "$@" \
-			>"$TMP/perf.txt" 2>"$TMP/perf.err" || cat "$TMP/perf.err"
+			>"$TMP/perf.txt" 2>"$TMP/perf.err"
+		rc=$?
+		[ $rc -eq 0 ] || sed 's/^/# perf report: /' "$TMP/perf.err"
+		perf_died $rc "$what, --sort $ps: perf report beside pmon report" && continue
 		# perf's own trouble said where perf reports no samples (once
 		# in a loaded run its recording of wl-hotcold held none)
 		grep -q '^# Samples' "$TMP/perf.txt" ||
@@ -108,17 +111,17 @@ same_as_perf() {
 	done
 }
 
-perf record -q -e cpu-clock -g -o "$TMP/g.data" -- "$H" 30000000 >/dev/null 2>"$TMP/rec.err"
+perf_record -q -e cpu-clock -g -o "$TMP/g.data" -- "$H" 30000000 >/dev/null 2>"$TMP/rec.err"
 same_as_perf "perf record -g" "$TMP/g.data"
-perf record -q -e cpu-clock --call-graph dwarf -o "$TMP/dwarf.data" -- "$H" 30000000 \
+perf_record -q -e cpu-clock --call-graph dwarf -o "$TMP/dwarf.data" -- "$H" 30000000 \
 	>/dev/null 2>&1
 same_as_perf "perf record --call-graph dwarf" "$TMP/dwarf.data"
 run_pmon 0 report -i "$TMP/dwarf.data" --format folded
 check "--call-graph dwarf: unwound to main;hot as perf's" grep -q 'main;hot ' "$TMP/out"
-perf record -q -e cpu-clock,page-faults,task-clock -o "$TMP/multi.data" -- "$H" 30000000 \
+perf_record -q -e cpu-clock,page-faults,task-clock -o "$TMP/multi.data" -- "$H" 30000000 \
 	>/dev/null 2>&1
 same_as_perf "perf record -e cpu-clock,page-faults,task-clock" "$TMP/multi.data"
-if perf record -q -a -e cpu-clock -g -o "$TMP/all.data" -- "$H" 30000000 >/dev/null 2>&1; then
+if perf_record -q -a -e cpu-clock -g -o "$TMP/all.data" -- "$H" 30000000 >/dev/null 2>&1; then
 	same_as_perf "perf record -a -g" "$TMP/all.data"
 else
 	ok "# SKIP perf record -a: not allowed here"
@@ -128,18 +131,18 @@ fi
 # machine's own is never touched.
 if [ "$(id -u)" = 0 ] && unshare -m --propagation private sh -c '
 	mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
-	perf record -q -e sched:sched_process_exec -e cpu-clock -o "$1" -- "$2" 30000000' \
-	sh "$TMP/tp.data" "$H" >/dev/null 2>&1; then
+	sh "$3" -q -e sched:sched_process_exec -e cpu-clock -o "$1" -- "$2" 30000000' \
+	sh "$TMP/tp.data" "$H" "$PERF_RECORD_SH" >/dev/null 2>&1; then
 	same_as_perf "perf record -e sched:sched_process_exec -e cpu-clock" "$TMP/tp.data"
 else
 	ok "# SKIP a tracepoint: needs root, unshare -m and tracefs"
 fi
-if perf record -q -z -e cpu-clock -g -o "$TMP/z.data" -- "$H" 30000000 >/dev/null 2>&1; then
+if perf_record -q -z -e cpu-clock -g -o "$TMP/z.data" -- "$H" 30000000 >/dev/null 2>&1; then
 	same_as_perf "perf record -z (zstd, libzstd loaded on first use)" "$TMP/z.data"
 else
 	ok "# SKIP perf record -z: this perf has no zstd"
 fi
-perf record -q -e cpu-clock -g -o - -- "$H" 30000000 2>/dev/null >"$TMP/pipe.data"
+perf_record -q -e cpu-clock -g -o - -- "$H" 30000000 2>/dev/null >"$TMP/pipe.data"
 same_as_perf "perf record -o - (pipe mode, from a file)" "$TMP/pipe.data"
 "$PMON" report -i - --sort dso <"$TMP/pipe.data" >"$TMP/stdin.txt" 2>"$TMP/err"
 check "pmon report -i - reads perf's pipe from standard input" \

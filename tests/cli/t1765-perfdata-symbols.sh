@@ -15,7 +15,7 @@ if ! command -v perf >/dev/null 2>&1; then
 	echo "1..0 # SKIP perf is not installed"
 	exit 77
 fi
-if ! perf record -q -e cpu-clock -o "$TMP/probe.data" -- true >/dev/null 2>&1; then
+if ! perf_record -q -e cpu-clock -o "$TMP/probe.data" -- true >/dev/null 2>&1; then
 	echo "1..0 # SKIP perf record cannot record cpu-clock here (perf_event_paranoid?)"
 	exit 77
 fi
@@ -24,7 +24,7 @@ export PERF_BUILDID_DIR="$TMP/cache"
 
 # --- the kernel: its build id decides -------------------------------------
 # Kernel time for certain: dd copies from /dev/zero in the kernel.
-perf record -q -e cpu-clock -o "$TMP/k.data" -- \
+perf_record -q -e cpu-clock -o "$TMP/k.data" -- \
 	dd if=/dev/zero of=/dev/null bs=64k count=40000 >/dev/null 2>&1
 kid=$(perf buildid-list -i "$TMP/k.data" 2>/dev/null | awk '$2 == "[kernel.kallsyms]" { print $1 }')
 if [ -z "$kid" ] || ! awk '$1 != "0000000000000000" { f = 1 } END { exit !f }' /proc/kallsyms; then
@@ -70,7 +70,7 @@ one_line_error "--kallsyms '$TMP/none'"
 # --- binaries moved away: --symfs, the build-id cache ---------------------
 mkdir -p "$TMP/run"
 cp "$H" "$TMP/run/wl"
-perf record -q -e cpu-clock -o "$TMP/moved.data" -- "$TMP/run/wl" 20000000 >/dev/null 2>&1
+perf_record -q -e cpu-clock -o "$TMP/moved.data" -- "$TMP/run/wl" 20000000 >/dev/null 2>&1
 mkdir -p "$TMP/symfs$TMP/run"
 mv "$TMP/run/wl" "$TMP/symfs$TMP/run/wl"
 run_pmon 0 report -i "$TMP/moved.data" --sort symbol --format json
@@ -105,7 +105,7 @@ run_pmon 0 record -o "$TMP/cx.pmon" -- "$PMON_WORKLOADS/wl-cxxnames" 50000000
 run_pmon 0 report -i "$TMP/cx.pmon" --format json
 check "pmon's recording: _ZN2ns6Worker4spinEl is ns::Worker::spin" \
 	json_has "$TMP/out" "[e for e in d['entries'] if e['symbol'] == 'ns::Worker::spin']"
-perf record -q -e cpu-clock -o "$TMP/cx.data" -- "$PMON_WORKLOADS/wl-cxxnames" 50000000 \
+perf_record -q -e cpu-clock -o "$TMP/cx.data" -- "$PMON_WORKLOADS/wl-cxxnames" 50000000 \
 	>/dev/null 2>&1
 perf report -i "$TMP/cx.data" --stdio --no-children --sort sym 2>/dev/null >"$TMP/perf.txt"
 run_pmon 0 report -i "$TMP/cx.data" --format json
@@ -124,7 +124,7 @@ if python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(not [e 
 	unset PERF_BUILDID_DIR # perf record puts the vDSO in its cache; pmon report reads it there
 	export HOME="$TMP/home"
 	mkdir -p "$HOME"
-	perf record -q -e cpu-clock -o "$TMP/v.data" -- "$V" 3000000 >/dev/null 2>&1
+	perf_record -q -e cpu-clock -o "$TMP/v.data" -- "$V" 3000000 >/dev/null 2>&1
 	perf report -i "$TMP/v.data" --stdio --no-children --sort dso,sym 2>/dev/null >"$TMP/perf.txt"
 	run_pmon 0 report -i "$TMP/v.data" --sort symbol --format json
 	if grep -q '\[vdso\] .*__vdso_' "$TMP/perf.txt"; then

@@ -130,7 +130,7 @@ one_line_error "-g 'sideways': caller, callee or none"
 
 # Side by side with perf on its own perf.data of the same workload.
 if command -v perf >/dev/null 2>&1 &&
-	perf record -q -e task-clock -c 1000000 -g -o "$TMP/perf.data" -- "$W" 24 >/dev/null 2>&1; then
+	perf_record -q -e task-clock -c 1000000 -g -o "$TMP/perf.data" -- "$W" 24 >/dev/null 2>&1; then
 	for k in comm cpu; do
 		perf report -i "$TMP/perf.data" --stdio --no-children -g none -n --sort $k 2>/dev/null |
 			awk '/^ +[0-9.]+%/ { print $2, $3 }' | sort >"$TMP/perf.$k"
