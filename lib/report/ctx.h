@@ -24,6 +24,21 @@ struct map {
 	int file; /* index into files */
 };
 
+/* One process's maps (maps.c): the indexes of its own in ctx.maps,
+ * ascending, and its forks: from epoch fork[k].epoch on, it is a new
+ * process that starts with what fork[k].ppid had mapped just before. */
+struct proc_maps {
+	uint32_t pid;
+	bool used; /* a slot of ctx.procs' open addressing */
+	uint32_t *idx;
+	size_t n, cap;
+	struct proc_fork {
+		uint32_t epoch, ppid;
+	} * fork;
+	size_t nfork, capfork;
+	long unw; /* its DWARF unwinder in ctx.unw, -1: none yet */
+};
+
 struct file {
 	char *path;
 	Dwfl *dwfl;
@@ -103,6 +118,12 @@ struct ctx {
 	struct counter agg, frames;
 	uint32_t *vis; /* vis[E]: the maps visible after E MMAP2/FORK records */
 	size_t nvis, capvis;
+	uint32_t *fidx; /* files by (path, build id): index + 1, 0 empty */
+	size_t capfidx;
+	struct proc_maps *procs; /* by pid, open addressing */
+	size_t nprocs, capprocs;
+	uint32_t *fmark, fgen; /* the files one walk over a process's maps has seen */
+	size_t capfmark;
 	enum pmon_report_sort sort;
 	uint64_t sample_type, regs_user;
 	struct pmon_report *r;
@@ -130,7 +151,8 @@ struct ctx {
 	const char *want;
 	struct hit_tab hits;
 	const char *want_where; /* "kernel" or "JIT" where the symbol is not in a file */
-	struct ev_id { /* a sample's identifier -> its event (PMON_RECORD_EVENT) */
+	struct ev_id { /* a sample's identifier -> its event (the last
+			* PMON_RECORD_EVENT naming it); open addressing, id 0 empty */
 		uint64_t id;
 		unsigned ev;
 	} * evids;
@@ -214,8 +236,15 @@ struct stk_tab {
 /* Process @pid maps [@start, @start + @len) of @file at @pgoff. Return: 0 or -ENOMEM. */
 int pmon__maps_add(struct ctx *x, uint32_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
 		   const char *file, const uint8_t *bid, uint8_t bidlen);
-/* Process @pid starts with a copy of @ppid's maps (a fork; none when they are one). */
+/* From the next epoch on, process @pid is a new one that starts with what
+ * @ppid has mapped (a fork, as perf's machine__process_fork_event(): an
+ * earlier process of that pid is gone; nothing when they are one, a
+ * thread). The maps are shared, not copied. Return: 0 or -ENOMEM. */
 int pmon__maps_fork(struct ctx *x, uint32_t pid, uint32_t ppid);
+/* The map of process @pid at @epoch that holds @ip (the latest mapping of
+ * an address wins), or -1. */
+long pmon__maps_find(struct ctx *x, uint32_t pid, uint64_t ip, uint32_t epoch);
+void pmon__maps_free(struct ctx *x);
 /* One more epoch: vis[E] is the number of maps the first E MMAP/MMAP2/FORK
  * records made. Return: 0 or -ENOMEM. */
 int pmon__maps_epoch(struct ctx *x);

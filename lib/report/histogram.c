@@ -96,12 +96,13 @@ static int leaf_cmp(const void *a, const void *b)
 /* The event of a sample identifier (the last EVENT record naming it). */
 unsigned pmon__event_of(const struct ctx *x, uint64_t sid)
 {
-	unsigned ev = 0;
-
-	for (size_t i = 0; sid && i < x->nevids; i++)
-		if (x->evids[i].id == sid)
-			ev = x->evids[i].ev;
-	return ev;
+	if (!sid || !x->capevids)
+		return 0;
+	for (size_t j = pmon__mix64(sid) & (x->capevids - 1); x->evids[j].id;
+	     j = (j + 1) & (x->capevids - 1))
+		if (x->evids[j].id == sid)
+			return x->evids[j].ev;
+	return 0;
 }
 
 /* The events a (samples, period sum) pair stands for: a fixed period is

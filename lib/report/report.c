@@ -37,6 +37,37 @@ static bool event_is(const char *have, const char *want)
 	return a >= 0 && a == b;
 }
 
+/* Sample identifier @id is event @ev's from now on (open addressing: a
+ * perf.data may name millions of ids; id 0 is none). */
+static int evid_set(struct ctx *x, uint64_t id, unsigned ev)
+{
+	if (!id)
+		return 0;
+	if ((x->nevids + 1) * 2 > x->capevids) {
+		size_t cap = x->capevids ? x->capevids * 2 : 64;
+		struct ev_id *t = calloc(cap, sizeof(*t));
+		if (!t)
+			return -ENOMEM;
+		for (size_t i = 0; i < x->capevids; i++) {
+			if (!x->evids[i].id)
+				continue;
+			size_t j = pmon__mix64(x->evids[i].id) & (cap - 1);
+			while (t[j].id)
+				j = (j + 1) & (cap - 1);
+			t[j] = x->evids[i];
+		}
+		free(x->evids);
+		x->evids = t;
+		x->capevids = cap;
+	}
+	size_t j = pmon__mix64(id) & (x->capevids - 1);
+	while (x->evids[j].id && x->evids[j].id != id)
+		j = (j + 1) & (x->capevids - 1);
+	x->nevids += !x->evids[j].id;
+	x->evids[j] = (struct ev_id){ id, ev };
+	return 0;
+}
+
 /* A PMON_RECORD_EVENT: one sampled event and its sample identifiers. */
 static int add_event(struct ctx *x, const struct pmon__rec_event *re)
 {
@@ -52,11 +83,10 @@ static int add_event(struct ctx *x, const struct pmon__rec_event *re)
 		x->stack_ev = re->index;
 		x->stack_ev_found = true;
 	}
-	if (PMON_GROW(&x->evids, &x->capevids, x->nevids + re->nids + 1))
-		return -ENOMEM;
 	for (size_t i = 0; i < re->nids; i++) {
-		x->evids[x->nevids].id = pmon__rec_event_id(re, i);
-		x->evids[x->nevids++].ev = re->index;
+		int err = evid_set(x, pmon__rec_event_id(re, i), re->index);
+		if (err)
+			return err;
 	}
 	return 0;
 }
@@ -417,6 +447,7 @@ static void ctx_free(struct ctx *x)
 	}
 	free(x->files);
 	free(x->maps);
+	pmon__maps_free(x);
 	for (size_t i = 0; i < x->njit; i++) {
 		for (size_t k = 0; k < x->jit[i].n; k++)
 			free(x->jit[i].s[k].name);

@@ -44,14 +44,9 @@ static void name_frame(struct walk *w, uint32_t pid, uint32_t epoch, uint64_t ip
 	if (!strcmp(l.sym, "[kernel]"))
 		f->sym = "[unknown]";
 	if (l.file >= 0 || f->dso[0] == '/') {
-		size_t nmaps = epoch < w->x.nvis ? w->x.vis[epoch] : w->x.nmaps;
-		for (size_t i = nmaps; i-- > 0;) {
-			const struct map *m = &w->x.maps[i];
-			if (m->pid == pid && lookup >= m->start && lookup < m->end) {
-				f->addr = ip - m->start + m->pgoff;
-				break;
-			}
-		}
+		long i = l.map >= 0 ? l.map : pmon__maps_find(&w->x, pid, lookup, epoch);
+		if (i >= 0)
+			f->addr = ip - w->x.maps[i].start + w->x.maps[i].pgoff;
 	}
 	if (strcmp(f->sym, "[unknown]") && pmon__symoff(&w->x, &l, lookup, &off)) {
 		f->symoff = off + (ip - lookup);

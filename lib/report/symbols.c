@@ -445,20 +445,17 @@ static long cache_slot(struct ctx *x, int file, uint64_t off, uint64_t pgoff)
 void pmon__locate(struct ctx *x, uint32_t pid, uint64_t ip, uint32_t epoch, struct loc *l)
 {
 	const char *js;
-	/* The maps this process had when the sample was taken: the latest
-	 * mapping of an address wins (exec, dlclose and dlopen reuse them). */
-	size_t nmaps = epoch < x->nvis ? x->vis[epoch] : x->nmaps;
-
 	*l = (struct loc){ .sym = "[unknown]", .dso = "[unknown]", .file = -1, .map = -1 };
 	if (ip >= 0xffff800000000000ULL) {
 		l->dso = "[kernel]";
 		l->sym = (js = kernel_symbol(x, ip)) ? js : "[kernel]";
 		return;
 	}
-	for (size_t i = nmaps; i-- > 0;) {
+	/* The maps this process had when the sample was taken: the latest
+	 * mapping of an address wins (exec, dlclose and dlopen reuse them). */
+	long i = pmon__maps_find(x, pid, ip, epoch);
+	if (i >= 0) {
 		struct map *m = &x->maps[i];
-		if (m->pid != pid || ip < m->start || ip >= m->end)
-			continue;
 		struct file *f = &x->files[m->file];
 		l->dso = f->path;
 		l->map = (long)i;
