@@ -23,9 +23,9 @@ struct pmon_summary {
 	size_t culled; /* samples removed as anomalous */
 	double median; /* of all samples */
 	double mad; /* median absolute deviation from the median, of all samples */
-	double mode; /* most frequent value (ties: the smallest), of all samples */
-	size_t mode_count; /* how often the mode occurs */
-	/* Of the samples kept after culling: */
+	/* Of the samples kept after culling (so min <= mode <= max): */
+	double mode; /* most frequent value (ties, or none repeats: the smallest) */
+	size_t mode_count; /* how often the mode occurs (1: no value repeats) */
 	double min, max, mean, stddev, p5, p95;
 	double cull_k; /* the rule: culled when |x - median| > cull_k * cull_scale (0: none) */
 	double cull_scale; /* the MAD; where MAD = 0, the mean absolute deviation */
@@ -42,6 +42,23 @@ struct pmon_summary {
  * Return: 0, -EINVAL for @n = 0 or an unknown ->sz, -ENOMEM. Thread safe.
  */
 PMON_API int pmon_summarize(const double *v, size_t n, double cull_k, struct pmon_summary *out);
+
+/* Why a summary's values cannot be taken as a result (bits). */
+enum pmon_doubt {
+	PMON_DOUBT_NEGATIVE = 1 << 0, /* min, median, mean or mode below zero */
+	PMON_DOUBT_SPREAD = 1 << 1, /* the spread (stddev or MAD) exceeds |median| */
+};
+
+/**
+ * pmon_summary__doubts() - say whether a summary of differences (a cost
+ * measured as one time minus another, as pmon bench's (2U - U) / (U x N))
+ * can be read as a result. A value below zero, or a spread wider than the
+ * median, means the cost is below the subtraction's resolution: noise.
+ * @s:   a summary from pmon_summarize().
+ * @why: where the reason is written ("" when none), @len bytes.
+ * Return: enum pmon_doubt bits, 0 when nothing is in doubt. Thread safe.
+ */
+PMON_API unsigned pmon_summary__doubts(const struct pmon_summary *s, char *why, size_t len);
 
 #ifdef __cplusplus
 }
