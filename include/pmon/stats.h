@@ -60,6 +60,34 @@ enum pmon_doubt {
  */
 PMON_API unsigned pmon_summary__doubts(const struct pmon_summary *s, char *why, size_t len);
 
+/* The uncertainty of a multiplexed count (docs/stat-json.md, "Multiplexed
+ * counts and their error"): zero it, add each reading, ask the estimate. */
+struct pmon_mux_error {
+	size_t n; /* readings with running time */
+	double w, mean, m2; /* the rates' running-time-weighted mean and sum of squares */
+	double poisson; /* the counting noise of the unseen time, summed */
+	double unseen2; /* the unseen times squared, summed */
+};
+
+/**
+ * pmon_mux_error__add() - add one reading: @scaled, the value as the kernel
+ * scaled it (counted x @enabled / @running), of an event enabled @enabled
+ * and counted @running (the same unit, ns). A reading with @running 0 is
+ * not counted (nothing to scale from). Thread safe for distinct @m.
+ */
+PMON_API void pmon_mux_error__add(struct pmon_mux_error *m, double scaled, uint64_t enabled,
+				  uint64_t running);
+/** pmon_mux_error__rate_var() - the variance of the readings' rates
+ * (counts per unit of running time), weighted by running time; 0 below two. */
+PMON_API double pmon_mux_error__rate_var(const struct pmon_mux_error *m);
+/**
+ * pmon_mux_error__estimate() - the standard error of the sum of the scaled
+ * values added, in their unit: 0 when every reading ran all the time it
+ * was enabled; from the counting noise of the unseen time, and with two
+ * readings or more from the spread of their rates too.
+ */
+PMON_API double pmon_mux_error__estimate(const struct pmon_mux_error *m);
+
 #ifdef __cplusplus
 }
 #endif

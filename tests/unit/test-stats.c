@@ -233,6 +233,40 @@ static void test_stats__doubts(void **state)
 	assert_int_equal(pmon_summary__doubts(NULL, why, sizeof(why)), 0);
 }
 
+/* Multiplexed counts' error: none when fully running; small for a steady
+ * rate seen half the time; larger when the rates vary across readings. */
+static void test_stats__mux_error(void **state)
+{
+	struct pmon_mux_error full = { 0 }, steady = { 0 }, varying = { 0 }, none = { 0 };
+
+	(void)state;
+	for (int i = 0; i < 10; i++)
+		pmon_mux_error__add(&full, 1e6, 100000000, 100000000);
+	assert_true(pmon_mux_error__estimate(&full) == 0);
+	assert_int_equal(full.n, 10);
+	/* 1e6 events per 100 ms interval, seen 50 ms of each: scaled 1e6. */
+	for (int i = 0; i < 10; i++)
+		pmon_mux_error__add(&steady, 1e6, 100000000, 50000000);
+	double e_steady = pmon_mux_error__estimate(&steady);
+	assert_true(pmon_mux_error__rate_var(&steady) < 1e-18);
+	/* sqrt(10 x 5e5 x 5e7 x 1e8 / 5e7^2) = sqrt(1e7) */
+	assert_true(fabs(e_steady - sqrt(1e7)) < 1e-6 * sqrt(1e7));
+	assert_true(e_steady > 0 && e_steady < 0.001 * 1e7); /* under 0.1% of the total */
+	/* The same total, rates alternating 0.5e6 and 1.5e6 per interval. */
+	for (int i = 0; i < 10; i++)
+		pmon_mux_error__add(&varying, i % 2 ? 1.5e6 : 0.5e6, 100000000, 50000000);
+	assert_true(pmon_mux_error__rate_var(&varying) > 0);
+	assert_true(pmon_mux_error__estimate(&varying) > 10 * e_steady);
+	/* Nothing running, or running beyond enabled: not counted. */
+	pmon_mux_error__add(&none, 5, 100, 0);
+	pmon_mux_error__add(&none, 5, 100, 200);
+	assert_true(none.n == 0 && pmon_mux_error__estimate(&none) == 0);
+	/* One reading: the counting noise alone (no rate spread to take). */
+	pmon_mux_error__add(&none, 1e6, 100, 25);
+	assert_true(pmon_mux_error__rate_var(&none) == 0);
+	assert_true(fabs(pmon_mux_error__estimate(&none) - sqrt(2.5e5 * 75 * 100 / 625.0)) < 1e-6);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -244,6 +278,7 @@ int main(void)
 		cmocka_unit_test(test_stats__mode_within_min_max),
 		cmocka_unit_test(test_stats__clamp_below_overhead),
 		cmocka_unit_test(test_stats__doubts),
+		cmocka_unit_test(test_stats__mux_error),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
