@@ -24,16 +24,28 @@ static bool core_pmu(void)
 
 static json_t *summary_json(const struct pmon_summary *s)
 {
-	return json_pack("{s:f, s:f, s:I, s:f, s:f, s:f, s:f, s:f, s:I, s:I}", "median", s->median,
-			 "mode", s->mode, "mode_count", (json_int_t)s->mode_count, "min", s->min,
-			 "max", s->max, "mean", s->mean, "stddev", s->stddev, "mad", s->mad,
-			 "culled", (json_int_t)s->culled, "samples", (json_int_t)s->n);
+	char why[256];
+	json_t *j =
+		json_pack("{s:f, s:f, s:I, s:f, s:f, s:f, s:f, s:f, s:I, s:I}", "median", s->median,
+			  "mode", s->mode, "mode_count", (json_int_t)s->mode_count, "min", s->min,
+			  "max", s->max, "mean", s->mean, "stddev", s->stddev, "mad", s->mad,
+			  "culled", (json_int_t)s->culled, "samples", (json_int_t)s->n);
+
+	if (pmon_summary__doubts(s, why, sizeof(why)))
+		json_object_set_new(j, "doubt", json_string(why));
+	return j;
 }
 
+/* A row; one in doubt is marked '?' and its reason follows it. */
 static void print_row(const char *name, const struct pmon_summary *s)
 {
-	printf("  %-24s %10.2f %10.2f %10.2f %10.2f %10.2f %9.2f %7zu\n", name, s->median, s->mode,
-	       s->min, s->max, s->mean, s->stddev, s->culled);
+	char why[256];
+	unsigned d = pmon_summary__doubts(s, why, sizeof(why));
+
+	printf("  %-24s %10.2f %10.2f %10.2f %10.2f %10.2f %9.2f %7zu%s\n", name, s->median,
+	       s->mode, s->min, s->max, s->mean, s->stddev, s->culled, d ? "  ?" : "");
+	if (d)
+		printf("  %-24s ? not a result: %s\n", "", why);
 }
 
 /* The body to measure, from --asm or --so. Return: CLI_OK or the exit

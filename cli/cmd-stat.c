@@ -49,8 +49,24 @@ struct stat_opts {
 /* One event's values over the -r runs. */
 struct series {
 	struct pmon_running_stats st;
+	struct pmon_mux_error mux; /* each run's reading, for the error of the mean */
 	struct pmon_count last;
 };
+
+/* The standard error of row @c's value from multiplexing (docs/stat-json.md):
+ * with -r over the runs (of their mean), else of this reading; 0 when it
+ * ran all the time it was enabled. */
+static double mux_error(const struct pmon_count *c, const struct series *s)
+{
+	struct pmon_mux_error one = { 0 };
+
+	if (c->status != PMON_COUNT_OK)
+		return 0;
+	if (s && s->mux.n)
+		return pmon_mux_error__estimate(&s->mux) / (double)s->mux.n;
+	pmon_mux_error__add(&one, c->value, c->enabled, c->running);
+	return pmon_mux_error__estimate(&one);
+}
 
 static struct out *plot_out; /* --plot: the intervals as CSV, for pmon plot */
 
@@ -303,6 +319,7 @@ static void print_row(struct out *o, const struct pmon_evlist *l, const struct p
 	double sd = s ? pmon_running_stats__stddev(&s->st) : 0;
 	double noise = s ? pmon_running_stats__rel_stderr(&s->st) : 0;
 	double cv = s && mean != 0 ? 100 * sd / fabs(mean) : 0;
+	double mux = mux_error(c, s);
 
 	if (o->fmt == FMT_CSV) {
 		const char *x = o->sep;
@@ -324,6 +341,8 @@ static void print_row(struct out *o, const struct pmon_evlist *l, const struct p
 			fprintf(o->f, "%.2f%s%s", m.value, x, m.unit);
 		else
 			fprintf(o->f, "%s", x);
+		if (mux > 0) /* multiplexed: one field more, the value's error */
+			fprintf(o->f, "%s%.*f", x, d->unit[0] ? 2 : 0, mux);
 		fputc('\n', o->f);
 		return;
 	}
@@ -356,6 +375,8 @@ static void print_row(struct out *o, const struct pmon_evlist *l, const struct p
 		json_object_set_new(j, "status", json_string(status_json(c)));
 		if (!st)
 			json_object_set_new(j, "value", json_real(mean));
+		if (mux > 0)
+			json_object_set_new(j, "mux-error", json_real(mux));
 		if (s && s->st.n > 1) {
 			json_object_set_new(j, "stddev", json_real(sd));
 			json_object_set_new(j, "cv-percent", json_real(cv));
@@ -391,7 +412,9 @@ static void print_row(struct out *o, const struct pmon_evlist *l, const struct p
 		fprintf(o->f, " # %8.3f %-*s", m.value, more ? 16 : 0, m.unit);
 	if (s)
 		fprintf(o->f, "  ( +- %5.2f%% )", noise);
-	if (c->running_pct < 99.995 && c->status == PMON_COUNT_OK)
+	if (c->running_pct < 99.995 && c->status == PMON_COUNT_OK && mux > 0)
+		fprintf(o->f, " (%.2f%%, +- %.*f)", c->running_pct, d->unit[0] ? 2 : 0, mux);
+	else if (c->running_pct < 99.995 && c->status == PMON_COUNT_OK)
 		fprintf(o->f, " (%.2f%%)", c->running_pct);
 	fputc('\n', o->f);
 }
@@ -413,8 +436,10 @@ static void add_series(struct series *s, const struct pmon_count *v, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		s[i].last = v[i];
-		if (v[i].status == PMON_COUNT_OK)
+		if (v[i].status == PMON_COUNT_OK) {
 			pmon_running_stats__add(&s[i].st, v[i].value);
+			pmon_mux_error__add(&s[i].mux, v[i].value, v[i].enabled, v[i].running);
+		}
 	}
 }
 

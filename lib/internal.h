@@ -51,6 +51,22 @@ static inline void pmon__copy_out(void *out, size_t out_sz, const void *full, si
  * two middle values where @n is even), found in place by selection: @v is
  * reordered, and nothing is allocated (lib/stats/summary.c). @n > 0. */
 double pmon__median_inplace(uint64_t *v, size_t n);
+/* The value of rank floor(@q x (@n - 1)) of @v (0 <= @q <= 1: the nearest
+ * rank at or below the @q quantile), in place as above. @n > 0. */
+double pmon__rank_inplace(uint64_t *v, size_t n, double q);
+
+/* What pmon__summary_clamp() did. */
+enum {
+	PMON__CLAMPED = 1, /* a value below 0 by at most the error was set to 0 */
+	PMON__BELOW = 2, /* a value below 0 by more than the error, left as it is */
+};
+/* The statistics of @s, taken of samples from which an overhead known
+ * within +-@err was subtracted, and *@total (NULL: none) within
+ * +-@total_err: each below 0 by at most its error is set to 0, one below
+ * by more is left for the caller to flag. Return: PMON__CLAMPED |
+ * PMON__BELOW bits, 0 when every value was >= 0 (lib/stats/summary.c). */
+struct pmon_summary;
+unsigned pmon__summary_clamp(struct pmon_summary *s, double err, double *total, double total_err);
 
 static inline void *pmon__ret_ptr(int err, void *p)
 {

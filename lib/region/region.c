@@ -81,7 +81,8 @@ static struct {
 	unsigned overhead_runs;
 	char output[512];
 	enum pmon_report_format format;
-	double overhead[NMETRIC];
+	double overhead[NMETRIC]; /* subtracted: the low percentile of the empty pairs */
+	double ov_median[NMETRIC], ov_high[NMETRIC]; /* their median and 95th percentile */
 	double tsc_step;
 	bool rdpmc;
 	bool sim; /* pmon simulate --regions: switch callgrind's collection */
@@ -436,6 +437,28 @@ static double measure_tsc_step(void)
 	return best == UINT64_MAX ? 1 : (double)best;
 }
 
+/* The overhead of metric @m from the @k empty pairs of @ring (@w words a
+ * pair), reordering @v (@k words, may be @ring itself where @w is 1). */
+static void overhead_of(unsigned m, uint64_t *v, const uint64_t *ring, unsigned w, unsigned k)
+{
+	if (v != ring)
+		for (unsigned i = 0; i < k; i++)
+			v[i] = ring[i * w + m];
+	/* The 5th percentile: an empty pair's cost is a fixed part plus delays
+	 * that only add (an interrupt, a cache line gone, a slower clock), so
+	 * a low percentile estimates the fixed part that every pair pays; the
+	 * median subtracted more than a warm hot path pays and left empty
+	 * regions negative (issue 29). The median and the 95th percentile
+	 * are the overhead's spread, which the report states. */
+	G.ov_median[m] = pmon__median_inplace(v, k);
+	G.overhead[m] = pmon__rank_inplace(v, k, 0.05);
+	G.ov_high[m] = pmon__rank_inplace(v, k, 0.95);
+}
+
+/* Pairs run before the overhead is measured: the code, the slot and the
+ * branch predictors warm as in a program's loop. */
+#define OV_WARMUP 512
+
 static int measure_overhead(struct rthread *t)
 {
 	unsigned n = G.overhead_runs, w = 1 + G.nev;
@@ -446,8 +469,8 @@ static int measure_overhead(struct rthread *t)
 	/* Warm up, then measure the very calls users make: the thread pointer
 	 * loaded from TLS, the id checked against the library's limit, the
 	 * event read and the end call, all as in theirs. */
-	for (unsigned i = 0; i < 64 + n; i++) {
-		if (i == 64 && t->store[OV_ID]) {
+	for (unsigned i = 0; i < OV_WARMUP + n; i++) {
+		if (i == OV_WARMUP && t->store[OV_ID]) {
 			st = t->store[OV_ID];
 			st->count = st->dropped = 0;
 		}
@@ -460,20 +483,17 @@ static int measure_overhead(struct rthread *t)
 				 "the overhead of an empty pair could not be measured "
 				 "(the events could not be read)");
 	}
-	/* Only the median is wanted: found in place, in the ring itself where
-	 * it holds the TSC alone, without the copies and the sort of
-	 * pmon_summarize() (they cost a region-instrumented program a dozen
-	 * page faults at start-up, bench/RESULTS.md). */
+	/* Percentiles found in place, in the ring itself where it holds the
+	 * TSC alone, without the copies and the sort of pmon_summarize() (they
+	 * cost a region-instrumented program a dozen page faults at start-up,
+	 * bench/RESULTS.md). */
 	if (w == 1) {
-		G.overhead[0] = pmon__median_inplace(st->ring, k);
+		overhead_of(0, st->ring, st->ring, 1, k);
 	} else {
 		if (!(v = malloc(k * sizeof(*v))))
 			return -ENOMEM;
-		for (unsigned m = 0; m < w; m++) {
-			for (unsigned i = 0; i < k; i++)
-				v[i] = st->ring[i * w + m];
-			G.overhead[m] = pmon__median_inplace(v, k);
-		}
+		for (unsigned m = 0; m < w; m++)
+			overhead_of(m, v, st->ring, w, k);
 		free(v);
 	}
 	t->store[OV_ID] = NULL;
@@ -909,7 +929,9 @@ static const char *metric_unit(unsigned m)
 struct region_sum {
 	unsigned id;
 	uint64_t count, unmatched, threads, dropped, shared, unended;
-	double total[NMETRIC];
+	uint64_t raw[NMETRIC]; /* exact sums as read, the overhead in them */
+	double total[NMETRIC]; /* raw less the overhead of each pair */
+	unsigned clamped[NMETRIC]; /* pmon__summary_clamp()'s bits */
 	struct pmon_summary s[NMETRIC];
 	size_t kept_samples;
 };
@@ -922,7 +944,16 @@ static void add_counts(struct region_sum *rs, const struct store *st, unsigned w
 	rs->shared += st->shared;
 	rs->unended += st->unended;
 	for (unsigned m = 0; m < w; m++)
-		rs->total[m] += (double)st->sum[m];
+		rs->raw[m] += st->sum[m];
+}
+
+/* How far the overhead of metric @m is known: its spread (5th to 95th
+ * percentile of the empty pairs), at least one TSC step for the TSC. */
+static double ov_err(unsigned m)
+{
+	double e = G.ov_high[m] - G.overhead[m];
+
+	return !m && e < G.tsc_step ? G.tsc_step : e;
 }
 
 /* Gather region @id over every thread, live and gone; false when nothing
@@ -973,7 +1004,10 @@ static bool gather(unsigned id, struct region_sum *rs)
 			v[n++] = (double)ret->ring[i * w + m] - G.overhead[m];
 		if (n)
 			pmon_summarize(v, n, G.cull_k, &rs->s[m]);
-		rs->total[m] -= G.overhead[m] * (double)rs->count;
+		rs->total[m] = (double)rs->raw[m] - G.overhead[m] * (double)rs->count;
+		/* Below 0 within the overhead's own error: 0, marked as such. */
+		rs->clamped[m] = pmon__summary_clamp(n ? &rs->s[m] : NULL, ov_err(m), &rs->total[m],
+						     ov_err(m) * (double)rs->count);
 	}
 	rs->kept_samples = n;
 	free(v);
@@ -1034,6 +1068,31 @@ static void sim_end(struct pmon__rthread *pt, unsigned id)
 #endif
 }
 
+/* The note under a metric whose values went below 0 once the overhead was
+ * subtracted: they are 0 within the overhead's error, or the overhead does
+ * not fit this region. */
+static void print_clamped(FILE *f, const struct region_sum *rs, unsigned m)
+{
+	if (rs->clamped[m] & PMON__CLAMPED)
+		fprintf(f,
+			"%-16s %9s %s: values below 0 shown as 0: within +-%.0f a pair of the "
+			"overhead "
+			"(its spread)\n",
+			"", "", metric_name(m), ov_err(m));
+	if (rs->clamped[m] & PMON__BELOW)
+		fprintf(f,
+			"%-16s %9s %s: negative values are below 0 by more than the overhead's "
+			"spread (+-%.0f): the overhead measured at set-up does not fit this "
+			"region\n",
+			"", "", metric_name(m), ov_err(m));
+}
+
+/* The JSON word and CSV field for pmon__summary_clamp()'s bits. */
+static const char *clamp_word(unsigned c)
+{
+	return c & PMON__BELOW ? "beyond-error" : c & PMON__CLAMPED ? "within-error" : "";
+}
+
 static void report_table(FILE *f)
 {
 	char label[32];
@@ -1059,10 +1118,17 @@ static void report_table(FILE *f)
 			"  events:    none (TSC only; set PMON_EVENTS, or the events of "
 			"pmon_region_init())\n");
 	}
-	fprintf(f, "  overhead:  subtracted from every sample, the median of %u empty pairs:",
-		G.overhead_runs);
+	fprintf(f,
+		"  overhead:  subtracted from every sample, the 5th percentile of %u empty pairs "
+		"(after %d warm-up pairs);\n             its spread (median, 95th percentile) "
+		"after it:",
+		G.overhead_runs, OV_WARMUP);
 	for (unsigned m = 0; m <= G.nev; m++)
-		fprintf(f, "%s %s %.0f", m ? "," : "", metric_name(m), G.overhead[m]);
+		fprintf(f, "%s %s %.0f (%.0f, %.0f)", m ? "," : "", metric_name(m), G.overhead[m],
+			G.ov_median[m], G.ov_high[m]);
+	fprintf(f,
+		"\n             total: exact, less the overhead of each pair; raw total: exact, "
+		"as read");
 	if (G.warmup)
 		fprintf(f,
 			"\n  warm-up:   the first %u pairs of each region and thread are left out",
@@ -1076,9 +1142,11 @@ static void report_table(FILE *f)
 			"             (k = %.1f; where MAD = 0 the mean absolute deviation is the "
 			"scale)\n",
 			G.cull_k);
-	fprintf(f, "\n%-16s %9s %-22s %14s %12s %12s %12s %11s %12s %12s %12s %12s %10s %7s\n",
-		"region", "pairs", "metric [unit]", "total", "median", "mode", "mean", "stddev",
-		"min", "p5", "p95", "max", "MAD", "culled");
+	fprintf(f,
+		"\n%-16s %9s %-22s %14s %16s %12s %12s %12s %11s %12s %12s %12s %12s %10s "
+		"%7s\n",
+		"region", "pairs", "metric [unit]", "total", "raw total", "median", "mode", "mean",
+		"stddev", "min", "p5", "p95", "max", "MAD", "culled");
 	for (unsigned id = 0; id < OV_ID; id++) {
 		struct region_sum rs;
 		if (!gather(id, &rs))
@@ -1091,11 +1159,13 @@ static void report_table(FILE *f)
 					 (unsigned long long)rs.count);
 			snprintf(metric, sizeof(metric), "%s [%s]", metric_name(m), metric_unit(m));
 			fprintf(f,
-				"%-16.16s %9s %-22.22s %14.0f %12.1f %12.1f %12.1f %11.1f %12.1f "
-				"%12.1f %12.1f %12.1f %10.1f %7zu\n",
+				"%-16.16s %9s %-22.22s %14.0f %16llu %12.1f %12.1f %12.1f %11.1f "
+				"%12.1f %12.1f %12.1f %12.1f %10.1f %7zu\n",
 				m ? "" : region_label(id, label, sizeof(label)), pairs, metric,
-				rs.total[m], s->median, s->mode, s->mean, s->stddev, s->min, s->p5,
-				s->p95, s->max, s->mad, s->culled);
+				rs.total[m], (unsigned long long)rs.raw[m], s->median, s->mode,
+				s->mean, s->stddev, s->min, s->p5, s->p95, s->max, s->mad,
+				s->culled);
+			print_clamped(f, &rs, m);
 		}
 		if (!rs.count)
 			fprintf(f, "%-16.16s %9s no pair completed\n",
@@ -1127,7 +1197,7 @@ static void report_csv(FILE *f)
 
 	fprintf(f,
 		"region,id,pairs,threads,metric,total,median,mode,mean,stddev,min,p5,p95,max,mad,"
-		"culled,samples,unmatched,unended,dropped,time_shared\n");
+		"culled,samples,unmatched,unended,dropped,time_shared,raw_total,clamped,error\n");
 	for (unsigned id = 0; id < OV_ID; id++) {
 		struct region_sum rs;
 		if (!gather(id, &rs))
@@ -1136,13 +1206,15 @@ static void report_csv(FILE *f)
 			const struct pmon_summary *s = &rs.s[m];
 			fprintf(f,
 				"%s,%u,%llu,%llu,%s,%.0f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%."
-				"2f,%zu,%zu,%llu,%llu,%llu,%llu\n",
+				"2f,%zu,%zu,%llu,%llu,%llu,%llu,%llu,%s,%.2f\n",
 				region_label(id, label, sizeof(label)), id,
 				(unsigned long long)rs.count, (unsigned long long)rs.threads,
 				metric_name(m), rs.total[m], s->median, s->mode, s->mean, s->stddev,
 				s->min, s->p5, s->p95, s->max, s->mad, s->culled, s->n,
 				(unsigned long long)rs.unmatched, (unsigned long long)rs.unended,
-				(unsigned long long)rs.dropped, (unsigned long long)rs.shared);
+				(unsigned long long)rs.dropped, (unsigned long long)rs.shared,
+				(unsigned long long)rs.raw[m], clamp_word(rs.clamped[m]),
+				ov_err(m));
 		}
 	}
 }
@@ -1170,6 +1242,13 @@ static void report_json(FILE *f)
 	for (unsigned m = 0; m <= G.nev; m++)
 		json_object_set_new(ov, metric_name(m), json_real(G.overhead[m]));
 	json_object_set_new(root, "overhead", ov);
+	ov = json_object();
+	for (unsigned m = 0; m <= G.nev; m++)
+		json_object_set_new(ov, metric_name(m),
+				    json_pack("{s:f, s:f, s:f, s:f}", "subtracted", G.overhead[m],
+					      "median", G.ov_median[m], "p95", G.ov_high[m],
+					      "error", ov_err(m)));
+	json_object_set_new(root, "overhead_spread", ov);
 	json_object_set_new(root, "overhead_runs", json_integer(G.overhead_runs));
 	json_object_set_new(root, "cull_k", json_real(G.cull_k));
 	json_object_set_new(root, "warmup", json_integer(G.warmup));
@@ -1182,6 +1261,7 @@ static void report_json(FILE *f)
 		}
 		for (unsigned m = 0; rs.count && m <= G.nev; m++) {
 			const struct pmon_summary *s = &rs.s[m];
+			json_t *mj;
 			json_array_append_new(
 				metrics,
 				json_pack("{s:s, s:s, s:f, s:f, s:f, s:I, s:f, s:f, s:f, s:f, s:f, "
@@ -1192,6 +1272,11 @@ static void report_json(FILE *f)
 					  "stddev", s->stddev, "min", s->min, "p5", s->p5, "p95",
 					  s->p95, "max", s->max, "mad", s->mad, "culled",
 					  (json_int_t)s->culled, "samples", (json_int_t)s->n));
+			mj = json_array_get(metrics, json_array_size(metrics) - 1);
+			json_object_set_new(mj, "raw_total", json_integer((json_int_t)rs.raw[m]));
+			if (rs.clamped[m])
+				json_object_set_new(mj, "clamped",
+						    json_string(clamp_word(rs.clamped[m])));
 		}
 		json_array_append_new(
 			regions,

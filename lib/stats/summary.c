@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * pmon_summarize() (pmon/stats.h). Sorting once gives the median,
- * percentiles and the mode (the longest run of equal values); culling uses
+ * percentiles and the mode (the longest run of equal values among the
+ * samples kept); culling uses
  * the median absolute deviation, which one wild sample cannot move, unlike
  * the standard deviation.
  */
@@ -80,20 +81,6 @@ static int summarize(const double *v, size_t n, double cull_k, struct pmon_summa
 	qsort(dev, n, sizeof(*dev), cmp_double);
 	out->mad = quantile(dev, n, 0.5);
 
-	out->mode = s[0];
-	for (size_t i = 1; i <= n; i++) {
-		if (i < n && s[i] == s[i - 1]) {
-			run++;
-			continue;
-		}
-		if (run > best) {
-			best = run;
-			out->mode = s[i - 1];
-		}
-		run = 1;
-	}
-	out->mode_count = best;
-
 	/* The scale of the culling rule: the MAD, or where more than half the
 	 * samples are equal (MAD = 0) the mean absolute deviation, so that a
 	 * wild sample among very stable ones is still recognised. */
@@ -112,6 +99,22 @@ static int summarize(const double *v, size_t n, double cull_k, struct pmon_summa
 		s[kept++] = s[i];
 	}
 	out->culled = n - kept;
+	/* The mode of the samples kept, as min and max are: of all samples it
+	 * could be one culled far outside [min, max] (where no value repeats,
+	 * the smallest; a bench under load printed a mode below its min). */
+	out->mode = s[0];
+	for (size_t i = 1; i <= kept; i++) {
+		if (i < kept && s[i] == s[i - 1]) {
+			run++;
+			continue;
+		}
+		if (run > best) {
+			best = run;
+			out->mode = s[i - 1];
+		}
+		run = 1;
+	}
+	out->mode_count = best;
 	/* Two passes: sums of squares of TSC-sized values lose all precision. */
 	for (size_t i = 0; i < kept; i++)
 		sum += s[i];
@@ -171,4 +174,63 @@ double pmon__median_inplace(uint64_t *v, size_t n)
 		if (v[i] < b)
 			b = v[i];
 	return (double)a + (double)(b - a) * 0.5;
+}
+
+double pmon__rank_inplace(uint64_t *v, size_t n, double q)
+{
+	return (double)select_kth(v, 0, n - 1, (size_t)(q * (double)(n - 1)));
+}
+
+/* One value of a statistic from which an overhead was subtracted. */
+static unsigned clamp_one(double *x, double err)
+{
+	if (!(*x < 0))
+		return 0;
+	if (-*x <= err) {
+		*x = 0; /* the measurement cannot tell it from 0 */
+		return PMON__CLAMPED;
+	}
+	return PMON__BELOW; /* left as it is: the report says why */
+}
+
+unsigned pmon__summary_clamp(struct pmon_summary *s, double err, double *total, double total_err)
+{
+	unsigned r = total ? clamp_one(total, total_err) : 0;
+
+	if (!s)
+		return r;
+	double *f[] = { &s->median, &s->mode, &s->mean, &s->min, &s->p5, &s->p95, &s->max };
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
+		r |= clamp_one(f[i], err);
+	return r;
+}
+
+unsigned pmon_summary__doubts(const struct pmon_summary *s, char *why, size_t len)
+{
+	unsigned d = 0;
+	int w = 0;
+
+	if (len)
+		why[0] = 0;
+	if (!s || !s->n)
+		return 0;
+	/* How far apart equal measurements land: the subtraction cannot
+	 * resolve a cost smaller than this. */
+	double res = s->stddev > s->mad ? s->stddev : s->mad;
+	if (s->min < 0 || s->median < 0 || s->mean < 0 || s->mode < 0) {
+		d |= PMON_DOUBT_NEGATIVE;
+		w = snprintf(why, len,
+			     "values below zero (min %.2f, median %.2f): noise, the cost measured "
+			     "is below the subtraction's resolution (spread %.2f)",
+			     s->min, s->median, res);
+	}
+	if (res > fabs(s->median)) {
+		d |= PMON_DOUBT_SPREAD;
+		if (w >= 0 && (size_t)w < len)
+			snprintf(why + w, len - (size_t)w,
+				 "%sthe spread (%.2f) is wider than the value (median %.2f): "
+				 "noise",
+				 w ? "; " : "", res, s->median);
+	}
+	return d;
 }

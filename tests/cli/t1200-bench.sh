@@ -57,6 +57,30 @@ cc -O2 -shared -fPIC -o "$TMP/f.so" "$TMP/f.c" && {
 	check "--so: a table row" grep -q "TSC ticks" "$TMP/out"
 }
 
+# A body that costs nothing: (2U - U) is noise around 0. Whatever the load,
+# the mode lies in [min, max], and a value below zero or a spread wider than
+# the value comes with its reason, never as a plain result (issue 29).
+cat >"$TMP/nop.c" <<'C'
+void nop(void) {}
+C
+cc -O2 -shared -fPIC -o "$TMP/nop.so" "$TMP/nop.c" && {
+	run_pmon 0 bench --json --so "$TMP/nop.so:nop" -u 10 -n 100
+	check "--so: mode within [min, max]; negatives and wide spreads doubted" python3 -c '
+import json, sys
+t = json.load(open(sys.argv[1]))["tsc_per_iteration"]
+assert t["min"] <= t["mode"] <= t["max"], t
+below = min(t["min"], t["median"], t["mean"], t["mode"]) < 0
+wide = max(t["stddev"], t["mad"]) > abs(t["median"])
+assert (below or wide) == ("doubt" in t), t
+assert not below or "below zero" in t["doubt"], t
+' "$TMP/out"
+	run_pmon 0 bench --so "$TMP/nop.so:nop" -u 10 -n 100
+	check "--so table: a negative TSC row is marked with its reason" awk '
+		$1 == "TSC" { for (i = 3; i <= NF; i++) if ($i ~ /^-[0-9]/) neg = 1; q = ($NF == "?"); next }
+		/\? not a result: .*below zero/ { said = 1 }
+		END { exit neg && !(q && said) }' "$TMP/out"
+}
+
 # Errors: one line, exit 2.
 run_pmon 2 bench --asm 'frobnicate rax'
 one_line_error "the assembler rejected the code: no such instruction: \`frobnicate rax'"

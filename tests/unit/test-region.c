@@ -137,6 +137,22 @@ static double metric(json_t *reg, const char *name, const char *key)
 	return NAN;
 }
 
+/* Whether metric @name of @reg has values below 0 by more than the
+ * overhead's error (left as they are, and marked). */
+static bool beyond_error(json_t *reg, const char *name)
+{
+	size_t i;
+	json_t *m;
+
+	json_array_foreach(json_object_get(reg, "metrics"), i, m)
+	{
+		const char *c = json_string_value(json_object_get(m, "clamped"));
+		if (!strcmp(json_string_value(json_object_get(m, "name")), name))
+			return c && !strcmp(c, "beyond-error");
+	}
+	return false;
+}
+
 static int setup(void **state)
 {
 	struct pmon_region_opts o = { .sz = sizeof(o),
@@ -201,13 +217,16 @@ static void test_region__exact_page_faults(void **state)
 }
 
 /* An empty region reads 0 after the overhead is subtracted, per metric:
- * within one step of the TSC (which advances in steps of tens of ticks on
- * virtual machines), and exactly 0 for the counts. The overhead is measured
- * through the same inline calls and the same library end path. */
+ * never below 0 unmarked, and within the overhead's error (its spread, at
+ * least one step of the TSC, which advances in steps of tens of ticks on
+ * virtual machines; issue 29 replaced "one step", which needed subtracting
+ * the median and left empty regions negative), and exactly 0 for the
+ * counts. The overhead is measured through the same inline calls and the
+ * same library end path. */
 static void test_region__empty_is_zero(void **state)
 {
 	json_t *j, *r;
-	double over, step, med;
+	double over, step, med, err;
 
 	(void)state;
 	for (int i = 0; i < 5000; i++) {
@@ -217,24 +236,27 @@ static void test_region__empty_is_zero(void **state)
 	j = report();
 	over = json_number_value(json_object_get(json_object_get(j, "overhead"), "tsc"));
 	step = json_number_value(json_object_get(j, "tsc_step"));
+	err = json_number_value(json_object_get(
+		json_object_get(json_object_get(j, "overhead_spread"), "tsc"), "error"));
 	r = region(j, "empty");
 	med = metric(r, "tsc", "median");
 	print_message("raw overhead %.1f ticks, TSC step %.0f, empty region after subtraction "
 		      "%.1f\n",
 		      over, step, med);
-	assert_true(over > 0 && step >= 1);
+	assert_true(over > 0 && step >= 1 && err >= step);
+	/* Never below 0 unmarked; marked only when the overhead at set-up
+	 * ran slower than the program's pairs by more than its spread. */
+	assert_true(beyond_error(r, "tsc") ||
+		    (med >= 0 && metric(r, "tsc", "min") >= 0 && metric(r, "tsc", "mean") >= 0));
 	/*
-	 * Within one TSC step (issue #12, item 13). A sanitizer's own code in
-	 * the window makes the remainder timing (a loaded TSan run once
-	 * missed one step): there, only the subtraction itself is held --
-	 * without it the median would be the whole overhead, twice done minus
-	 * it, so half of it apart is the line.
+	 * Within the overhead's error (issue #12, item 13; issue 29). A
+	 * sanitizer's own code in the window, or a loaded machine, makes the
+	 * remainder timing (a loaded TSan run once missed one step): only the
+	 * subtraction itself is held -- without it the median would be the
+	 * whole overhead, twice done minus it, so half of it apart is the
+	 * line.
 	 */
-#ifdef UNDER_SANITIZER
-	assert_true(fabs(med) <= fmax(step, over / 2));
-#else
-	assert_true(fabs(med) <= step);
-#endif
+	assert_true(med <= fmax(err, over / 2));
 	assert_true(metric(r, "page-faults", "median") == 0);
 	assert_true(metric(r, "context-switches", "median") == 0);
 	json_decref(j);
@@ -593,7 +615,7 @@ static void test_region__german_locale(void **state)
 #endif
 		}
 	}
-	assert_true(header == 21 && rows > 0);
+	assert_true(header == 24 && rows > 0); /* issue 29 added raw_total,clamped,error */
 	assert_non_null(strstr(table, "faults "));
 	assert_null(strstr(table, " 16,0 "));
 	assert_non_null(strstr(table, " 16.0 "));

@@ -116,6 +116,157 @@ static void test_stats__output_size(void **state)
 	assert_int_equal(big.s.sz, sizeof(big));
 }
 
+/* The mode lies in [min, max]: of the samples kept, never one culled (a
+ * bench under load printed a mode below its min: all values distinct, the
+ * smallest of all samples, which culling had removed). */
+static void test_stats__mode_within_min_max(void **state)
+{
+	double v[101];
+	struct pmon_summary s = { .sz = sizeof(s) };
+
+	(void)state;
+	/* All distinct, one wild low sample: culled, and not the mode. */
+	for (int i = 0; i < 101; i++)
+		v[i] = 236 + (i % 50) * 0.37 + i * 0.001;
+	v[3] = -756;
+	assert_int_equal(pmon_summarize(v, 101, 5, &s), 0);
+	assert_int_equal(s.culled, 1);
+	assert_true(s.min <= s.mode && s.mode <= s.max);
+	assert_true(s.min > 0);
+	/* Bimodal: the larger cluster's value, within range. */
+	for (int i = 0; i < 101; i++)
+		v[i] = i % 3 ? 40 : 400;
+	assert_int_equal(pmon_summarize(v, 101, 5, &s), 0);
+	assert_true(s.mode == 40 && s.mode_count == 67);
+	assert_true(s.min <= s.mode && s.mode <= s.max);
+	/* A mode that only the culled samples share: not taken. */
+	for (int i = 0; i < 101; i++)
+		v[i] = 100 + i;
+	v[0] = v[1] = v[2] = -5000;
+	assert_int_equal(pmon_summarize(v, 101, 5, &s), 0);
+	assert_int_equal(s.culled, 3);
+	assert_true(s.mode != -5000 && s.min <= s.mode && s.mode <= s.max);
+}
+
+/* Statistics of samples less an overhead: below 0 within the error, 0 and
+ * marked; below by more, left and marked; >= 0, untouched. */
+static void test_stats__clamp_below_overhead(void **state)
+{
+	double v[100], total;
+	struct pmon_summary s = { .sz = sizeof(s) };
+
+	(void)state;
+	/* Empty pairs whose overhead was over-estimated by 1..3 ticks. */
+	for (int i = 0; i < 100; i++)
+		v[i] = -(double)(1 + i % 3);
+	total = -200;
+	assert_int_equal(pmon_summarize(v, 100, 5, &s), 0);
+	assert_int_equal(pmon__summary_clamp(&s, 5, &total, 5 * 100), PMON__CLAMPED);
+	assert_true(s.min == 0 && s.median == 0 && s.mode == 0 && s.mean == 0 && s.max == 0);
+	assert_true(s.p5 == 0 && s.p95 == 0 && total == 0);
+	/* By more than the error: left as they are, and said. */
+	for (int i = 0; i < 100; i++)
+		v[i] = -26 + (i % 2);
+	total = -2550;
+	assert_int_equal(pmon_summarize(v, 100, 5, &s), 0);
+	assert_int_equal(pmon__summary_clamp(&s, 10, &total, 1000), PMON__BELOW);
+	assert_true(s.min == -26 && total == -2550);
+	/* Some within, some beyond. */
+	for (int i = 0; i < 100; i++)
+		v[i] = i < 10 ? -30 : i < 50 ? -2 : 5;
+	assert_int_equal(pmon_summarize(v, 100, 0, &s), 0);
+	assert_int_equal(pmon__summary_clamp(&s, 3, NULL, 0), PMON__CLAMPED | PMON__BELOW);
+	assert_true(s.min == -30 && s.max == 5 && s.min <= s.p5 && s.p5 <= s.median);
+	/* Nothing below 0: nothing done; the stddev is never touched. */
+	for (int i = 0; i < 100; i++)
+		v[i] = 10 + i % 4;
+	total = 1150;
+	assert_int_equal(pmon_summarize(v, 100, 5, &s), 0);
+	double sd = s.stddev, mean = s.mean;
+	assert_int_equal(pmon__summary_clamp(&s, 3, &total, 300), 0);
+	assert_true(s.stddev == sd && s.mean == mean && total == 1150);
+	/* No summary, a total only. */
+	total = -1;
+	assert_int_equal(pmon__summary_clamp(NULL, 0, &total, 2), PMON__CLAMPED);
+	assert_true(total == 0);
+}
+
+/* pmon bench's differences: below zero or a spread wider than the value is
+ * doubted, with the reason; a steady positive cost is not. */
+static void test_stats__doubts(void **state)
+{
+	double v[101];
+	char why[256];
+	struct pmon_summary s = { .sz = sizeof(s) };
+
+	(void)state;
+	/* Negative after the subtraction: noise. */
+	for (int i = 0; i < 101; i++)
+		v[i] = (i % 7) * 60.0 - 172;
+	assert_int_equal(pmon_summarize(v, 101, 5, &s), 0);
+	unsigned d = pmon_summary__doubts(&s, why, sizeof(why));
+	assert_true(d & PMON_DOUBT_NEGATIVE);
+	assert_non_null(strstr(why, "below zero"));
+	assert_non_null(strstr(why, "resolution"));
+	/* Bimodal around a small value: the spread exceeds it. */
+	for (int i = 0; i < 101; i++)
+		v[i] = i % 2 ? 90 : 1; /* 51 ones: median 1 */
+	assert_int_equal(pmon_summarize(v, 101, 5, &s), 0);
+	assert_int_equal(pmon_summary__doubts(&s, why, sizeof(why)), PMON_DOUBT_SPREAD);
+	assert_non_null(strstr(why, "wider than the value"));
+	/* All equal and positive: a result. */
+	for (int i = 0; i < 101; i++)
+		v[i] = 3.25;
+	assert_int_equal(pmon_summarize(v, 101, 5, &s), 0);
+	assert_int_equal(pmon_summary__doubts(&s, why, sizeof(why)), 0);
+	assert_string_equal(why, "");
+	/* All zero: nothing below zero, no spread: not doubted either. */
+	for (int i = 0; i < 101; i++)
+		v[i] = 0;
+	assert_int_equal(pmon_summarize(v, 101, 5, &s), 0);
+	assert_int_equal(pmon_summary__doubts(&s, why, sizeof(why)), 0);
+	/* A steady cost with a little noise: a result. */
+	for (int i = 0; i < 101; i++)
+		v[i] = 236 + (i % 5) * 0.5;
+	assert_int_equal(pmon_summarize(v, 101, 5, &s), 0);
+	assert_int_equal(pmon_summary__doubts(&s, why, 4), 0);
+	assert_int_equal(pmon_summary__doubts(NULL, why, sizeof(why)), 0);
+}
+
+/* Multiplexed counts' error: none when fully running; small for a steady
+ * rate seen half the time; larger when the rates vary across readings. */
+static void test_stats__mux_error(void **state)
+{
+	struct pmon_mux_error full = { 0 }, steady = { 0 }, varying = { 0 }, none = { 0 };
+
+	(void)state;
+	for (int i = 0; i < 10; i++)
+		pmon_mux_error__add(&full, 1e6, 100000000, 100000000);
+	assert_true(pmon_mux_error__estimate(&full) == 0);
+	assert_int_equal(full.n, 10);
+	/* 1e6 events per 100 ms interval, seen 50 ms of each: scaled 1e6. */
+	for (int i = 0; i < 10; i++)
+		pmon_mux_error__add(&steady, 1e6, 100000000, 50000000);
+	double e_steady = pmon_mux_error__estimate(&steady);
+	assert_true(pmon_mux_error__rate_var(&steady) < 1e-18);
+	/* sqrt(10 x 5e5 x 5e7 x 1e8 / 5e7^2) = sqrt(1e7) */
+	assert_true(fabs(e_steady - sqrt(1e7)) < 1e-6 * sqrt(1e7));
+	assert_true(e_steady > 0 && e_steady < 0.001 * 1e7); /* under 0.1% of the total */
+	/* The same total, rates alternating 0.5e6 and 1.5e6 per interval. */
+	for (int i = 0; i < 10; i++)
+		pmon_mux_error__add(&varying, i % 2 ? 1.5e6 : 0.5e6, 100000000, 50000000);
+	assert_true(pmon_mux_error__rate_var(&varying) > 0);
+	assert_true(pmon_mux_error__estimate(&varying) > 10 * e_steady);
+	/* Nothing running, or running beyond enabled: not counted. */
+	pmon_mux_error__add(&none, 5, 100, 0);
+	pmon_mux_error__add(&none, 5, 100, 200);
+	assert_true(none.n == 0 && pmon_mux_error__estimate(&none) == 0);
+	/* One reading: the counting noise alone (no rate spread to take). */
+	pmon_mux_error__add(&none, 1e6, 100, 25);
+	assert_true(pmon_mux_error__rate_var(&none) == 0);
+	assert_true(fabs(pmon_mux_error__estimate(&none) - sqrt(2.5e5 * 75 * 100 / 625.0)) < 1e-6);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -124,6 +275,10 @@ int main(void)
 		cmocka_unit_test(test_stats__large_values_keep_precision),
 		cmocka_unit_test(test_stats__median_inplace_is_summarize_median),
 		cmocka_unit_test(test_stats__output_size),
+		cmocka_unit_test(test_stats__mode_within_min_max),
+		cmocka_unit_test(test_stats__clamp_below_overhead),
+		cmocka_unit_test(test_stats__doubts),
+		cmocka_unit_test(test_stats__mux_error),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
