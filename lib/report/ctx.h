@@ -37,6 +37,11 @@ struct proc_maps {
 	} * fork;
 	size_t nfork, capfork;
 	long unw; /* its DWARF unwinder in ctx.unw, -1: none yet */
+	/* idx[0..nsorted) again, by start (then index), and the largest end
+	 * up to each: a lookup is a binary search, not a scan of them all */
+	uint32_t *by_start;
+	uint64_t *maxend;
+	size_t nsorted, capsorted;
 };
 
 struct file {

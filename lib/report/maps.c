@@ -109,8 +109,10 @@ static struct proc_maps *proc_of(struct ctx *x, uint32_t pid, bool make)
 
 void pmon__maps_free(struct ctx *x)
 {
-	for (size_t i = 0; i < x->capprocs; i++)
-		free(x->procs[i].idx), free(x->procs[i].fork);
+	for (size_t i = 0; i < x->capprocs; i++) {
+		struct proc_maps *p = &x->procs[i];
+		free(p->idx), free(p->fork), free(p->by_start), free(p->maxend);
+	}
 	free(x->procs);
 	free(x->fidx);
 	free(x->fmark);
@@ -154,6 +156,18 @@ static const struct proc_fork *fork_at(const struct proc_maps *p, uint32_t epoch
  * lookup must stay cheap). Real processes nest a few levels. */
 #define FORK_DEPTH_MAX 256
 
+/* Which of @p's own maps it had at @epoch: indexes [*lo, *lim) (those
+ * since its last fork). Return: that fork, or NULL. */
+static const struct proc_fork *own_bounds(const struct ctx *x, const struct proc_maps *p,
+					  uint32_t epoch, size_t *lo, size_t *lim)
+{
+	const struct proc_fork *f = fork_at(p, epoch);
+
+	*lim = epoch < x->nvis ? x->vis[epoch] : x->nmaps;
+	*lo = f && f->epoch < x->nvis ? x->vis[f->epoch] : 0;
+	return f;
+}
+
 /*
  * Walk the maps process @pid had at @epoch, latest first: its own since its
  * last fork, then (from that fork on) its parent's as they were just before
@@ -164,24 +178,14 @@ static long maps_walk(struct ctx *x, uint32_t pid, uint32_t epoch,
 {
 	for (int depth = 0; depth < FORK_DEPTH_MAX; depth++) {
 		const struct proc_maps *p = proc_of(x, pid, false);
+		size_t lo, lim;
 		if (!p)
 			return -1;
-		size_t lim = epoch < x->nvis ? x->vis[epoch] : x->nmaps;
-		const struct proc_fork *f = fork_at(p, epoch);
-		size_t lo = f && f->epoch < x->nvis ? x->vis[f->epoch] : 0;
-		/* own maps below lim, from the latest */
-		size_t a = 0, b = p->n;
-		while (a < b) {
-			size_t mid = a + (b - a) / 2;
-			if (p->idx[mid] < lim)
-				a = mid + 1;
-			else
-				b = mid;
-		}
-		for (size_t k = a; k-- > 0 && p->idx[k] >= lo;)
-			if (fn(x, &x->maps[p->idx[k]], arg))
+		const struct proc_fork *f = own_bounds(x, p, epoch, &lo, &lim);
+		for (size_t k = p->n; k-- > 0 && p->idx[k] >= lo;)
+			if (p->idx[k] < lim && fn(x, &x->maps[p->idx[k]], arg))
 				return (long)p->idx[k];
-		if (!f || !f->epoch || f->ppid == pid)
+		if (!f || !f->epoch)
 			return -1;
 		pid = f->ppid;
 		epoch = f->epoch - 1; /* the parent as it was just before the fork */
@@ -189,17 +193,103 @@ static long maps_walk(struct ctx *x, uint32_t pid, uint32_t epoch,
 	return -1;
 }
 
-static bool holds(struct ctx *x, const struct map *m, void *arg)
+static int by_start_cmp(const void *a, const void *b, void *arg)
 {
-	uint64_t ip = *(const uint64_t *)arg;
+	uint32_t i = *(const uint32_t *)a, k = *(const uint32_t *)b;
+	const struct map *maps = arg;
 
-	(void)x;
-	return ip >= m->start && ip < m->end;
+	if (maps[i].start != maps[k].start)
+		return maps[i].start < maps[k].start ? -1 : 1;
+	return (i > k) - (i < k);
+}
+
+/*
+ * Bring @p's maps added since the last time into its by-start index: sorted
+ * and merged in (linear in the index), once they are more than 16 and more
+ * than the square root of those already in: the unsorted ones each lookup
+ * scans stay few, and a file that interleaves maps and lookups costs n^1.5
+ * in merges, not n^2 log n in sorts. Out of memory: left as it was (the
+ * lookups scan the rest).
+ */
+static void own_sort(struct ctx *x, struct proc_maps *p)
+{
+	size_t tail = p->n - p->nsorted, n = p->n;
+
+	if (tail <= 16 || tail * tail <= p->nsorted)
+		return;
+	uint32_t *add = malloc(tail * sizeof(*add)), *merged = malloc(n * sizeof(*merged));
+	uint64_t *maxend = NULL;
+	if (!add || !merged || PMON_GROW(&p->by_start, &p->capsorted, n) ||
+	    !(maxend = realloc(p->maxend, p->capsorted * sizeof(*maxend)))) {
+		free(add), free(merged);
+		return;
+	}
+	p->maxend = maxend;
+	memcpy(add, p->idx + p->nsorted, tail * sizeof(*add));
+	qsort_r(add, tail, sizeof(*add), by_start_cmp, x->maps);
+	for (size_t a = 0, b = 0, k = 0; k < n; k++)
+		merged[k] = b == tail ||
+				(a < p->nsorted &&
+				 by_start_cmp(&p->by_start[a], &add[b], x->maps) < 0)
+			? p->by_start[a++]
+			: add[b++];
+	memcpy(p->by_start, merged, n * sizeof(*merged));
+	free(add), free(merged);
+	for (size_t k = 0; k < n; k++) {
+		uint64_t e = x->maps[p->by_start[k]].end;
+		p->maxend[k] = k && p->maxend[k - 1] > e ? p->maxend[k - 1] : e;
+	}
+	p->nsorted = n;
+}
+
+/* The latest of @p's own maps in [@lo, @lim) that holds @ip, or -1. */
+static long own_find(struct ctx *x, struct proc_maps *p, uint64_t ip, size_t lo, size_t lim)
+{
+	own_sort(x, p);
+	/* the newest first: those not in the index yet */
+	for (size_t k = p->n; k-- > p->nsorted;) {
+		const struct map *m = &x->maps[p->idx[k]];
+		if (p->idx[k] < lo)
+			return -1; /* and so is every older one */
+		if (p->idx[k] < lim && ip >= m->start && ip < m->end)
+			return (long)p->idx[k];
+	}
+	if (!p->nsorted || p->idx[p->nsorted - 1] < lo)
+		return -1;
+	/* the last that starts at or below @ip, then back while one before
+	 * it may still reach @ip */
+	size_t a = 0, b = p->nsorted;
+	while (a < b) {
+		size_t mid = a + (b - a) / 2;
+		if (x->maps[p->by_start[mid]].start <= ip)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	long best = -1;
+	for (size_t k = a; k-- > 0 && p->maxend[k] > ip;) {
+		uint32_t i = p->by_start[k];
+		if (i >= lo && i < lim && (long)i > best && ip < x->maps[i].end)
+			best = (long)i;
+	}
+	return best;
 }
 
 long pmon__maps_find(struct ctx *x, uint32_t pid, uint64_t ip, uint32_t epoch)
 {
-	return maps_walk(x, pid, epoch, holds, &ip);
+	for (int depth = 0; depth < FORK_DEPTH_MAX; depth++) {
+		struct proc_maps *p = proc_of(x, pid, false);
+		size_t lo, lim;
+		if (!p)
+			return -1;
+		const struct proc_fork *f = own_bounds(x, p, epoch, &lo, &lim);
+		long i = own_find(x, p, ip, lo, lim);
+		if (i >= 0 || !f || !f->epoch)
+			return i;
+		pid = f->ppid;
+		epoch = f->epoch - 1; /* the parent as it was just before the fork */
+	}
+	return -1;
 }
 
 int pmon__maps_fork(struct ctx *x, uint32_t pid, uint32_t ppid)

@@ -7,8 +7,9 @@ shape once cost pmon report memory or time beyond the file's size.
                                1->2 and 2->1, then a sample of pid 1 in the
                                first map (the copying reader grew its maps
                                as Fibonacci: 16 GB in 60 s for N = 60)
-  craft-perfdata.py paths N    N MMAP2 of distinct paths in pid 1, a sample
-                               in each (a linear search per path: quadratic)
+  craft-perfdata.py paths N    N MMAP2 of distinct paths in pid 1, then a
+                               sample in each (a linear search per path, and
+                               per sample of the maps: quadratic)
   craft-perfdata.py ids N      one event with N sample identifiers, a
                                sample under each of the last 100,000 (a
                                linear search per sample: quadratic)
@@ -54,9 +55,8 @@ def main():
         out.append(sample(0x400010, 1, 7))
     elif kind == "paths":
         out.append(attr_rec([7]))
-        for i in range(n):
-            out.append(mmap2(1, 0x400000 + 0x1000 * i, b"/p/%d" % i))
-            out.append(sample(0x400010 + 0x1000 * i, 1, 7))
+        out += [mmap2(1, 0x400000 + 0x1000 * i, b"/p/%d" % i) for i in range(n)]
+        out += [sample(0x400010 + 0x1000 * i, 1, 7) for i in range(n)]
     elif kind == "ids":  # file mode: the attr's ids in a section of their own
         st = 0x1 | 0x2 | 0x100 | 0x40
         attr = struct.pack("<IIQQQQQ", 1, 128, 0, 1, st, 0, 0) + b"\0" * (128 - 48)

@@ -145,10 +145,19 @@ if command -v perf >/dev/null 2>&1 &&
 		awk '/^ +[0-9.]+%/ { split($3, a, ":"); print $2, a[1] + 0 }' | sort >"$TMP/perf.tid"
 	"$PMON" report -i "$TMP/perf.data" --sort tid | awk '/%/ { print $2, $3 }' | sort >"$TMP/pmon.tid"
 	check "perf.data --sort tid: pmon's samples per thread are perf's --sort pid" cmp -s "$TMP/perf.tid" "$TMP/pmon.tid"
-	perf report -i "$TMP/perf.data" --stdio --no-children -g none -n --sort comm --time 0%-40% 2>/dev/null |
-		awk '/^ +[0-9.]+%/ { print $2, $3 }' | sort >"$TMP/perf.time"
-	"$PMON" report -i "$TMP/perf.data" --sort comm --time 0%-40% | awk '/%/ { print $2, $3 }' | sort >"$TMP/pmon.time"
-	check "perf.data --time 0%-40%: the samples perf selects" cmp -s "$TMP/perf.time" "$TMP/pmon.time"
+	# perf's percentages are of the first and last sample times its
+	# header keeps; they are found in its build-id pass, which a
+	# recording made again by perf-record.sh (perf died in it) has not
+	# had: such a header says 0 and perf selects nothing.
+	if perf report -i "$TMP/perf.data" --header-only 2>/dev/null |
+		grep -q '^# time of last sample : 0\.000000$'; then
+		ok "# SKIP perf.data --time 0%-40% beside perf: perf's header has no sample times (perf-record.sh made it again)"
+	else
+		perf report -i "$TMP/perf.data" --stdio --no-children -g none -n --sort comm --time 0%-40% 2>/dev/null |
+			awk '/^ +[0-9.]+%/ { print $2, $3 }' | sort >"$TMP/perf.time"
+		"$PMON" report -i "$TMP/perf.data" --sort comm --time 0%-40% | awk '/%/ { print $2, $3 }' | sort >"$TMP/pmon.time"
+		check "perf.data --time 0%-40%: the samples perf selects" cmp -s "$TMP/perf.time" "$TMP/pmon.time"
+	fi
 	run_pmon 0 report -i "$TMP/perf.data" --sort tid --format json
 	check "perf's recording: --sort tid at 1:2:3 (within 5 points)" python3 - "$TMP/out" <<'PY'
 import json, sys

@@ -26,8 +26,9 @@ check "reported within the limits (exit $?)" [ $? -eq 0 ]
 check "its one sample in pid 1's first map, through the forks (f0)" \
 	sh -c "[ '$(samples)' = 1 ] && grep -Eq '^ +100\.00% +1 +f0\$' '$TMP/out'"
 
-# 200,000 distinct paths, a sample in each: the files were searched by a
-# linear scan per MMAP2 (more than 120 s).
+# 200,000 distinct paths, then a sample in each: the files were searched
+# by a linear scan per MMAP2 (more than 120 s), and each sample scanned the
+# maps from the newest.
 $CRAFT paths 200000 >"$TMP/paths.data"
 bounded "$PMON" report -i "$TMP/paths.data" --sort dso --limit 3 >"$TMP/out" 2>"$TMP/err"
 check "200,000 distinct paths: reported within the limits (exit $?)" [ $? -eq 0 ]

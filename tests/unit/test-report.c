@@ -784,6 +784,23 @@ static void test_report__fork_shares_maps(void **state)
 	assert_int_equal(pmon__maps_epoch(x), 0);
 	assert_int_equal(pmon__maps_find(x, 4, base + 0x1000 * 7 + 1, (uint32_t)x->nvis - 1),
 			 (long)first + 7);
+	/* through the index by start: a remapping wins from its epoch on, the
+	 * samples before it still see the old one */
+	uint32_t old = (uint32_t)x->nvis - 1;
+	long remap = (long)x->nmaps;
+	assert_int_equal(pmon__maps_add(x, 4, base + 0x7000, 0x1000, 0, "/lib/re.so", NULL, 0), 0);
+	for (int i = 0; i < 200; i++) /* enough to be merged into the index */
+		assert_int_equal(pmon__maps_add(x, 4, 0x10000000 + 0x1000 * (uint64_t)i, 0x1000, 0,
+						"/lib/more.so", NULL, 0),
+				 0);
+	assert_int_equal(pmon__maps_epoch(x), 0);
+	assert_int_equal(pmon__maps_find(x, 4, base + 0x7001, (uint32_t)x->nvis - 1), remap);
+	assert_int_equal(pmon__maps_find(x, 4, base + 0x7001, old), (long)first + 7);
+	assert_int_equal(
+		pmon__maps_find(x, 4, 0x10000000 + 0x1000 * 150 + 5, (uint32_t)x->nvis - 1),
+		remap + 151);
+	assert_int_equal(pmon__maps_find(x, 4, 0x10000000 + 0x1000 * 200, (uint32_t)x->nvis - 1),
+			 -1);
 	for (size_t i = 0; i < x->nfiles; i++)
 		free(x->files[i].path);
 	free(x->files);
