@@ -6,6 +6,11 @@ set -u
 : "${PMON_CPUID_DIR:?set PMON_CPUID_DIR}"
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/pmon-t.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
+# A test cut short (ctest's timeout, Ctrl-C, a killed make test) still runs
+# its EXIT trap: the cleanup of what it made (servers, mounts, cgroups).
+trap 'exit 129' HUP
+trap 'exit 130' INT
+trap 'exit 143' TERM
 # perf's build-id cache, which pmon's readers search too (docs/record.md):
 # each test's own, empty, so that what earlier runs of perf left in
 # ~/.debug names nothing here (and perf record leaves nothing there).
