@@ -122,6 +122,19 @@ PMON_API pid_t pmon_run__pid(const struct pmon_run *r);
 PMON_API int pmon_run__start(struct pmon_run *r, struct pmon_monitor *m);
 
 /**
+ * pmon_run__delay() - perf stat -D: let the command run uncounted for
+ * @delay_ms, then start counting (pmon_monitor__start(@m, NULL): enable,
+ * new baseline), unless the run ended first. Call after
+ * pmon_run__start(@r, NULL), with @m opened start_disabled and without
+ * enable_on_exec (counters that children inherited are enabled with their
+ * parent's). Sleeps in short steps so that a command that ends early ends
+ * the wait.
+ * Return: 1 when counting started, 0 when the run ended before (nothing
+ * was counted), or the -errno of the enable (detail).
+ */
+PMON_API int pmon_run__delay(struct pmon_run *r, struct pmon_monitor *m, unsigned delay_ms);
+
+/**
  * pmon_run__done() - has the run ended? Does not block. Ended: the command
  * exited (reaped, its status kept), or every watched process and thread
  * is gone (pmon_process_alive()), or a signal came.

@@ -1,0 +1,240 @@
+#!/bin/sh
+# pmon stat's perf options (issue 29): -A/--no-aggr and --per-core/-die/
+# -socket/-node (labels and CPU counts from sysfs, as perf prints them), -D
+# (counting starts after the delay), --summary and --interval-clear with -I,
+# -B/--no-big-num (the locale's thousands grouping). Each beside perf stat
+# on the same workload where perf runs; a perf that fails here skips its
+# half with perf's own message. Counts are compared as states and sums
+# within one run, never durations.
+. "$(dirname "$0")/lib.sh"
+
+have_perf=false
+if command -v perf >/dev/null 2>&1 && perf stat -e task-clock true >/dev/null 2>&1; then
+	have_perf=true
+fi
+# perf_skip DESC: perf's own failure, not pmon's.
+perf_skip() { ok "# SKIP $1 (perf's own failure: $(head -c 200 "$TMP/perf.err" | tr '\n' ' '))"; }
+
+# col FILE N: the Nth CSV field of each row, one per line.
+col() { awk -F, -v n="$2" '{ print $n }' "$1"; }
+
+# ---- bad input ---------------------------------------------------------------
+run_pmon 2 stat -A -e task-clock -- true
+one_line_error "needs -a or -C"
+run_pmon 2 stat --per-socket -e task-clock -- true
+one_line_error "needs -a or -C"
+run_pmon 2 stat -a --per-core -r 2 -e task-clock -- true
+one_line_error "exclude --per-cpu and -r"
+run_pmon 2 stat -D -1 -e task-clock -- true
+one_line_error "not yet"
+run_pmon 2 stat -D soon -e task-clock -- true
+one_line_error "milliseconds"
+run_pmon 2 stat --summary -e task-clock -- true
+one_line_error "--summary goes with -I"
+run_pmon 2 stat --interval-clear -e task-clock -- true
+one_line_error "--interval-clear goes with -I"
+run_pmon 2 stat -B -x, -e task-clock -- true
+one_line_error "-B groups"
+
+# ---- -A and --per-*: perf's labels, from sysfs -------------------------------
+if "$PMON" stat -a -e task-clock -- true 2>/dev/null; then
+	cpus=$(python3 -c 'import sys
+out = []
+for part in open("/sys/devices/system/cpu/online").read().strip().split(","):
+    a, _, b = part.partition("-")
+    out += range(int(a), int(b or a) + 1)
+print(" ".join(map(str, out)))')
+	topo() { cat "/sys/devices/system/cpu/cpu$1/topology/$2" 2>/dev/null || echo 0; }
+	node() {
+		for d in /sys/devices/system/node/node[0-9]*; do
+			[ -d "$d" ] || continue
+			python3 -c 'import sys
+c = int(sys.argv[1])
+for part in open(sys.argv[2]).read().strip().split(","):
+    a, _, b = part.partition("-")
+    if part and int(a) <= c <= int(b or a): sys.exit(0)
+sys.exit(1)' "$1" "$d/cpulist" && { echo "${d##*node}"; return; }
+		done
+		echo 0
+	}
+	# The labels and CPU counts each mode must print, in perf's order.
+	: >"$TMP/want.core"; : >"$TMP/want.die"; : >"$TMP/want.socket"; : >"$TMP/want.node"
+	for c in $cpus; do
+		s=$(topo $c physical_package_id); d=$(topo $c die_id); k=$(topo $c core_id)
+		echo "$s $d $k S$s-D$d-C$k" >>"$TMP/want.core"
+		echo "$s $d 0 S$s-D$d" >>"$TMP/want.die"
+		echo "$s 0 0 S$s" >>"$TMP/want.socket"
+		echo "$(node $c) 0 0 N$(node $c)" >>"$TMP/want.node"
+	done
+	for m in core die socket node; do
+		sort -n -k1,1 -k2,2 -k3,3 "$TMP/want.$m" | awk '{ print $4 }' | uniq -c |
+			awk '{ print $2 "," $1 }' >"$TMP/want.$m.rows"
+		run_pmon 0 stat -a --per-$m -x, -e task-clock -o "$TMP/$m.csv" -- sleep 0.2
+		cut -d, -f1,2 "$TMP/$m.csv" >"$TMP/got.$m"
+		check "--per-$m: a row per $m, perf's label and CPU count ($(tr '\n' ' ' <"$TMP/want.$m.rows"))" \
+			cmp -s "$TMP/got.$m" "$TMP/want.$m.rows"
+		# task-clock on a CPU runs all the time (idle included): each
+		# group's CPUs utilized is about its CPU count (a sum that left a
+		# CPU out reads 1 where it should read 2; the bounds are loose
+		# for the time between the run's end and the reading on a busy
+		# machine).
+		check "--per-$m: CPUs utilized is each group's CPU count" awk -F, '
+			{ if ($9 != "CPUs utilized" || $8 < 0.7 * $2 || $8 > $2 + 0.5) bad = 1 }
+			END { exit bad || NR == 0 }' "$TMP/$m.csv"
+		if $have_perf; then
+			if perf stat -a --per-$m -x, -e task-clock -o "$TMP/perf.csv" -- true 2>"$TMP/perf.err"; then
+				grep -v '^#' "$TMP/perf.csv" | grep . | cut -d, -f1,2 >"$TMP/perf.$m"
+				check "--per-$m: the label and CPU columns perf prints" \
+					cmp -s "$TMP/got.$m" "$TMP/perf.$m"
+			else
+				perf_skip "perf stat --per-$m"
+			fi
+		fi
+	done
+	# -A: every event's CPUs, event by event, labelled CPUn, no count column
+	run_pmon 0 stat -a -A -x, -e task-clock,context-switches -o "$TMP/A.csv" -- true
+	: >"$TMP/want.A"
+	for e in task-clock context-switches; do
+		for c in $cpus; do echo "CPU$c,$e" >>"$TMP/want.A"; done
+	done
+	awk -F, '{ print $1 "," $4 }' "$TMP/A.csv" >"$TMP/got.A"
+	check "-A: a row per CPU and event, CPU label first, perf's order" \
+		cmp -s "$TMP/got.A" "$TMP/want.A"
+	if $have_perf; then
+		if perf stat -a -A -x, -e task-clock,context-switches -o "$TMP/perf.csv" -- true \
+			2>"$TMP/perf.err"; then
+			grep -v '^#' "$TMP/perf.csv" | grep . | awk -F, '{ print $1 "," $4 }' >"$TMP/perf.A"
+			check "-A: the rows perf prints" cmp -s "$TMP/got.A" "$TMP/perf.A"
+		else
+			perf_skip "perf stat -A"
+		fi
+	fi
+	run_pmon 0 stat -a --per-socket -j -e task-clock -o "$TMP/s.json" -- true
+	head -1 "$TMP/s.json" >"$TMP/s1.json"
+	json_has "$TMP/s1.json" 'd["socket"].startswith("S")' 'd["aggregate-number"] >= 1'
+else
+	ok "# SKIP -A/--per-*: no CPU-wide counting with these rights"
+fi
+
+# ---- -D: the command runs, counting starts after the delay -------------------
+# X before the delay, Y after: the workload does X, then waits on a FIFO
+# that the test opens once "Events enabled" is said, then does Y. A
+# machine so loaded that X had not ended by then skips the X check.
+X="dd if=/dev/zero of=/dev/null bs=64M count=1"
+Y="dd if=/dev/zero of=/dev/null bs=8M count=1"
+faults() { awk -F, '$3 == "page-faults" { print $1; exit }' "$1"; }
+"$PMON" stat -x, -e page-faults -o "$TMP/x.csv" -- $X 2>/dev/null
+"$PMON" stat -x, -e page-faults -o "$TMP/y.csv" -- $Y 2>/dev/null
+nx=$(faults "$TMP/x.csv")
+ny=$(faults "$TMP/y.csv")
+# delayed TOOL NAME: the workload under TOOL stat -D 2500; the count in
+# $TMP/NAME.csv, stderr in $TMP/NAME.err, "early" in $TMP/NAME.early when
+# X had not ended as counting started. Return: the tool's status.
+delayed() {
+	tool=$1 name=$2
+	rm -f "$TMP/go" "$TMP/xdone"
+	mkfifo "$TMP/go"
+	: >"$TMP/$name.err"
+	: >"$TMP/$name.csv"
+	"$tool" stat -D 2500 -x, -e page-faults -o "$TMP/$name.csv" -- sh -c \
+		"$X 2>/dev/null; : >'$TMP/xdone'; read x <'$TMP/go'; $Y 2>/dev/null" \
+		2>"$TMP/$name.err" &
+	pid=$!
+	i=0
+	while ! grep -q 'Events enabled' "$TMP/$name.err" && kill -0 $pid 2>/dev/null &&
+		[ $i -lt 3000 ]; do
+		sleep 0.01
+		i=$((i + 1))
+	done
+	[ -e "$TMP/xdone" ] || : >"$TMP/$name.early"
+	exec 3<>"$TMP/go" # never blocks, whatever the reader did
+	echo go >&3
+	wait $pid
+	st=$?
+	exec 3>&-
+	return $st
+}
+if [ -n "$nx" ] && [ -n "$ny" ] && delayed "$PMON" pmon; then
+	ok "pmon stat -D 2500 exits 0"
+	c=$(faults "$TMP/pmon.csv")
+	check "-D: 'Events disabled' then 'Events enabled', as perf" \
+		sh -c 'grep -n "Events" "$1" | tr "\n" " " | grep -q "^1:Events disabled 2:Events enabled"' - "$TMP/pmon.err"
+	check "-D: what ran after the delay is counted ($c >= 90% of Y's $ny)" \
+		[ "$((c * 10))" -ge "$((ny * 9))" ]
+	if [ -e "$TMP/pmon.early" ]; then
+		ok "# SKIP -D: X had not ended when counting started (a loaded machine)"
+	else
+		check "-D: what ran before it is not ($c < Y's $ny + X's $nx / 2)" \
+			[ "$c" -lt "$((ny + nx / 2))" ]
+	fi
+	if $have_perf; then
+		if delayed perf perf; then
+			p=$(faults "$TMP/perf.csv")
+			check "-D beside perf: perf counts Y too ($p >= 90% of $ny)" \
+				[ "$((p * 10))" -ge "$((ny * 9))" ]
+			[ -e "$TMP/perf.early" ] || [ -e "$TMP/pmon.early" ] ||
+				check "-D beside perf: neither counts X (pmon $c, perf $p)" \
+					[ "$p" -lt "$((ny + nx / 2))" ]
+		else
+			perf_skip "perf stat -D"
+		fi
+	fi
+else
+	not_ok "pmon stat -D 2500 with the FIFO workload: $(head -c 300 "$TMP/pmon.err")"
+fi
+# A command that ends within the delay: nothing counted, and pmon does not
+# sleep the delay out (perf does: it is not run here).
+run_pmon 0 stat -D 600000 -x, -e page-faults -- true
+check "-D longer than the command: <not counted>" grep -q '^<not counted>,,page-faults' "$TMP/err"
+check "-D longer than the command: counting never started" \
+	sh -c '! grep -q "Events enabled" "$1"' - "$TMP/err"
+
+# ---- --summary and --interval-clear ------------------------------------------
+sum_ok() { # FILE: the summary row is the intervals' sum
+	awk -F, '$4 == "page-faults" && $1 != "summary" && $2 ~ /^[0-9]+$/ { s += $2 }
+		$1 == "summary" && $4 == "page-faults" { got = $2; n++ }
+		END { exit !(n == 1 && got == s && s > 0) }' "$1"
+}
+run_pmon 0 stat -I 20 --summary -x, -e page-faults -o "$TMP/sum.csv" -- $X
+check "--summary -x,: one 'summary' row, the sum of the intervals" sum_ok "$TMP/sum.csv"
+if $have_perf; then
+	if perf stat -I 20 --summary -x, -e page-faults -o "$TMP/perf.csv" -- $X 2>"$TMP/perf.err"; then
+		sed 's/^ *//' "$TMP/perf.csv" | grep -v '^#' >"$TMP/perf-sum.csv"
+		check "--summary beside perf: perf's summary row is the same sum" sum_ok "$TMP/perf-sum.csv"
+	else
+		perf_skip "perf stat --summary"
+	fi
+fi
+run_pmon 0 stat -I 20 --summary -e page-faults -o "$TMP/sum.txt" -- $X
+check "--summary: the table's totals after the intervals, titled as perf" \
+	[ "$(grep -c 'Performance counter stats for' "$TMP/sum.txt")" -eq 2 ]
+run_pmon 0 stat -I 20 --interval-clear -e page-faults -o "$TMP/clear.txt" -- $X
+clears=$(grep -c "$(printf '\033')\[H$(printf '\033')\[2J#" "$TMP/clear.txt")
+rows=$(grep -c 'page-faults' "$TMP/clear.txt")
+check "--interval-clear: a clear and a header before each of the $rows intervals ($clears)" \
+	sh -c '[ "$1" -eq "$2" ] && [ "$2" -ge 1 ]' - "$clears" "$rows"
+
+# ---- -B: the locale's thousands grouping -------------------------------------
+loc=$(locale -a 2>/dev/null | grep -E '^(de_DE|en_US)\.(utf8|UTF-8)$' | head -1)
+if [ -n "$loc" ]; then
+	case $loc in de_DE*) g='\.' ;; *) g=',' ;; esac
+	LC_ALL=$loc "$PMON" stat -B -e page-faults -o "$TMP/B.txt" -- $X 2>/dev/null
+	check "-B ($loc): the count grouped in thousands" \
+		grep -Eq "^ *[0-9]{1,3}($g[0-9]{3})+ +page-faults" "$TMP/B.txt"
+	LC_ALL=$loc "$PMON" stat --no-big-num -e page-faults -o "$TMP/nB.txt" -- $X 2>/dev/null
+	check "--no-big-num ($loc): plain digits" grep -Eq '^ *[0-9]{4,} +page-faults' "$TMP/nB.txt"
+	LC_ALL=$loc "$PMON" stat -e page-faults -o "$TMP/fB.txt" -- $X 2>/dev/null
+	check "a file, not a terminal: plain digits by default" \
+		grep -Eq '^ *[0-9]{4,} +page-faults' "$TMP/fB.txt"
+	if $have_perf; then
+		if LC_ALL=$loc perf stat -B -e page-faults -o "$TMP/perf.txt" -- $X 2>"$TMP/perf.err"; then
+			check "-B beside perf: perf groups the same way" \
+				grep -Eq "^ *[0-9]{1,3}($g[0-9]{3})+ +page-faults" "$TMP/perf.txt"
+		else
+			perf_skip "perf stat -B"
+		fi
+	fi
+else
+	ok "# SKIP -B: no de_DE or en_US locale installed to group by"
+fi
+finish
