@@ -38,6 +38,7 @@ struct stat_opts {
 	bool no_inherit, per_thread, per_cpu, system_wide, regions;
 	int aggr; /* -A, --per-core ...: enum pmon_aggr_mode, 0 for none */
 	long delay_ms; /* -D */
+	unsigned detailed; /* -d, -dd, -ddd: perf's detailed sets */
 	bool interval_clear, summary;
 	int big_num; /* -B 1, --no-big-num 0, else -1: grouped on a terminal */
 	bool msr_backend, msr_cleanup;
@@ -93,6 +94,16 @@ static int opt_delay(const struct cli_option *opt, const char *arg)
 		return CLI_USAGE;
 	}
 	o->delay_ms = v;
+	return CLI_OK;
+}
+
+/* -d: once per d (perf's -dd, -ddd; more is -ddd); struct stat_opts *. */
+static int opt_detailed(const struct cli_option *opt, const char *arg)
+{
+	struct stat_opts *o = opt->value;
+
+	(void)arg;
+	o->detailed += o->detailed < 3;
 	return CLI_OK;
 }
 
@@ -244,6 +255,9 @@ static int parse_args(int argc, char **argv, struct stat_opts *o)
 				"a row per socket (with -a/-C)"),
 		CLI_OPT_SET_INT(0, "per-node", &o->aggr, PMON_AGGR_NODE,
 				"a row per NUMA node (with -a/-C)"),
+		CLI_OPT_CALLBACK('d', "detailed", o, NULL, opt_detailed,
+				 "also perf's cache events: -d L1-dcache, LLC; -dd\n"
+				 "L1-icache, dTLB, iTLB; -ddd L1-dcache prefetches"),
 		CLI_OPT_CALLBACK('D', "delay", o, "MS", opt_delay,
 				 "start counting MS ms after the command starts"),
 		CLI_OPT_FLAG(0, "interval-clear", &o->interval_clear,
@@ -336,6 +350,8 @@ static struct pmon_evlist *make_events(const struct stat_opts *o, const char **s
 			       "PMU (see 'pmon info')";
 		}
 	}
+	if (!err && o->detailed) /* after -e or the defaults, as perf */
+		err = pmon_evlist__add_detailed(l, o->detailed);
 	if (err) {
 		cli_error("%s", pmon_errdetail());
 		pmon_evlist__free(l);

@@ -96,6 +96,16 @@ PMON_API void pmon_evlist__free(struct pmon_evlist *l);
  */
 PMON_API int pmon_evlist__add(struct pmon_evlist *l, const char *spec);
 /**
+ * pmon_evlist__add_detailed() - append perf stat's -d sets up to @level
+ * (1-3): 1 L1-dcache-loads, L1-dcache-load-misses, LLC-loads,
+ * LLC-load-misses; 2 adds L1-icache-loads/-misses, dTLB-loads/-misses,
+ * iTLB-loads/-misses; 3 adds L1-dcache-prefetches/-misses (perf's
+ * builtin-stat.c, detailed_attrs and the two after it). Generic cache
+ * events: where the PMU lacks one, it opens as not supported, with why.
+ * Return: as pmon_evlist__add(); -EINVAL for a level outside 1-3.
+ */
+PMON_API int pmon_evlist__add_detailed(struct pmon_evlist *l, unsigned level);
+/**
  * pmon_evlist__next() - split an event list as pmon_evlist__add() does: a
  * comma ends an event except inside a {group} or a PMU's /terms/. Start
  * with *@pos NULL; each call copies the next event (or group) into @item

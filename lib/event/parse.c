@@ -1357,6 +1357,26 @@ static int add_tp_glob(struct pmon_evlist *l, const char *glob, struct pmon_pmu_
 	return err;
 }
 
+/* perf stat -d, -dd, -ddd: tools/perf/builtin-stat.c's detailed_attrs,
+ * very_detailed_attrs and very_very_detailed_attrs, in perf's order. */
+static const char *const detailed_sets[] = {
+	"L1-dcache-loads,L1-dcache-load-misses,LLC-loads,LLC-load-misses",
+	"L1-icache-loads,L1-icache-load-misses,dTLB-loads,dTLB-load-misses,iTLB-loads,"
+	"iTLB-load-misses",
+	"L1-dcache-prefetches,L1-dcache-prefetch-misses",
+};
+
+int pmon_evlist__add_detailed(struct pmon_evlist *l, unsigned level)
+{
+	int err = 0;
+
+	if (level < 1 || level > PMON_ARRAY_SIZE(detailed_sets))
+		return pmon__err(-EINVAL, "-d level %u: perf's are 1 to 3 (-d, -dd, -ddd)", level);
+	for (unsigned i = 0; i < level && !err; i++)
+		err = pmon_evlist__add(l, detailed_sets[i]);
+	return err;
+}
+
 int pmon_evlist__add(struct pmon_evlist *l, const char *spec)
 {
 	size_t first = l->n;

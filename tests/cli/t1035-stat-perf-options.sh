@@ -2,10 +2,11 @@
 # pmon stat's perf options (issue 29): -A/--no-aggr and --per-core/-die/
 # -socket/-node (labels and CPU counts from sysfs, as perf prints them), -D
 # (counting starts after the delay), --summary and --interval-clear with -I,
-# -B/--no-big-num (the locale's thousands grouping). Each beside perf stat
-# on the same workload where perf runs; a perf that fails here skips its
-# half with perf's own message. Counts are compared as states and sums
-# within one run, never durations.
+# -B/--no-big-num (the locale's thousands grouping), -d/-dd/-ddd (perf's
+# detailed cache events, named not supported where the PMU lacks them).
+# Each beside perf stat on the same workload where perf runs; a perf that
+# fails here skips its half with perf's own message. Counts are compared
+# as states and sums within one run, never durations.
 . "$(dirname "$0")/lib.sh"
 
 have_perf=false
@@ -213,6 +214,35 @@ clears=$(grep -c "$(printf '\033')\[H$(printf '\033')\[2J#" "$TMP/clear.txt")
 rows=$(grep -c 'page-faults' "$TMP/clear.txt")
 check "--interval-clear: a clear and a header before each of the $rows intervals ($clears)" \
 	sh -c '[ "$1" -eq "$2" ] && [ "$2" -ge 1 ]' - "$clears" "$rows"
+
+# ---- -d, -dd, -ddd: perf's detailed cache events ------------------------------
+# The events perf adds, in perf's order, each counted or not supported as
+# perf finds it on this machine (no PMU: all not supported, with a reason).
+states() { awk -F, '$3 != "task-clock" { print $3 "," ($1 ~ /^<not/ ? "not" : "counted") }' "$1"; }
+want1="L1-dcache-loads L1-dcache-load-misses LLC-loads LLC-load-misses"
+want2="L1-icache-loads L1-icache-load-misses dTLB-loads dTLB-load-misses iTLB-loads iTLB-load-misses"
+want3="L1-dcache-prefetches L1-dcache-prefetch-misses"
+for d in d dd ddd; do
+	# (not $want: run_pmon sets it)
+	case $d in d) evs=$want1 ;; dd) evs="$want1 $want2" ;; *) evs="$want1 $want2 $want3" ;; esac
+	run_pmon 0 stat -$d -x, -e task-clock -o "$TMP/d.csv" -- true
+	check "-$d: perf's events in perf's order" \
+		[ "$(awk -F, '$3 != "task-clock" { printf "%s ", $3 }' "$TMP/d.csv")" = "$evs " ]
+	"$PMON" stat -$d -e task-clock -o "$TMP/d.txt" -- true 2>/dev/null
+	check "-$d: each event not countable here says why" awk '
+		/<not supported>/ && NF < 4 { bad = 1 } END { exit bad }' "$TMP/d.txt"
+	if $have_perf; then
+		if perf stat -$d -x, -e task-clock -o "$TMP/perf.csv" -- true 2>"$TMP/perf.err"; then
+			grep -v '^#' "$TMP/perf.csv" | grep . >"$TMP/perf-d.csv"
+			states "$TMP/d.csv" >"$TMP/d.states"
+			states "$TMP/perf-d.csv" >"$TMP/perf-d.states"
+			check "-$d beside perf: the same events, counted or not as perf's" \
+				cmp -s "$TMP/d.states" "$TMP/perf-d.states"
+		else
+			perf_skip "perf stat -$d"
+		fi
+	fi
+done
 
 # ---- -B: the locale's thousands grouping -------------------------------------
 loc=$(locale -a 2>/dev/null | grep -E '^(de_DE|en_US)\.(utf8|UTF-8)$' | head -1)
