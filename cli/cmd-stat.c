@@ -39,7 +39,7 @@ struct stat_opts {
 	int aggr; /* -A, --per-core ...: enum pmon_aggr_mode, 0 for none */
 	long delay_ms; /* -D */
 	unsigned detailed; /* -d, -dd, -ddd: perf's detailed sets */
-	bool interval_clear, summary;
+	bool interval_clear, summary, metric_only;
 	int big_num; /* -B 1, --no-big-num 0, else -1: grouped on a terminal */
 	bool msr_backend, msr_cleanup;
 	bool simulate; /* --simulate: callgrind's totals (cli/cmd-simulate.c) */
@@ -262,6 +262,8 @@ static int parse_args(int argc, char **argv, struct stat_opts *o)
 				 "start counting MS ms after the command starts"),
 		CLI_OPT_FLAG(0, "interval-clear", &o->interval_clear,
 			     "with -I: clear the screen before each interval"),
+		CLI_OPT_FLAG(0, "metric-only", &o->metric_only,
+			     "only the derived metrics, a column each (perf's)"),
 		CLI_OPT_FLAG(0, "summary", &o->summary,
 			     "with -I: the totals of the run after the intervals"),
 		CLI_OPT_SET_INT('B', "big-num", &o->big_num, 1,
@@ -371,6 +373,7 @@ struct out {
 	const char *path; /* NULL: standard error */
 	int aggr; /* enum pmon_aggr_mode of the rows, 0 for none */
 	bool group; /* -B: the table's counts grouped in thousands */
+	bool metric_only, metric_header; /* --metric-only; its header printed */
 };
 
 static const char *status_text(const struct pmon_count *c)
@@ -386,6 +389,117 @@ static const char *status_json(const struct pmon_count *c)
 	return c->status == PMON_COUNT_OK		? "counted"
 		: c->status == PMON_COUNT_NOT_SUPPORTED ? "not supported"
 							: "not counted";
+}
+
+/* A row's CPU, thread or group in JSON (docs/stat-json.md). */
+static void json_label(const struct out *o, json_t *j, const char *unit_label, size_t nr)
+{
+	if (nr) { /* perf's keys: "socket" : "S0", "aggregate-number" : 2 */
+		static const char *const key[] = { [PMON_AGGR_CORE] = "core",
+						   [PMON_AGGR_DIE] = "die",
+						   [PMON_AGGR_SOCKET] = "socket",
+						   [PMON_AGGR_NODE] = "node" };
+		json_object_set_new(j, key[o->aggr], json_string(unit_label));
+		json_object_set_new(j, "aggregate-number", json_integer((json_int_t)nr));
+	} else if (unit_label) {
+		/* "CPU3" from --per-cpu or -A, a thread id from --per-thread */
+		if (!strncmp(unit_label, "CPU", 3))
+			json_object_set_new(j, "cpu",
+					    json_integer(strtol(unit_label + 3, NULL, 10)));
+		else
+			json_object_set_new(j, "thread",
+					    json_integer(strtol(unit_label, NULL, 10)));
+	}
+}
+
+/* --metric-only: event @i's metric in a fixed unit (a rate in /sec, as
+ * EVENT/sec so that two rates are two columns), or !ok where it has none. */
+static struct pmon_metric column_metric(const struct pmon_evlist *l, const struct pmon_count *v,
+					size_t i, double wall_s, char *name, size_t len)
+{
+	struct pmon_metric m = pmon_metric__derive(l, v, i, wall_s);
+	const char *slash = m.ok ? strstr(m.unit, "/sec") : NULL;
+
+	if (slash) {
+		m.value *= m.unit[0] == 'M' ? 1e6 : m.unit[0] == 'K' ? 1e3 : 1;
+		snprintf(name, len, "%s/sec", pmon_evlist__event(l, i)->name);
+	} else if (m.ok) {
+		snprintf(name, len, "%s", m.unit);
+	}
+	return m;
+}
+
+/* --metric-only: the events with a metric when all are counted (the
+ * columns, the same on every row). */
+static bool has_metric(const struct pmon_evlist *l, size_t i, char *name, size_t len)
+{
+	size_t n = pmon_evlist__count(l);
+	struct pmon_count *all = calloc(n, sizeof(*all));
+	bool ok = false;
+
+	for (size_t k = 0; all && k < n; k++)
+		all[k] = (struct pmon_count){
+			.value = 1, .enabled = 1, .running = 1, .running_pct = 100
+		};
+	if (all)
+		ok = column_metric(l, all, i, 1, name, len).ok;
+	free(all);
+	return ok;
+}
+
+/* --metric-only: one unit's metrics on a line, after a header of their
+ * names before the first (perf's layout); JSON: {"NAME": value, ...}. */
+static void print_metric_row(struct out *o, const struct pmon_evlist *l, const struct pmon_count *v,
+			     double wall_s, double interval, const char *label, size_t nr)
+{
+	size_t n = pmon_evlist__count(l);
+	bool csv = o->fmt == FMT_CSV;
+	const char *x = csv ? o->sep : " ";
+	json_t *j = o->fmt == FMT_JSON ? json_object() : NULL;
+	char name[256];
+
+	if (!j && !o->metric_header) {
+		o->metric_header = true;
+		if (interval >= 0)
+			fprintf(o->f, csv ? "time%s" : "#%13s%s", csv ? x : "time", x);
+		if (label)
+			fprintf(o->f, csv ? "%s" : "%-12s ", csv ? x : "");
+		if (nr)
+			fprintf(o->f, csv ? "cpus%s" : "%4s ", csv ? x : "cpus");
+		for (size_t i = 0, k = 0; i < n; i++)
+			if (has_metric(l, i, name, sizeof(name)))
+				fprintf(o->f, csv ? "%s%s" : "%s%20s", k++ ? x : "", name);
+		fputc('\n', o->f);
+	}
+	if (j) {
+		if (interval >= 0)
+			json_object_set_new(j, "interval", json_real(interval));
+		json_label(o, j, label, nr);
+	} else {
+		if (interval >= 0)
+			fprintf(o->f, csv ? "%.9f%s" : "%14.6f ", interval, x);
+		if (label)
+			fprintf(o->f, csv ? "%s%s" : "%-12s ", label, x);
+		if (nr)
+			fprintf(o->f, csv ? "%zu%s" : "%4zu ", nr, x);
+	}
+	for (size_t i = 0, k = 0; i < n; i++) {
+		if (!has_metric(l, i, name, sizeof(name)))
+			continue;
+		struct pmon_metric m = column_metric(l, v, i, wall_s, name, sizeof(name));
+		if (j && m.ok)
+			json_object_set_new(j, name, json_real(m.value));
+		else if (!j && m.ok)
+			fprintf(o->f, csv ? "%s%.2f" : "%s%20.3f", k ? x : "", m.value);
+		else if (!j)
+			fprintf(o->f, csv ? "%s" : "%s%20s", k ? x : "", "");
+		k++;
+	}
+	if (j) {
+		json_dumpf(j, o->f, JSON_COMPACT | JSON_PRESERVE_ORDER);
+		json_decref(j);
+	}
+	fputc('\n', o->f);
 }
 
 /*
@@ -438,22 +552,7 @@ static void print_row(struct out *o, const struct pmon_evlist *l, const struct p
 		char val[64];
 		if (interval >= 0)
 			json_object_set_new(j, "interval", json_real(interval));
-		if (nr) { /* perf's keys: "socket" : "S0", "aggregate-number" : 2 */
-			static const char *const key[] = { [PMON_AGGR_CORE] = "core",
-							   [PMON_AGGR_DIE] = "die",
-							   [PMON_AGGR_SOCKET] = "socket",
-							   [PMON_AGGR_NODE] = "node" };
-			json_object_set_new(j, key[o->aggr], json_string(unit_label));
-			json_object_set_new(j, "aggregate-number", json_integer((json_int_t)nr));
-		} else if (unit_label) {
-			/* "CPU3" from --per-cpu or -A, a thread id from --per-thread */
-			if (!strncmp(unit_label, "CPU", 3))
-				json_object_set_new(j, "cpu",
-						    json_integer(strtol(unit_label + 3, NULL, 10)));
-			else
-				json_object_set_new(j, "thread",
-						    json_integer(strtol(unit_label, NULL, 10)));
-		}
+		json_label(o, j, unit_label, nr);
 		snprintf(val, sizeof(val), "%f", mean);
 		json_object_set_new(j, "counter-value", json_string(st ? st : val));
 		json_object_set_new(j, "unit", json_string(d->unit));
@@ -537,6 +636,19 @@ static void add_series(struct series *s, const struct pmon_count *v, size_t n)
 
 /* The rows of one reading: totals (@v), or one block per unit from
  * @per_unit with --per-cpu / --per-thread. */
+/* One unit's rows (one event each, or its metrics on one line). */
+static void print_unit(struct out *o, const struct pmon_evlist *l, const struct pmon_count *v,
+		       const struct series *s, double wall_s, double interval, const char *label,
+		       size_t nr)
+{
+	if (o->metric_only) {
+		print_metric_row(o, l, v, wall_s, interval, label, nr);
+		return;
+	}
+	for (size_t i = 0; i < pmon_evlist__count(l); i++)
+		print_row(o, l, v, i, wall_s, s ? &s[i] : NULL, interval, label, nr);
+}
+
 static void print_counts(struct out *o, const struct stat_opts *so, struct pmon_evlist *l,
 			 struct pmon_counters *c, const struct pmon_count *v,
 			 const struct pmon_count *per_unit, const struct series *s, double wall_s,
@@ -546,17 +658,19 @@ static void print_counts(struct out *o, const struct stat_opts *so, struct pmon_
 
 	if (aggr && per_unit) {
 		size_t ng = pmon_aggr__ngroups(aggr);
-		bool by_event = so->aggr == PMON_AGGR_CPU; /* perf -A: each event's CPUs */
+		/* perf -A: each event's CPUs; --per-*: each group's events */
+		bool by_event = so->aggr == PMON_AGGR_CPU && !o->metric_only;
 		struct pmon_count *g = calloc(ng * n, sizeof(*g));
 		if (!g)
 			return;
 		pmon_aggr__sum(aggr, per_unit, n, g);
-		for (size_t k = 0; k < ng * n; k++) {
-			size_t gi = by_event ? k % ng : k / n, i = by_event ? k / ng : k % n;
-			print_row(o, l, g + gi * n, i, wall_s, NULL, interval,
-				  pmon_aggr__label(aggr, gi),
-				  by_event ? 0 : pmon_aggr__ncpus(aggr, gi));
-		}
+		for (size_t k = 0; by_event && k < ng * n; k++)
+			print_row(o, l, g + k % ng * n, k / ng, wall_s, NULL, interval,
+				  pmon_aggr__label(aggr, k % ng), 0);
+		for (size_t gi = 0; !by_event && gi < ng; gi++)
+			print_unit(o, l, g + gi * n, NULL, wall_s, interval,
+				   pmon_aggr__label(aggr, gi),
+				   so->aggr == PMON_AGGR_CPU ? 0 : pmon_aggr__ncpus(aggr, gi));
 		free(g);
 		return;
 	}
@@ -570,14 +684,11 @@ static void print_counts(struct out *o, const struct stat_opts *so, struct pmon_
 				snprintf(label, sizeof(label), "CPU%d", cpu);
 			else
 				snprintf(label, sizeof(label), "%d", (int)tid);
-			for (size_t i = 0; i < n; i++)
-				print_row(o, l, per_unit + u * n, i, wall_s, NULL, interval, label,
-					  0);
+			print_unit(o, l, per_unit + u * n, NULL, wall_s, interval, label, 0);
 		}
 		return;
 	}
-	for (size_t i = 0; i < n; i++)
-		print_row(o, l, v, i, wall_s, s ? &s[i] : NULL, interval, NULL, 0);
+	print_unit(o, l, v, s, wall_s, interval, NULL, 0);
 }
 
 /* One interval's state, for the run engine's tick. */
@@ -619,9 +730,13 @@ static int interval_tick(void *ctx, double at, bool last)
 	 * whole one; a command shorter than one interval still gets its line
 	 * (nothing measured is lost, and --plot has a point to draw). */
 	if (!last || dt > 1e-3 || iv->printed == 0) {
-		if (so->interval_clear && iv->o->fmt == FMT_TABLE) /* perf's CONSOLE_CLEAR */
-			fprintf(iv->o->f, "\033[H\033[2J#%13s %20s %-5s %s\n", "time", "counts",
-				"unit", "events");
+		if (so->interval_clear && iv->o->fmt == FMT_TABLE) { /* perf's CONSOLE_CLEAR */
+			fputs("\033[H\033[2J", iv->o->f);
+			iv->o->metric_header = false; /* --metric-only's, again */
+			if (!so->metric_only)
+				fprintf(iv->o->f, "#%13s %20s %-5s %s\n", "time", "counts", "unit",
+					"events");
+		}
 		print_counts(iv->o, so, iv->l, c, iv->delta, iv->per_unit, NULL, dt, at);
 		if (plot_out)
 			print_counts(plot_out, so, iv->l, c, iv->delta, iv->per_unit, NULL, dt, at);
@@ -652,6 +767,7 @@ static void print_summary(struct out *o, const struct stat_opts *so, struct pmon
 
 	if (o->fmt == FMT_TABLE) {
 		print_title(o, so, NULL);
+		o->metric_header = false; /* no time column now */
 		print_counts(o, so, l, c, sum, sum_unit, NULL, wall_s, -1);
 		return;
 	}
@@ -894,7 +1010,7 @@ static void print_header(struct out *o, const struct stat_opts *so, const char *
 	if (o->fmt != FMT_TABLE)
 		return;
 	print_title(o, so, set);
-	if (so->interval_ms && !so->interval_clear)
+	if (so->interval_ms && !so->interval_clear && !so->metric_only)
 		fprintf(o->f, "#%13s %20s %-5s %s\n", "time", "counts", "unit", "events");
 }
 
@@ -1166,6 +1282,7 @@ int cmd_stat(int argc, char **argv)
 	o.sep = so.sep;
 	o.path = so.outpath;
 	o.aggr = so.aggr;
+	o.metric_only = so.metric_only;
 	if ((rc = open_output(&so, &o)) != CLI_OK)
 		goto out;
 	/* -B: perf groups by default; pmon where a person reads the table */

@@ -3,7 +3,8 @@
 # -socket/-node (labels and CPU counts from sysfs, as perf prints them), -D
 # (counting starts after the delay), --summary and --interval-clear with -I,
 # -B/--no-big-num (the locale's thousands grouping), -d/-dd/-ddd (perf's
-# detailed cache events, named not supported where the PMU lacks them).
+# detailed cache events, named not supported where the PMU lacks them),
+# --metric-only (the derived metrics alone).
 # Each beside perf stat on the same workload where perf runs; a perf that
 # fails here skips its half with perf's own message. Counts are compared
 # as states and sums within one run, never durations.
@@ -243,6 +244,30 @@ for d in d dd ddd; do
 		fi
 	fi
 done
+
+# ---- --metric-only: the derived metrics alone, a column each ------------------
+# Columns: the events with a metric (none for one not counted here), rates
+# as EVENT/sec; one row per unit, the header once.
+run_pmon 0 stat --metric-only -x, -e task-clock,page-faults,L1-dcache-loads -o "$TMP/mo.csv" -- $Y
+check "--metric-only -x,: a header of the metrics, then one row" sh -c '
+	[ "$(head -1 "$1")" = "CPUs utilized,page-faults/sec" ] && [ "$(wc -l <"$1")" -eq 2 ]' - "$TMP/mo.csv"
+check "--metric-only -x,: the row holds both metrics, the rate above 0" awk -F, '
+	NR == 2 { exit !(NF == 2 && $1 > 0 && $2 > 0) }' "$TMP/mo.csv"
+run_pmon 0 stat --metric-only -j -e task-clock,page-faults -o "$TMP/mo.json" -- $Y
+head -1 "$TMP/mo.json" >"$TMP/mo1.json"
+json_has "$TMP/mo1.json" 'd["CPUs utilized"] > 0' 'd["page-faults/sec"] > 0' '"event" not in d'
+if "$PMON" stat -a -e task-clock -- true 2>/dev/null; then
+	run_pmon 0 stat -a --per-socket --metric-only -x, -e task-clock -o "$TMP/mos.csv" -- true
+	check "--metric-only --per-socket: a row per socket after the header" \
+		[ "$(($(wc -l <"$TMP/mos.csv") - 1))" -eq "$(wc -l <"$TMP/want.socket.rows")" ]
+fi
+if $have_perf; then
+	if perf stat --metric-only -x, -e task-clock,page-faults -o "$TMP/perf.csv" -- $Y 2>"$TMP/perf.err"; then
+		ok "--metric-only: perf takes the same command line (its 6.1 prints no software metrics)"
+	else
+		perf_skip "perf stat --metric-only"
+	fi
+fi
 
 # ---- -B: the locale's thousands grouping -------------------------------------
 loc=$(locale -a 2>/dev/null | grep -E '^(de_DE|en_US)\.(utf8|UTF-8)$' | head -1)
