@@ -39,6 +39,11 @@ struct stat_opts {
 	int aggr; /* -A, --per-core ...: enum pmon_aggr_mode, 0 for none */
 	long delay_ms; /* -D */
 	unsigned detailed; /* -d, -dd, -ddd: perf's detailed sets */
+	struct {
+		const char *text;
+		size_t after; /* how many -e came before it: it filters the last */
+	} filter[8]; /* --filter */
+	size_t nfilter;
 	bool interval_clear, summary, metric_only;
 	int big_num; /* -B 1, --no-big-num 0, else -1: grouped on a terminal */
 	bool msr_backend, msr_cleanup;
@@ -94,6 +99,22 @@ static int opt_delay(const struct cli_option *opt, const char *arg)
 		return CLI_USAGE;
 	}
 	o->delay_ms = v;
+	return CLI_OK;
+}
+
+/* --filter F: for the last event of the -e before it (perf's); struct
+ * stat_opts *. */
+static int opt_filter(const struct cli_option *opt, const char *arg)
+{
+	struct stat_opts *o = opt->value;
+
+	if (!o->events.n || o->nfilter == sizeof(o->filter) / sizeof(o->filter[0])) {
+		cli_error(o->events.n ? "--filter: at most 8, one per tracepoint"
+				      : "--filter follows the -e tracepoint it filters (as perf)");
+		return CLI_USAGE;
+	}
+	o->filter[o->nfilter].text = arg;
+	o->filter[o->nfilter++].after = o->events.n;
 	return CLI_OK;
 }
 
@@ -255,6 +276,9 @@ static int parse_args(int argc, char **argv, struct stat_opts *o)
 				"a row per socket (with -a/-C)"),
 		CLI_OPT_SET_INT(0, "per-node", &o->aggr, PMON_AGGR_NODE,
 				"a row per NUMA node (with -a/-C)"),
+		CLI_OPT_CALLBACK(0, "filter", o, "FILTER", opt_filter,
+				 "the kernel's filter for the -e tracepoint before it\n"
+				 "(e.g. 'prev_pid == 0')"),
 		CLI_OPT_CALLBACK('d', "detailed", o, NULL, opt_detailed,
 				 "also perf's cache events: -d L1-dcache, LLC; -dd\n"
 				 "L1-icache, dTLB, iTLB; -ddd L1-dcache prefetches"),
@@ -340,8 +364,16 @@ static struct pmon_evlist *make_events(const struct stat_opts *o, const char **s
 		return NULL;
 	}
 	*set = NULL;
-	for (size_t i = 0; i < o->events.n && !err; i++)
+	size_t *last = calloc(o->events.n + 1, sizeof(*last)); /* each -e's last event */
+	for (size_t i = 0; last && i < o->events.n && !err; i++) {
 		err = pmon_evlist__add(l, o->events.v[i]);
+		last[i] = pmon_evlist__count(l) - 1;
+	}
+	for (size_t f = 0; last && f < o->nfilter && !err; f++)
+		err = pmon_evlist__set_filter(l, last[o->filter[f].after - 1], o->filter[f].text);
+	if (!last)
+		err = -ENOMEM;
+	free(last);
 	if (!o->events.n) {
 		err = pmon_evlist__add(l, sw_default);
 		if (!err && core_pmu()) {
@@ -867,7 +899,7 @@ static struct pmon_monitor *open_counters(const struct stat_opts *so, struct pmo
 		return m;
 	if ((*rc = cli_run_interrupted(run))) /* Ctrl-C ended the command first */
 		return NULL;
-	if (errno == ESRCH) {
+	if (errno == ESRCH || errno == PMON_ERRNO__EVENT_SYNTAX) { /* gone; a bad --filter */
 		cli_error("%s", pmon_errdetail());
 		*rc = CLI_USAGE;
 	} else {

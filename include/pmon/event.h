@@ -106,6 +106,17 @@ PMON_API int pmon_evlist__add(struct pmon_evlist *l, const char *spec);
  */
 PMON_API int pmon_evlist__add_detailed(struct pmon_evlist *l, unsigned level);
 /**
+ * pmon_evlist__set_filter() - perf's --filter: the kernel's event filter
+ * (Documentation/trace/events.rst, "Event filtering": "prev_pid == 0",
+ * "comm ~ \"sh*\"") for tracepoint event @i, set on each of its counters
+ * as they open (PERF_EVENT_IOC_SET_FILTER). Copied; a second one replaces it.
+ * Return: 0; -EINVAL (detail) when @i is not a tracepoint or the filter is
+ * empty; -ENOMEM. The kernel checks the syntax when the counters open.
+ */
+PMON_API int pmon_evlist__set_filter(struct pmon_evlist *l, size_t i, const char *filter);
+/** Event @i's filter, or NULL; owned by @l. */
+PMON_API const char *pmon_evlist__filter(const struct pmon_evlist *l, size_t i);
+/**
  * pmon_evlist__next() - split an event list as pmon_evlist__add() does: a
  * comma ends an event except inside a {group} or a PMU's /terms/. Start
  * with *@pos NULL; each call copies the next event (or group) into @item

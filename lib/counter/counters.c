@@ -467,6 +467,16 @@ static int open_one(struct pmon_counters *c, size_t u, size_t e)
 		}
 		return 0;
 	}
+	const char *filter = pmon_evlist__filter(c->list, e);
+	if (filter && ioctl(fd, PERF_EVENT_IOC_SET_FILTER, filter)) {
+		int err = errno;
+		close(fd);
+		/* The user's text: bad input, as a bad event name is. */
+		return pmon__err(-PMON_ERRNO__EVENT_SYNTAX,
+				 "the kernel refused the filter '%s' of '%s': %s (the syntax and "
+				 "fields: Documentation/trace/events.rst, 'Event filtering')",
+				 filter, d->name, strerror(err));
+	}
 	c->fd[base + e] = fd;
 	c->st[e].opened++;
 	if (ioctl(fd, PERF_EVENT_IOC_ID, &c->id[base + e]))

@@ -36,6 +36,8 @@ struct pmon_evlist {
 			    * EPERM (tracepoints are not open to this user) */
 	int paranoid; /* perf_event_paranoid, read where EPERM was decided */
 	bool no_pfm;
+	char **filter; /* --filter per event, nfilter entries (NULL: none) */
+	size_t nfilter;
 };
 
 struct name_id {
@@ -135,8 +137,42 @@ void pmon_evlist__free(struct pmon_evlist *l)
 	if (!l)
 		return;
 	tracefs_unmount(l);
+	for (size_t i = 0; i < l->nfilter; i++)
+		free(l->filter[i]);
+	free(l->filter);
 	free(l->ev);
 	free(l);
+}
+
+int pmon_evlist__set_filter(struct pmon_evlist *l, size_t i, const char *filter)
+{
+	char *copy;
+
+	if (i >= l->n || l->ev[i].attr.type != PERF_TYPE_TRACEPOINT)
+		return pmon__err(-EINVAL,
+				 "--filter goes with a tracepoint (-e sys:name before it)%s%s%s",
+				 i < l->n ? ", not '" : "", i < l->n ? l->ev[i].name : "",
+				 i < l->n ? "'" : "");
+	if (!filter || !*filter)
+		return pmon__err(-EINVAL, "the filter of '%s' is empty", l->ev[i].name);
+	if (i >= l->nfilter) {
+		char **f = realloc(l->filter, (i + 1) * sizeof(*f));
+		if (!f)
+			return -ENOMEM;
+		memset(f + l->nfilter, 0, (i + 1 - l->nfilter) * sizeof(*f));
+		l->filter = f;
+		l->nfilter = i + 1;
+	}
+	if (!(copy = strdup(filter)))
+		return -ENOMEM;
+	free(l->filter[i]);
+	l->filter[i] = copy;
+	return 0;
+}
+
+const char *pmon_evlist__filter(const struct pmon_evlist *l, size_t i)
+{
+	return l && i < l->nfilter ? l->filter[i] : NULL;
 }
 
 size_t pmon_evlist__count(const struct pmon_evlist *l)

@@ -4,7 +4,8 @@
 # (counting starts after the delay), --summary and --interval-clear with -I,
 # -B/--no-big-num (the locale's thousands grouping), -d/-dd/-ddd (perf's
 # detailed cache events, named not supported where the PMU lacks them),
-# --metric-only (the derived metrics alone).
+# --metric-only (the derived metrics alone), --filter (a tracepoint's
+# kernel filter).
 # Each beside perf stat on the same workload where perf runs; a perf that
 # fails here skips its half with perf's own message. Counts are compared
 # as states and sums within one run, never durations.
@@ -244,6 +245,51 @@ for d in d dd ddd; do
 		fi
 	fi
 done
+
+# ---- --filter: the kernel's filter on the tracepoint before it ----------------
+# A workload of four execs, three of them /bin/true; the filter keeps
+# those. Tracepoints mount tracefs: each tool runs in a private mount
+# namespace so that nothing stays mounted.
+run_pmon 2 stat --filter 'common_pid != 0' -- true
+one_line_error "--filter follows the -e tracepoint"
+run_pmon 2 stat -e task-clock --filter 'common_pid != 0' -- true
+one_line_error "goes with a tracepoint"
+W='/bin/true; /bin/true; /bin/echo x >/dev/null; /bin/true; exit 0'
+F='filename ~ "*true"'
+# tp TOOL OUT [--filter F]: TOOL stat counts sched:sched_process_exec of W.
+tp() {
+	tool=$1 out=$2
+	shift 2
+	unshare -m --propagation private "$tool" stat -x, -e sched:sched_process_exec "$@" \
+		-o "$out" -- sh -c "$W" 2>"$TMP/tp.err"
+}
+execs() { awk -F, '$3 == "sched:sched_process_exec" { print $1; exit }' "$1"; }
+if ! unshare -m --propagation private true 2>/dev/null; then
+	ok "# SKIP --filter: no private mount namespace here (unshare -m)"
+elif ! tp "$PMON" "$TMP/tp-all.csv"; then
+	ok "# SKIP --filter: no tracepoints with these rights ($(head -c 200 "$TMP/tp.err"))"
+else
+	all=$(execs "$TMP/tp-all.csv")
+	tp "$PMON" "$TMP/tp-f.csv" --filter "$F"
+	some=$(execs "$TMP/tp-f.csv")
+	n=$(printf '%s' "$W" | grep -o '/bin/true' | wc -l)
+	check "--filter '$F': the $n /bin/true execs of $all ($some)" [ "$some" -eq "$n" ]
+	check "--filter: fewer than without it ($some < $all)" [ "$some" -lt "$all" ]
+	tp "$PMON" "$TMP/tp-bad.csv" --filter 'nonsense =='
+	st=$?
+	check "--filter the kernel refuses: exit 2 ($st) with one 'pmon:' line naming it" sh -c '
+		[ "$2" -eq 2 ] && [ "$(wc -l <"$1")" -eq 1 ] &&
+		grep -q "^pmon: the kernel refused the filter .nonsense ==." "$1"' - "$TMP/tp.err" "$st"
+	if $have_perf; then
+		if tp perf "$TMP/perf-tp.csv" --filter "$F"; then
+			check "--filter beside perf: the same count ($(execs "$TMP/perf-tp.csv"))" \
+				[ "$(execs "$TMP/perf-tp.csv")" = "$some" ]
+		else
+			cp "$TMP/tp.err" "$TMP/perf.err"
+			perf_skip "perf stat --filter"
+		fi
+	fi
+fi
 
 # ---- --metric-only: the derived metrics alone, a column each ------------------
 # Columns: the events with a metric (none for one not counted here), rates
