@@ -42,8 +42,8 @@ struct stat_opts {
 	struct {
 		const char *text;
 		size_t after; /* how many -e came before it: it filters the last */
-	} filter[8]; /* --filter */
-	size_t nfilter;
+	} filter[8], cgroup[8]; /* --filter; -G */
+	size_t nfilter, ncgroup;
 	bool interval_clear, summary, metric_only;
 	int big_num; /* -B 1, --no-big-num 0, else -1: grouped on a terminal */
 	bool msr_backend, msr_cleanup;
@@ -118,6 +118,53 @@ static int opt_filter(const struct cli_option *opt, const char *arg)
 	return CLI_OK;
 }
 
+/* -G NAMES: for the events of the -e before it (perf's); struct stat_opts *. */
+static int opt_cgroup(const struct cli_option *opt, const char *arg)
+{
+	struct stat_opts *o = opt->value;
+
+	if (!o->events.n || o->ncgroup == sizeof(o->cgroup) / sizeof(o->cgroup[0])) {
+		cli_error(o->events.n ? "-G: at most 8"
+				      : "-G follows the -e events it counts in "
+					"the cgroups (as perf)");
+		return CLI_USAGE;
+	}
+	o->cgroup[o->ncgroup].text = arg;
+	o->cgroup[o->ncgroup++].after = o->events.n;
+	return CLI_OK;
+}
+
+/* perf's -G: one name for every event before it that has none yet, or a
+ * name per event in order ("a,,b": the second counts everything).
+ * Return: 0, a negative error (detail), or 1 when said here. */
+static int apply_cgroups(const struct stat_opts *o, struct pmon_evlist *l, const size_t *last)
+{
+	int err = 0;
+
+	for (size_t g = 0; g < o->ncgroup && !err; g++) {
+		const char *p = o->cgroup[g].text;
+		size_t nev = last[o->cgroup[g].after - 1] + 1, k = 0;
+		bool one = !strchr(p, ',');
+		for (; !err && (k == 0 || *p); k++) {
+			char name[256], dir[4096] = "";
+			size_t len = strcspn(p, ",");
+			snprintf(name, sizeof(name), "%.*s", (int)len, p);
+			p += len + (p[len] == ',');
+			if (k >= nev) {
+				cli_error("-G '%s': more cgroups than the %zu events before it",
+					  o->cgroup[g].text, nev);
+				return 1; /* said */
+			}
+			if (name[0] && (err = pmon_cgroup_resolve(name, dir, sizeof(dir))))
+				break;
+			for (size_t e = one ? 0 : k; e < (one ? nev : k + 1) && !err; e++)
+				if (!one || !pmon_evlist__cgroup(l, e))
+					err = pmon_evlist__set_cgroup(l, e, dir);
+		}
+	}
+	return err;
+}
+
 /* -d: once per d (perf's -dd, -ddd; more is -ddd); struct stat_opts *. */
 static int opt_detailed(const struct cli_option *opt, const char *arg)
 {
@@ -135,6 +182,10 @@ static int check_perf_options(const struct stat_opts *o)
 		cli_error("%s needs -a or -C: it groups CPU-wide counts by where each CPU sits",
 			  o->aggr == PMON_AGGR_CPU ? "-A/--no-aggr"
 						   : "--per-core/-die/-socket/-node");
+		return CLI_USAGE;
+	}
+	if (o->ncgroup && !o->system_wide) {
+		cli_error("-G needs -a or -C: a cgroup's tasks are counted on each CPU (as perf)");
 		return CLI_USAGE;
 	}
 	if (o->aggr && (o->per_cpu || o->repeat > 1)) {
@@ -279,6 +330,9 @@ static int parse_args(int argc, char **argv, struct stat_opts *o)
 		CLI_OPT_CALLBACK(0, "filter", o, "FILTER", opt_filter,
 				 "the kernel's filter for the -e tracepoint before it\n"
 				 "(e.g. 'prev_pid == 0')"),
+		CLI_OPT_CALLBACK('G', "cgroup", o, "NAMES", opt_cgroup,
+				 "count the -e events before it only in these cgroups\n"
+				 "(perf's: one for all, or one per event; with -a)"),
 		CLI_OPT_CALLBACK('d', "detailed", o, NULL, opt_detailed,
 				 "also perf's cache events: -d L1-dcache, LLC; -dd\n"
 				 "L1-icache, dTLB, iTLB; -ddd L1-dcache prefetches"),
@@ -371,6 +425,8 @@ static struct pmon_evlist *make_events(const struct stat_opts *o, const char **s
 	}
 	for (size_t f = 0; last && f < o->nfilter && !err; f++)
 		err = pmon_evlist__set_filter(l, last[o->filter[f].after - 1], o->filter[f].text);
+	if (last && !err)
+		err = apply_cgroups(o, l, last);
 	if (!last)
 		err = -ENOMEM;
 	free(last);
@@ -387,7 +443,8 @@ static struct pmon_evlist *make_events(const struct stat_opts *o, const char **s
 	if (!err && o->detailed) /* after -e or the defaults, as perf */
 		err = pmon_evlist__add_detailed(l, o->detailed);
 	if (err) {
-		cli_error("%s", pmon_errdetail());
+		if (err < 0)
+			cli_error("%s", pmon_errdetail());
 		pmon_evlist__free(l);
 		/* A known event of a PMU this machine lacks: not possible here. */
 		errno = cli_event_error_code(err) == CLI_UNSUPPORTED ? EOPNOTSUPP : EINVAL;

@@ -117,6 +117,15 @@ PMON_API int pmon_evlist__set_filter(struct pmon_evlist *l, size_t i, const char
 /** Event @i's filter, or NULL; owned by @l. */
 PMON_API const char *pmon_evlist__filter(const struct pmon_evlist *l, size_t i);
 /**
+ * pmon_evlist__set_cgroup() - perf stat's -G: count event @i only for the
+ * tasks of the cgroup directory @dir (pmon_cgroup_resolve() turns perf's
+ * name into one), on CPU-wide counters (-a, -C). NULL or "" clears it.
+ * Copied. Return: 0, -EINVAL (no event @i), -ENOMEM.
+ */
+PMON_API int pmon_evlist__set_cgroup(struct pmon_evlist *l, size_t i, const char *dir);
+/** Event @i's cgroup directory, or NULL; owned by @l. */
+PMON_API const char *pmon_evlist__cgroup(const struct pmon_evlist *l, size_t i);
+/**
  * pmon_evlist__next() - split an event list as pmon_evlist__add() does: a
  * comma ends an event except inside a {group} or a PMU's /terms/. Start
  * with *@pos NULL; each call copies the next event (or group) into @item

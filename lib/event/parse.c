@@ -38,6 +38,8 @@ struct pmon_evlist {
 	bool no_pfm;
 	char **filter; /* --filter per event, nfilter entries (NULL: none) */
 	size_t nfilter;
+	char **cgroup; /* -G per event, ncgroup entries (NULL: none) */
+	size_t ncgroup;
 };
 
 struct name_id {
@@ -140,14 +142,48 @@ void pmon_evlist__free(struct pmon_evlist *l)
 	for (size_t i = 0; i < l->nfilter; i++)
 		free(l->filter[i]);
 	free(l->filter);
+	for (size_t i = 0; i < l->ncgroup; i++)
+		free(l->cgroup[i]);
+	free(l->cgroup);
 	free(l->ev);
 	free(l);
 }
 
+/* (*@v)[@i] = a copy of @s (NULL: none), the array grown to hold it. */
+static int set_per_event(char ***v, size_t *n, size_t i, const char *s)
+{
+	char *copy = NULL;
+
+	if (i >= *n) {
+		char **f = realloc(*v, (i + 1) * sizeof(*f));
+		if (!f)
+			return -ENOMEM;
+		memset(f + *n, 0, (i + 1 - *n) * sizeof(*f));
+		*v = f;
+		*n = i + 1;
+	}
+	if (s && !(copy = strdup(s)))
+		return -ENOMEM;
+	free((*v)[i]);
+	(*v)[i] = copy;
+	return 0;
+}
+
+int pmon_evlist__set_cgroup(struct pmon_evlist *l, size_t i, const char *dir)
+{
+	if (i >= l->n)
+		return pmon__err(-EINVAL, "-G: no event %zu to put in cgroup '%s'", i,
+				 dir ? dir : "");
+	return set_per_event(&l->cgroup, &l->ncgroup, i, dir && *dir ? dir : NULL);
+}
+
+const char *pmon_evlist__cgroup(const struct pmon_evlist *l, size_t i)
+{
+	return l && i < l->ncgroup ? l->cgroup[i] : NULL;
+}
+
 int pmon_evlist__set_filter(struct pmon_evlist *l, size_t i, const char *filter)
 {
-	char *copy;
-
 	if (i >= l->n || l->ev[i].attr.type != PERF_TYPE_TRACEPOINT)
 		return pmon__err(-EINVAL,
 				 "--filter goes with a tracepoint (-e sys:name before it)%s%s%s",
@@ -155,19 +191,7 @@ int pmon_evlist__set_filter(struct pmon_evlist *l, size_t i, const char *filter)
 				 i < l->n ? "'" : "");
 	if (!filter || !*filter)
 		return pmon__err(-EINVAL, "the filter of '%s' is empty", l->ev[i].name);
-	if (i >= l->nfilter) {
-		char **f = realloc(l->filter, (i + 1) * sizeof(*f));
-		if (!f)
-			return -ENOMEM;
-		memset(f + l->nfilter, 0, (i + 1 - l->nfilter) * sizeof(*f));
-		l->filter = f;
-		l->nfilter = i + 1;
-	}
-	if (!(copy = strdup(filter)))
-		return -ENOMEM;
-	free(l->filter[i]);
-	l->filter[i] = copy;
-	return 0;
+	return set_per_event(&l->filter, &l->nfilter, i, filter);
 }
 
 const char *pmon_evlist__filter(const struct pmon_evlist *l, size_t i)

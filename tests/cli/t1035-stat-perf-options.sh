@@ -5,7 +5,7 @@
 # -B/--no-big-num (the locale's thousands grouping), -d/-dd/-ddd (perf's
 # detailed cache events, named not supported where the PMU lacks them),
 # --metric-only (the derived metrics alone), --filter (a tracepoint's
-# kernel filter).
+# kernel filter), -G (per-event cgroups).
 # Each beside perf stat on the same workload where perf runs; a perf that
 # fails here skips its half with perf's own message. Counts are compared
 # as states and sums within one run, never durations.
@@ -289,6 +289,58 @@ else
 			perf_skip "perf stat --filter"
 		fi
 	fi
+fi
+
+# ---- -G: per-event cgroups (perf's order: name k for event k) -----------------
+# Three task-clocks: one in a busy cgroup (the command joins it), one
+# everywhere (an empty name), one in an empty cgroup. The test mounts its
+# own perf_event hierarchy (the one perf and pmon find) and removes it.
+run_pmon 2 stat -G x -e task-clock -- true
+one_line_error "-G follows the -e events"
+run_pmon 2 stat -e task-clock -G x -- true
+one_line_error "-G needs -a or -C"
+cg_ready=false
+if [ "$(id -u)" = 0 ] && "$PMON" stat -a -e task-clock -- true 2>/dev/null; then
+	mkdir "$TMP/cg"
+	if mount -t cgroup -o perf_event none "$TMP/cg" 2>"$TMP/mount.err"; then
+		# never left mounted, whatever ends the test
+		trap 'rmdir "$TMP/cg/$CGN/busy" "$TMP/cg/$CGN/idle" "$TMP/cg/$CGN" 2>/dev/null
+			umount "$TMP/cg" 2>/dev/null || umount -l "$TMP/cg"; rm -rf "$TMP"' EXIT
+		CGN=pmon-t1035-$$
+		mkdir "$TMP/cg/$CGN" "$TMP/cg/$CGN/busy" "$TMP/cg/$CGN/idle" && cg_ready=true
+	fi
+fi
+# in_cgroups TOOL OUT: TOOL stat the three task-clocks over a command that
+# joins the busy cgroup and runs Y.
+in_cgroups() {
+	"$1" stat -a -x, -e task-clock,task-clock,task-clock -G "$CGN/busy,,$CGN/idle" -o "$2" \
+		-- sh -c 'echo $$ >"$1/cgroup.procs" && exec '"$Y" - "$TMP/cg/$CGN/busy" 2>"$TMP/cg.err"
+}
+# cg_states FILE: "busy counted, all >= busy, idle nothing" as one word each
+cg_states() {
+	awk -F, '$3 == "task-clock" { n++; v[n] = ($1 ~ /^</ ? 0 : $1) }
+		END { print (v[1] > 0 ? "busy" : "no-busy"), (v[2] >= v[1] ? "all" : "all<busy"),
+			(v[3] == 0 ? "idle" : "idle-counted") }' "$1"
+}
+if $cg_ready; then
+	in_cgroups "$PMON" "$TMP/cg.csv"
+	check "-G a,,b: the busy cgroup counted, everything at least that, the empty one nothing ($(cg_states "$TMP/cg.csv"))" \
+		[ "$(cg_states "$TMP/cg.csv")" = "busy all idle" ]
+	run_pmon 2 stat -a -e task-clock -G "$CGN/nosuch" -- true
+	one_line_error "does not exist"
+	run_pmon 2 stat -a -e task-clock -G "$CGN/busy,$CGN/idle" -- true
+	one_line_error "more cgroups than the 1 events"
+	if $have_perf; then
+		if in_cgroups perf "$TMP/perf-cg.csv"; then
+			check "-G beside perf: the same states ($(cg_states "$TMP/perf-cg.csv"))" \
+				[ "$(cg_states "$TMP/perf-cg.csv")" = "$(cg_states "$TMP/cg.csv")" ]
+		else
+			cp "$TMP/cg.err" "$TMP/perf.err"
+			perf_skip "perf stat -G"
+		fi
+	fi
+else
+	ok "# SKIP -G: needs root, CPU-wide counting and a perf_event cgroup hierarchy ($(cat "$TMP/mount.err" 2>/dev/null))"
 fi
 
 # ---- --metric-only: the derived metrics alone, a column each ------------------
