@@ -192,6 +192,11 @@ static int check_perf_options(const struct stat_opts *o)
 		cli_error("-A and --per-core/-die/-socket/-node exclude --per-cpu and -r");
 		return CLI_USAGE;
 	}
+	if (o->plot && ((o->aggr && o->aggr != PMON_AGGR_CPU) || o->metric_only)) {
+		cli_error("--plot draws events per interval or CPU: not yet with --per-core/-die/"
+			  "-socket/-node or --metric-only");
+		return CLI_USAGE;
+	}
 	if ((o->summary || o->interval_clear) && !o->interval_ms) {
 		cli_error("--%s goes with -I", o->summary ? "summary" : "interval-clear");
 		return CLI_USAGE;
@@ -817,8 +822,9 @@ static int interval_tick(void *ctx, double at, bool last)
 	}
 	/* The last, partial interval is printed unless it is a sliver after a
 	 * whole one; a command shorter than one interval still gets its line
-	 * (nothing measured is lost, and --plot has a point to draw). */
-	if (!last || dt > 1e-3 || iv->printed == 0) {
+	 * (nothing measured is lost, and --plot has a point to draw). With
+	 * --summary always, as perf: the intervals then add up to the total. */
+	if (!last || dt > 1e-3 || iv->printed == 0 || so->summary) {
 		if (so->interval_clear && iv->o->fmt == FMT_TABLE) { /* perf's CONSOLE_CLEAR */
 			fputs("\033[H\033[2J", iv->o->f);
 			iv->o->metric_header = false; /* --metric-only's, again */

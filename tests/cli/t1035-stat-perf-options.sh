@@ -38,6 +38,8 @@ run_pmon 2 stat --interval-clear -e task-clock -- true
 one_line_error "--interval-clear goes with -I"
 run_pmon 2 stat -B -x, -e task-clock -- true
 one_line_error "-B groups"
+run_pmon 2 stat -a -I 100 --per-socket --plot "$TMP/p.svg" -e task-clock -- true
+one_line_error "not yet with --per-core"
 
 # ---- -A and --per-*: perf's labels, from sysfs -------------------------------
 if "$PMON" stat -a -e task-clock -- true 2>/dev/null; then
