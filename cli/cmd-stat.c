@@ -36,6 +36,16 @@ struct stat_opts {
 	int fmt; /* enum fmt */
 	const char *outpath;
 	bool no_inherit, per_thread, per_cpu, system_wide, regions;
+	int aggr; /* -A, --per-core ...: enum pmon_aggr_mode, 0 for none */
+	long delay_ms; /* -D */
+	unsigned detailed; /* -d, -dd, -ddd: perf's detailed sets */
+	struct {
+		const char *text;
+		size_t after; /* how many -e came before it: it filters the last */
+	} filter[8], cgroup[8]; /* --filter; -G */
+	size_t nfilter, ncgroup;
+	bool interval_clear, summary, metric_only;
+	int big_num; /* -B 1, --no-big-num 0, else -1: grouped on a terminal */
 	bool msr_backend, msr_cleanup;
 	bool simulate; /* --simulate: callgrind's totals (cli/cmd-simulate.c) */
 	const char *plot;
@@ -69,6 +79,7 @@ static double mux_error(const struct pmon_count *c, const struct series *s)
 }
 
 static struct out *plot_out; /* --plot: the intervals as CSV, for pmon plot */
+static struct pmon_aggr *aggr; /* -A, --per-*: the run's units grouped */
 
 /* -x SEP: CSV with that separator; struct stat_opts *. */
 static int opt_csv(const struct cli_option *opt, const char *arg)
@@ -84,90 +95,144 @@ static int opt_csv(const struct cli_option *opt, const char *arg)
 	return CLI_OK;
 }
 
-static int parse_args(int argc, char **argv, struct stat_opts *o)
+/* -D MS: perf's ms, or -1 (enabled later through perf's --control: not
+ * offered yet); struct stat_opts *. */
+static int opt_delay(const struct cli_option *opt, const char *arg)
 {
-	static const char *const backends[] = { "perf", "msr", NULL };
-	int backend = 0;
-	const struct cli_option options[] = {
-		CLI_OPT_LIST('e', "event", &o->events, "LIST",
-			     "events (repeatable; comma lists; groups {a,b});\n"
-			     "'pmon list' names them"),
-		CLI_OPT_UINT_MIN('r', "repeat", &o->repeat, "N", 1, 100000,
-				 "the repeat count must be at least 1",
-				 "run the command N times: the mean and +- its relative\n"
-				 "standard error per event"),
-		CLI_OPT_UINT_MIN('I', "interval", &o->interval_ms, "MS", 1, 3600000,
-				 "the interval must be at least 1 ms",
-				 "print counts every MS milliseconds"),
-		CLI_OPT_UINT_MIN(0, "interval-print", &o->interval_ms, "MS", 1, 3600000,
-				 "the interval must be at least 1 ms", NULL), /* perf's name */
-		CLI_OPT_UINT_MIN(0, "interval-count", &o->interval_count, "N", 1, 100000000,
-				 "must be at least 1",
-				 "stop after N intervals (the command is terminated)"),
-		CLI_OPT_CALLBACK('x', "field-separator", o, "SEP", opt_csv,
-				 "CSV: value,unit,event,runtime,%running,metric,unit"),
-		CLI_OPT_SET_INT('j', "json", &o->fmt, FMT_JSON,
-				"JSON lines (schema: docs/stat-json.md)"),
-		CLI_OPT_OUTPUT(&o->outpath, "FILE",
-			       "write the counts to FILE (default: standard error)"),
-		CLI_OPT_STRING('p', "pid", &o->spec.pid, "LIST",
-			       "count existing processes (all their threads); with a\n"
-			       "command, for as long as it runs (e.g. -- sleep 1)"),
-		CLI_OPT_STRING('t', "tid", &o->spec.tid, "LIST", "count existing threads"),
-		CLI_OPT_FLAG('a', "all-cpus", &o->spec.system_wide,
-			     "count every task on every CPU"),
-		CLI_OPT_STRING('C', "cpu", &o->spec.cpu_list, "LIST",
-			       "only these CPUs (implies -a); lists: 0-3,5"),
-		CLI_OPT_FLAG('i', "no-inherit", &o->no_inherit,
-			     "do not count children and new threads"),
-		CLI_OPT_FLAG(0, "per-thread", &o->per_thread, "a row per thread (with -p/-t)"),
-		CLI_OPT_FLAG(0, "per-cpu", &o->per_cpu, "a row per CPU (with -a/-C)"),
-		CLI_OPT_CHOICE(0, "backend", &backend, "msr", backends,
-			       "program the counters through MSRs (root, Intel\n"
-			       "architectural events; restores them; lists writes)"),
-		CLI_OPT_STRING(0, "msr-device", &o->msr_device, "PATH",
-			       "instead of /dev/cpu/%d/msr (tests: a file)"),
-		CLI_OPT_CPUID_FILE(0, &o->cpuid_file,
-				   "the CPU the MSR backend programs (with a fake device)"),
-		CLI_OPT_FLAG(0, "cleanup", &o->msr_cleanup,
-			     "with --backend msr: put back the MSRs a pmon that was\n"
-			     "killed left programmed (from its state file)"),
-		CLI_OPT_STRING(0, "plot", &o->plot, "FILE",
-			       "with -I: also draw the intervals (FILE.svg or\n"
-			       "FILE.png)"),
-		CLI_OPT_FLAG(0, "regions", &o->regions,
-			     "also collect the command's instrumented regions\n"
-			     "(pmon/region.h): same events, statistics per region"),
-		CLI_OPT_FLAG(0, "simulate", &o->simulate,
-			     "the command's events simulated by valgrind's callgrind\n"
-			     "(sim/ events; no PMU needed; 20-100x slower)"),
-		CLI_OPT_TEXT("Exit status: the command's (128+N if killed by signal N); 2 for bad "
-			     "input;\n"
-			     "3 when no requested event can be counted here (docs/exit-codes.md)."),
-		CLI_OPT_END(),
-	};
-	int argi;
+	struct stat_opts *o = opt->value;
+	char *end;
+	long v;
 
-	o->repeat = 1;
-	argi = cli_parse_options(
-		"stat",
-		"usage: pmon stat [options] [--] command [args]\n"
-		"       pmon stat [options] -p PID | -t TID | -a   (until Ctrl-C or "
-		"the target exits)",
-		options, CLI_PARSE_STOP_AT_OPERAND, argc, argv);
-	if (argi <= 0) /* --help shown (-1: the caller ends with CLI_OK), or an error said */
-		return argi == 0 ? -1 : -argi;
-	o->msr_backend = backend == 1;
-	if (argi < argc)
-		o->argv = argv + argi;
-	if (o->msr_cleanup) {
-		if (!o->msr_backend || o->argv) {
-			cli_error("--cleanup goes with --backend msr and no command: it restores "
-				  "the MSRs a killed pmon left programmed");
-			return CLI_USAGE;
-		}
-		return CLI_OK;
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (v == -1 && !*end) {
+		cli_error("-D -1 (start disabled until perf's --control enables the events): not "
+			  "yet, pmon has no --control; give the delay in ms");
+		return CLI_USAGE;
 	}
+	if (errno || end == arg || *end || v < 0 || v > 3600000) {
+		cli_error("-D '%s': the delay is in milliseconds, 0 to 3600000", arg);
+		return CLI_USAGE;
+	}
+	o->delay_ms = v;
+	return CLI_OK;
+}
+
+/* --filter F: for the last event of the -e before it (perf's); struct
+ * stat_opts *. */
+static int opt_filter(const struct cli_option *opt, const char *arg)
+{
+	struct stat_opts *o = opt->value;
+
+	if (!o->events.n || o->nfilter == sizeof(o->filter) / sizeof(o->filter[0])) {
+		cli_error(o->events.n ? "--filter: at most 8, one per tracepoint"
+				      : "--filter follows the -e tracepoint it filters (as perf)");
+		return CLI_USAGE;
+	}
+	o->filter[o->nfilter].text = arg;
+	o->filter[o->nfilter++].after = o->events.n;
+	return CLI_OK;
+}
+
+/* -G NAMES: for the events of the -e before it (perf's); struct stat_opts *. */
+static int opt_cgroup(const struct cli_option *opt, const char *arg)
+{
+	struct stat_opts *o = opt->value;
+
+	if (!o->events.n || o->ncgroup == sizeof(o->cgroup) / sizeof(o->cgroup[0])) {
+		cli_error(o->events.n ? "-G: at most 8"
+				      : "-G follows the -e events it counts in "
+					"the cgroups (as perf)");
+		return CLI_USAGE;
+	}
+	o->cgroup[o->ncgroup].text = arg;
+	o->cgroup[o->ncgroup++].after = o->events.n;
+	return CLI_OK;
+}
+
+/* perf's -G: one name for every event before it that has none yet, or a
+ * name per event in order ("a,,b": the second counts everything).
+ * Return: 0, a negative error (detail), or 1 when said here. */
+static int apply_cgroups(const struct stat_opts *o, struct pmon_evlist *l, const size_t *last)
+{
+	int err = 0;
+
+	for (size_t g = 0; g < o->ncgroup && !err; g++) {
+		const char *p = o->cgroup[g].text;
+		size_t nev = last[o->cgroup[g].after - 1] + 1, k = 0;
+		bool one = !strchr(p, ',');
+		for (; !err && (k == 0 || *p); k++) {
+			char name[256], dir[4096] = "";
+			size_t len = strcspn(p, ",");
+			snprintf(name, sizeof(name), "%.*s", (int)len, p);
+			p += len + (p[len] == ',');
+			if (k >= nev) {
+				cli_error("-G '%s': more cgroups than the %zu events before it",
+					  o->cgroup[g].text, nev);
+				return 1; /* said */
+			}
+			if (name[0] && (err = pmon_cgroup_resolve(name, dir, sizeof(dir))))
+				break;
+			for (size_t e = one ? 0 : k; e < (one ? nev : k + 1) && !err; e++)
+				if (!one || !pmon_evlist__cgroup(l, e))
+					err = pmon_evlist__set_cgroup(l, e, dir);
+		}
+	}
+	return err;
+}
+
+/* -d: once per d (perf's -dd, -ddd; more is -ddd); struct stat_opts *. */
+static int opt_detailed(const struct cli_option *opt, const char *arg)
+{
+	struct stat_opts *o = opt->value;
+
+	(void)arg;
+	o->detailed += o->detailed < 3;
+	return CLI_OK;
+}
+
+/* Checks of the options #29 added; CLI_OK or CLI_USAGE (said). */
+static int check_perf_options(const struct stat_opts *o)
+{
+	if (o->aggr && !o->system_wide) {
+		cli_error("%s needs -a or -C: it groups CPU-wide counts by where each CPU sits",
+			  o->aggr == PMON_AGGR_CPU ? "-A/--no-aggr"
+						   : "--per-core/-die/-socket/-node");
+		return CLI_USAGE;
+	}
+	if (o->ncgroup && !o->system_wide) {
+		cli_error("-G needs -a or -C: a cgroup's tasks are counted on each CPU (as perf)");
+		return CLI_USAGE;
+	}
+	if (o->aggr && (o->per_cpu || o->repeat > 1)) {
+		cli_error("-A and --per-core/-die/-socket/-node exclude --per-cpu and -r");
+		return CLI_USAGE;
+	}
+	if (o->plot && ((o->aggr && o->aggr != PMON_AGGR_CPU) || o->metric_only)) {
+		cli_error("--plot draws events per interval or CPU: not yet with --per-core/-die/"
+			  "-socket/-node or --metric-only");
+		return CLI_USAGE;
+	}
+	if ((o->summary || o->interval_clear) && !o->interval_ms) {
+		cli_error("--%s goes with -I", o->summary ? "summary" : "interval-clear");
+		return CLI_USAGE;
+	}
+	if (o->big_num == 1 && o->fmt != FMT_TABLE) {
+		cli_error("-B groups the table's digits: not with -x or --json (perf refuses it "
+			  "too)");
+		return CLI_USAGE;
+	}
+	if (o->delay_ms && o->regions) {
+		cli_error("-D and --regions exclude each other: the regions count from the start");
+		return CLI_USAGE;
+	}
+	return CLI_OK;
+}
+
+/* The target built once, and the options checked together; CLI_OK or
+ * CLI_USAGE (said). */
+static int check_args(struct stat_opts *o)
+{
 	if (o->argv && !o->argv[0][0]) {
 		cli_error("the command is empty");
 		return CLI_USAGE;
@@ -232,7 +297,126 @@ static int parse_args(int argc, char **argv, struct stat_opts *o)
 		cli_error("--per-cpu needs -a or -C");
 		return CLI_USAGE;
 	}
-	return CLI_OK;
+	return check_perf_options(o);
+}
+
+static int parse_args(int argc, char **argv, struct stat_opts *o)
+{
+	static const char *const backends[] = { "perf", "msr", NULL };
+	int backend = 0;
+	const struct cli_option options[] = {
+		CLI_OPT_LIST('e', "event", &o->events, "LIST",
+			     "events (repeatable; comma lists; groups {a,b});\n"
+			     "'pmon list' names them"),
+		CLI_OPT_UINT_MIN('r', "repeat", &o->repeat, "N", 1, 100000,
+				 "the repeat count must be at least 1",
+				 "run the command N times: the mean and +- its relative\n"
+				 "standard error per event"),
+		CLI_OPT_UINT_MIN('I', "interval", &o->interval_ms, "MS", 1, 3600000,
+				 "the interval must be at least 1 ms",
+				 "print counts every MS milliseconds"),
+		CLI_OPT_UINT_MIN(0, "interval-print", &o->interval_ms, "MS", 1, 3600000,
+				 "the interval must be at least 1 ms", NULL), /* perf's name */
+		CLI_OPT_UINT_MIN(0, "interval-count", &o->interval_count, "N", 1, 100000000,
+				 "must be at least 1",
+				 "stop after N intervals (the command is terminated)"),
+		CLI_OPT_CALLBACK('x', "field-separator", o, "SEP", opt_csv,
+				 "CSV: value,unit,event,runtime,%running,metric,unit"),
+		CLI_OPT_SET_INT('j', "json", &o->fmt, FMT_JSON,
+				"JSON lines (schema: docs/stat-json.md)"),
+		CLI_OPT_OUTPUT(&o->outpath, "FILE",
+			       "write the counts to FILE (default: standard error)"),
+		CLI_OPT_STRING('p', "pid", &o->spec.pid, "LIST",
+			       "count existing processes (all their threads); with a\n"
+			       "command, for as long as it runs (e.g. -- sleep 1)"),
+		CLI_OPT_STRING('t', "tid", &o->spec.tid, "LIST", "count existing threads"),
+		CLI_OPT_FLAG('a', "all-cpus", &o->spec.system_wide,
+			     "count every task on every CPU"),
+		CLI_OPT_STRING('C', "cpu", &o->spec.cpu_list, "LIST",
+			       "only these CPUs (implies -a); lists: 0-3,5"),
+		CLI_OPT_FLAG('i', "no-inherit", &o->no_inherit,
+			     "do not count children and new threads"),
+		CLI_OPT_FLAG(0, "per-thread", &o->per_thread, "a row per thread (with -p/-t)"),
+		CLI_OPT_FLAG(0, "per-cpu", &o->per_cpu, "a row per CPU (with -a/-C)"),
+		CLI_OPT_SET_INT('A', "no-aggr", &o->aggr, PMON_AGGR_CPU,
+				"a row per CPU and event, as perf (with -a/-C)"),
+		CLI_OPT_SET_INT(0, "per-core", &o->aggr, PMON_AGGR_CORE,
+				"a row per core, S0-D0-C0 and its CPUs (with -a/-C)"),
+		CLI_OPT_SET_INT(0, "per-die", &o->aggr, PMON_AGGR_DIE,
+				"a row per die (with -a/-C)"),
+		CLI_OPT_SET_INT(0, "per-socket", &o->aggr, PMON_AGGR_SOCKET,
+				"a row per socket (with -a/-C)"),
+		CLI_OPT_SET_INT(0, "per-node", &o->aggr, PMON_AGGR_NODE,
+				"a row per NUMA node (with -a/-C)"),
+		CLI_OPT_CALLBACK(0, "filter", o, "FILTER", opt_filter,
+				 "the kernel's filter for the -e tracepoint before it\n"
+				 "(e.g. 'prev_pid == 0')"),
+		CLI_OPT_CALLBACK('G', "cgroup", o, "NAMES", opt_cgroup,
+				 "count the -e events before it only in these cgroups\n"
+				 "(perf's: one for all, or one per event; with -a)"),
+		CLI_OPT_CALLBACK('d', "detailed", o, NULL, opt_detailed,
+				 "also perf's cache events: -d L1-dcache, LLC; -dd\n"
+				 "L1-icache, dTLB, iTLB; -ddd L1-dcache prefetches"),
+		CLI_OPT_CALLBACK('D', "delay", o, "MS", opt_delay,
+				 "start counting MS ms after the command starts"),
+		CLI_OPT_FLAG(0, "interval-clear", &o->interval_clear,
+			     "with -I: clear the screen before each interval"),
+		CLI_OPT_FLAG(0, "metric-only", &o->metric_only,
+			     "only the derived metrics, a column each (perf's)"),
+		CLI_OPT_FLAG(0, "summary", &o->summary,
+			     "with -I: the totals of the run after the intervals"),
+		CLI_OPT_SET_INT('B', "big-num", &o->big_num, 1,
+				"group the counts' digits as the locale does (the\n"
+				"default on a terminal)"),
+		CLI_OPT_SET_INT(0, "no-big-num", &o->big_num, 0, "never group the digits"),
+		CLI_OPT_CHOICE(0, "backend", &backend, "msr", backends,
+			       "program the counters through MSRs (root, Intel\n"
+			       "architectural events; restores them; lists writes)"),
+		CLI_OPT_STRING(0, "msr-device", &o->msr_device, "PATH",
+			       "instead of /dev/cpu/%d/msr (tests: a file)"),
+		CLI_OPT_CPUID_FILE(0, &o->cpuid_file,
+				   "the CPU the MSR backend programs (with a fake device)"),
+		CLI_OPT_FLAG(0, "cleanup", &o->msr_cleanup,
+			     "with --backend msr: put back the MSRs a pmon that was\n"
+			     "killed left programmed (from its state file)"),
+		CLI_OPT_STRING(0, "plot", &o->plot, "FILE",
+			       "with -I: also draw the intervals (FILE.svg or\n"
+			       "FILE.png)"),
+		CLI_OPT_FLAG(0, "regions", &o->regions,
+			     "also collect the command's instrumented regions\n"
+			     "(pmon/region.h): same events, statistics per region"),
+		CLI_OPT_FLAG(0, "simulate", &o->simulate,
+			     "the command's events simulated by valgrind's callgrind\n"
+			     "(sim/ events; no PMU needed; 20-100x slower)"),
+		CLI_OPT_TEXT("Exit status: the command's (128+N if killed by signal N); 2 for bad "
+			     "input;\n"
+			     "3 when no requested event can be counted here (docs/exit-codes.md)."),
+		CLI_OPT_END(),
+	};
+	int argi;
+
+	o->repeat = 1;
+	o->big_num = -1;
+	argi = cli_parse_options(
+		"stat",
+		"usage: pmon stat [options] [--] command [args]\n"
+		"       pmon stat [options] -p PID | -t TID | -a   (until Ctrl-C or "
+		"the target exits)",
+		options, CLI_PARSE_STOP_AT_OPERAND, argc, argv);
+	if (argi <= 0) /* --help shown (-1: the caller ends with CLI_OK), or an error said */
+		return argi == 0 ? -1 : -argi;
+	o->msr_backend = backend == 1;
+	if (argi < argc)
+		o->argv = argv + argi;
+	if (o->msr_cleanup) {
+		if (!o->msr_backend || o->argv) {
+			cli_error("--cleanup goes with --backend msr and no command: it restores "
+				  "the MSRs a killed pmon left programmed");
+			return CLI_USAGE;
+		}
+		return CLI_OK;
+	}
+	return check_args(o);
 }
 
 /* ---- events ---------------------------------------------------------- */
@@ -255,8 +439,18 @@ static struct pmon_evlist *make_events(const struct stat_opts *o, const char **s
 		return NULL;
 	}
 	*set = NULL;
-	for (size_t i = 0; i < o->events.n && !err; i++)
+	size_t *last = calloc(o->events.n + 1, sizeof(*last)); /* each -e's last event */
+	for (size_t i = 0; last && i < o->events.n && !err; i++) {
 		err = pmon_evlist__add(l, o->events.v[i]);
+		last[i] = pmon_evlist__count(l) - 1;
+	}
+	for (size_t f = 0; last && f < o->nfilter && !err; f++)
+		err = pmon_evlist__set_filter(l, last[o->filter[f].after - 1], o->filter[f].text);
+	if (last && !err)
+		err = apply_cgroups(o, l, last);
+	if (!last)
+		err = -ENOMEM;
+	free(last);
 	if (!o->events.n) {
 		err = pmon_evlist__add(l, sw_default);
 		if (!err && core_pmu()) {
@@ -267,8 +461,11 @@ static struct pmon_evlist *make_events(const struct stat_opts *o, const char **s
 			       "PMU (see 'pmon info')";
 		}
 	}
+	if (!err && o->detailed) /* after -e or the defaults, as perf */
+		err = pmon_evlist__add_detailed(l, o->detailed);
 	if (err) {
-		cli_error("%s", pmon_errdetail());
+		if (err < 0)
+			cli_error("%s", pmon_errdetail());
 		pmon_evlist__free(l);
 		/* A known event of a PMU this machine lacks: not possible here. */
 		errno = cli_event_error_code(err) == CLI_UNSUPPORTED ? EOPNOTSUPP : EINVAL;
@@ -284,6 +481,9 @@ struct out {
 	int fmt; /* enum fmt */
 	const char *sep;
 	const char *path; /* NULL: standard error */
+	int aggr; /* enum pmon_aggr_mode of the rows, 0 for none */
+	bool group; /* -B: the table's counts grouped in thousands */
+	bool metric_only, metric_header; /* --metric-only; its header printed */
 };
 
 static const char *status_text(const struct pmon_count *c)
@@ -301,15 +501,127 @@ static const char *status_json(const struct pmon_count *c)
 							: "not counted";
 }
 
+/* A row's CPU, thread or group in JSON (docs/stat-json.md). */
+static void json_label(const struct out *o, json_t *j, const char *unit_label, size_t nr)
+{
+	if (nr) { /* perf's keys: "socket" : "S0", "aggregate-number" : 2 */
+		static const char *const key[] = { [PMON_AGGR_CORE] = "core",
+						   [PMON_AGGR_DIE] = "die",
+						   [PMON_AGGR_SOCKET] = "socket",
+						   [PMON_AGGR_NODE] = "node" };
+		json_object_set_new(j, key[o->aggr], json_string(unit_label));
+		json_object_set_new(j, "aggregate-number", json_integer((json_int_t)nr));
+	} else if (unit_label) {
+		/* "CPU3" from --per-cpu or -A, a thread id from --per-thread */
+		if (!strncmp(unit_label, "CPU", 3))
+			json_object_set_new(j, "cpu",
+					    json_integer(strtol(unit_label + 3, NULL, 10)));
+		else
+			json_object_set_new(j, "thread",
+					    json_integer(strtol(unit_label, NULL, 10)));
+	}
+}
+
+/* --metric-only: event @i's metric in a fixed unit (a rate in /sec, as
+ * EVENT/sec so that two rates are two columns), or !ok where it has none. */
+static struct pmon_metric column_metric(const struct pmon_evlist *l, const struct pmon_count *v,
+					size_t i, double wall_s, char *name, size_t len)
+{
+	struct pmon_metric m = pmon_metric__derive(l, v, i, wall_s);
+	const char *slash = m.ok ? strstr(m.unit, "/sec") : NULL;
+
+	if (slash) {
+		m.value *= m.unit[0] == 'M' ? 1e6 : m.unit[0] == 'K' ? 1e3 : 1;
+		snprintf(name, len, "%s/sec", pmon_evlist__event(l, i)->name);
+	} else if (m.ok) {
+		snprintf(name, len, "%s", m.unit);
+	}
+	return m;
+}
+
+/* --metric-only: the events with a metric when all are counted (the
+ * columns, the same on every row). */
+static bool has_metric(const struct pmon_evlist *l, size_t i, char *name, size_t len)
+{
+	size_t n = pmon_evlist__count(l);
+	struct pmon_count *all = calloc(n, sizeof(*all));
+	bool ok = false;
+
+	for (size_t k = 0; all && k < n; k++)
+		all[k] = (struct pmon_count){
+			.value = 1, .enabled = 1, .running = 1, .running_pct = 100
+		};
+	if (all)
+		ok = column_metric(l, all, i, 1, name, len).ok;
+	free(all);
+	return ok;
+}
+
+/* --metric-only: one unit's metrics on a line, after a header of their
+ * names before the first (perf's layout); JSON: {"NAME": value, ...}. */
+static void print_metric_row(struct out *o, const struct pmon_evlist *l, const struct pmon_count *v,
+			     double wall_s, double interval, const char *label, size_t nr)
+{
+	size_t n = pmon_evlist__count(l);
+	bool csv = o->fmt == FMT_CSV;
+	const char *x = csv ? o->sep : " ";
+	json_t *j = o->fmt == FMT_JSON ? json_object() : NULL;
+	char name[256];
+
+	if (!j && !o->metric_header) {
+		o->metric_header = true;
+		if (interval >= 0)
+			fprintf(o->f, csv ? "time%s" : "#%13s%s", csv ? x : "time", x);
+		if (label)
+			fprintf(o->f, csv ? "%s" : "%-12s ", csv ? x : "");
+		if (nr)
+			fprintf(o->f, csv ? "cpus%s" : "%4s ", csv ? x : "cpus");
+		for (size_t i = 0, k = 0; i < n; i++)
+			if (has_metric(l, i, name, sizeof(name)))
+				fprintf(o->f, csv ? "%s%s" : "%s%20s", k++ ? x : "", name);
+		fputc('\n', o->f);
+	}
+	if (j) {
+		if (interval >= 0)
+			json_object_set_new(j, "interval", json_real(interval));
+		json_label(o, j, label, nr);
+	} else {
+		if (interval >= 0)
+			fprintf(o->f, csv ? "%.9f%s" : "%14.6f ", interval, x);
+		if (label)
+			fprintf(o->f, csv ? "%s%s" : "%-12s ", label, x);
+		if (nr)
+			fprintf(o->f, csv ? "%zu%s" : "%4zu ", nr, x);
+	}
+	for (size_t i = 0, k = 0; i < n; i++) {
+		if (!has_metric(l, i, name, sizeof(name)))
+			continue;
+		struct pmon_metric m = column_metric(l, v, i, wall_s, name, sizeof(name));
+		if (j && m.ok)
+			json_object_set_new(j, name, json_real(m.value));
+		else if (!j && m.ok)
+			fprintf(o->f, csv ? "%s%.2f" : "%s%20.3f", k ? x : "", m.value);
+		else if (!j)
+			fprintf(o->f, csv ? "%s" : "%s%20s", k ? x : "", "");
+		k++;
+	}
+	if (j) {
+		json_dumpf(j, o->f, JSON_COMPACT | JSON_PRESERVE_ORDER);
+		json_decref(j);
+	}
+	fputc('\n', o->f);
+}
+
 /*
  * One event row. @s: the -r statistics (NULL for a single run); @interval:
- * the time of an -I row, or < 0; @unit_label: a CPU or thread label, or NULL.
+ * the time of an -I row, or < 0; @unit_label: a CPU or thread label, or NULL;
+ * @nr: the CPUs of a --per-core/-die/-socket/-node group (perf's column), or 0.
  * With -r, perf's "+- x%" is the standard error of the mean relative to the
  * mean (rel_stddev_stats()); -x puts it after the event name ("variance").
  */
 static void print_row(struct out *o, const struct pmon_evlist *l, const struct pmon_count *v,
 		      size_t i, double wall_s, const struct series *s, double interval,
-		      const char *unit_label)
+		      const char *unit_label, size_t nr)
 {
 	const struct pmon_event_desc *d = pmon_evlist__event(l, i);
 	const struct pmon_count *c = &v[i];
@@ -330,6 +642,8 @@ static void print_row(struct out *o, const struct pmon_evlist *l, const struct p
 			fprintf(o->f, "%.9f%s", interval, x);
 		if (unit_label)
 			fprintf(o->f, "%s%s", unit_label, x);
+		if (nr)
+			fprintf(o->f, "%zu%s", nr, x);
 		if (st) { /* perf's 7 fields: <not supported>,,cycles,0,100.00,, */
 			fprintf(o->f, "%s%s%s%s%s%s%s0%s100.00%s%s\n", st, x, d->unit, x, d->name,
 				x, var, x, x, x);
@@ -351,15 +665,7 @@ static void print_row(struct out *o, const struct pmon_evlist *l, const struct p
 		char val[64];
 		if (interval >= 0)
 			json_object_set_new(j, "interval", json_real(interval));
-		if (unit_label) {
-			/* "CPU3" from --per-cpu, a thread id from --per-thread */
-			if (!strncmp(unit_label, "CPU", 3))
-				json_object_set_new(j, "cpu",
-						    json_integer(strtol(unit_label + 3, NULL, 10)));
-			else
-				json_object_set_new(j, "thread",
-						    json_integer(strtol(unit_label, NULL, 10)));
-		}
+		json_label(o, j, unit_label, nr);
 		snprintf(val, sizeof(val), "%f", mean);
 		json_object_set_new(j, "counter-value", json_string(st ? st : val));
 		json_object_set_new(j, "unit", json_string(d->unit));
@@ -396,6 +702,8 @@ static void print_row(struct out *o, const struct pmon_evlist *l, const struct p
 		fprintf(o->f, "%14.6f ", interval);
 	if (unit_label)
 		fprintf(o->f, "%-12s ", unit_label);
+	if (nr)
+		fprintf(o->f, "%4zu ", nr);
 	if (st) {
 		char why[512];
 		snprintf(why, sizeof(why), "%s", c->reason ? c->reason : "");
@@ -403,10 +711,12 @@ static void print_row(struct out *o, const struct pmon_evlist *l, const struct p
 		fprintf(o->f, "%20s      %-30s %s\n", st, d->name, why);
 		return;
 	}
-	if (d->unit[0])
-		fprintf(o->f, "%20.2f %-5s %-30s", mean, d->unit, d->name);
+	char num[64];
+	if (o->group)
+		pmon_format_grouped(num, sizeof(num), mean, d->unit[0] ? 2 : 0);
 	else
-		fprintf(o->f, "%20.0f       %-30s", mean, d->name);
+		snprintf(num, sizeof(num), "%.*f", d->unit[0] ? 2 : 0, mean);
+	fprintf(o->f, "%20s %-5s %-30s", num, d->unit, d->name);
 	bool more = s || (c->running_pct < 99.995 && c->status == PMON_COUNT_OK);
 	if (m.ok)
 		fprintf(o->f, " # %8.3f %-*s", m.value, more ? 16 : 0, m.unit);
@@ -445,6 +755,19 @@ static void add_series(struct series *s, const struct pmon_count *v, size_t n)
 
 /* The rows of one reading: totals (@v), or one block per unit from
  * @per_unit with --per-cpu / --per-thread. */
+/* One unit's rows (one event each, or its metrics on one line). */
+static void print_unit(struct out *o, const struct pmon_evlist *l, const struct pmon_count *v,
+		       const struct series *s, double wall_s, double interval, const char *label,
+		       size_t nr)
+{
+	if (o->metric_only) {
+		print_metric_row(o, l, v, wall_s, interval, label, nr);
+		return;
+	}
+	for (size_t i = 0; i < pmon_evlist__count(l); i++)
+		print_row(o, l, v, i, wall_s, s ? &s[i] : NULL, interval, label, nr);
+}
+
 static void print_counts(struct out *o, const struct stat_opts *so, struct pmon_evlist *l,
 			 struct pmon_counters *c, const struct pmon_count *v,
 			 const struct pmon_count *per_unit, const struct series *s, double wall_s,
@@ -452,6 +775,24 @@ static void print_counts(struct out *o, const struct stat_opts *so, struct pmon_
 {
 	size_t n = pmon_evlist__count(l);
 
+	if (aggr && per_unit) {
+		size_t ng = pmon_aggr__ngroups(aggr);
+		/* perf -A: each event's CPUs; --per-*: each group's events */
+		bool by_event = so->aggr == PMON_AGGR_CPU && !o->metric_only;
+		struct pmon_count *g = calloc(ng * n, sizeof(*g));
+		if (!g)
+			return;
+		pmon_aggr__sum(aggr, per_unit, n, g);
+		for (size_t k = 0; by_event && k < ng * n; k++)
+			print_row(o, l, g + k % ng * n, k / ng, wall_s, NULL, interval,
+				  pmon_aggr__label(aggr, k % ng), 0);
+		for (size_t gi = 0; !by_event && gi < ng; gi++)
+			print_unit(o, l, g + gi * n, NULL, wall_s, interval,
+				   pmon_aggr__label(aggr, gi),
+				   so->aggr == PMON_AGGR_CPU ? 0 : pmon_aggr__ncpus(aggr, gi));
+		free(g);
+		return;
+	}
 	if ((so->per_cpu || so->per_thread) && per_unit) {
 		for (size_t u = 0; u < pmon_counters__nunits(c); u++) {
 			int cpu;
@@ -462,13 +803,11 @@ static void print_counts(struct out *o, const struct stat_opts *so, struct pmon_
 				snprintf(label, sizeof(label), "CPU%d", cpu);
 			else
 				snprintf(label, sizeof(label), "%d", (int)tid);
-			for (size_t i = 0; i < n; i++)
-				print_row(o, l, per_unit + u * n, i, wall_s, NULL, interval, label);
+			print_unit(o, l, per_unit + u * n, NULL, wall_s, interval, label, 0);
 		}
 		return;
 	}
-	for (size_t i = 0; i < n; i++)
-		print_row(o, l, v, i, wall_s, s ? &s[i] : NULL, interval, NULL);
+	print_unit(o, l, v, s, wall_s, interval, NULL, 0);
 }
 
 /* One interval's state, for the run engine's tick. */
@@ -480,6 +819,8 @@ struct interval {
 	struct run_result *rr;
 	struct pmon_count *delta, *per_unit;
 	unsigned long printed;
+	struct pmon_count *sum, *sum_unit; /* --summary: the intervals added up */
+	double sum_s;
 };
 
 enum { TICK_OUTPUT_FAILED = 1, TICK_COUNT_REACHED = 2, TICK_READ_FAILED = 3 };
@@ -495,10 +836,27 @@ static int interval_tick(void *ctx, double at, bool last)
 
 	if (pmon_monitor__read_delta(iv->m, iv->delta, iv->per_unit, &dt))
 		return TICK_READ_FAILED;
+	if (iv->sum) {
+		size_t n = pmon_evlist__count(iv->l),
+		       nu = iv->per_unit ? pmon_counters__nunits(c) : 0;
+		for (size_t k = 0; k < n; k++)
+			pmon_count__add(&iv->sum[k], &iv->delta[k], iv->sum_s == 0);
+		for (size_t k = 0; k < n * nu; k++)
+			pmon_count__add(&iv->sum_unit[k], &iv->per_unit[k], iv->sum_s == 0);
+		iv->sum_s += dt > 0 ? dt : 1e-9;
+	}
 	/* The last, partial interval is printed unless it is a sliver after a
 	 * whole one; a command shorter than one interval still gets its line
-	 * (nothing measured is lost, and --plot has a point to draw). */
-	if (!last || dt > 1e-3 || iv->printed == 0) {
+	 * (nothing measured is lost, and --plot has a point to draw). With
+	 * --summary always, as perf: the intervals then add up to the total. */
+	if (!last || dt > 1e-3 || iv->printed == 0 || so->summary) {
+		if (so->interval_clear && iv->o->fmt == FMT_TABLE) { /* perf's CONSOLE_CLEAR */
+			fputs("\033[H\033[2J", iv->o->f);
+			iv->o->metric_header = false; /* --metric-only's, again */
+			if (!so->metric_only)
+				fprintf(iv->o->f, "#%13s %20s %-5s %s\n", "time", "counts", "unit",
+					"events");
+		}
 		print_counts(iv->o, so, iv->l, c, iv->delta, iv->per_unit, NULL, dt, at);
 		if (plot_out)
 			print_counts(plot_out, so, iv->l, c, iv->delta, iv->per_unit, NULL, dt, at);
@@ -517,13 +875,51 @@ static int interval_tick(void *ctx, double at, bool last)
 	return 0;
 }
 
+static void print_title(struct out *o, const struct stat_opts *so, const char *set);
+
+/* --summary: the intervals' sum, as perf prints it after them (CSV rows
+ * marked "summary" in the time field). */
+static void print_summary(struct out *o, const struct stat_opts *so, struct pmon_evlist *l,
+			  struct pmon_monitor *m, const struct pmon_count *sum,
+			  const struct pmon_count *sum_unit, double wall_s)
+{
+	struct pmon_counters *c = pmon_monitor__counters(m);
+
+	if (o->fmt == FMT_TABLE) {
+		print_title(o, so, NULL);
+		o->metric_header = false; /* no time column now */
+		print_counts(o, so, l, c, sum, sum_unit, NULL, wall_s, -1);
+		return;
+	}
+	if (o->fmt == FMT_CSV) {
+		/* perf's "summary" field: each row starts with it */
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *mem = open_memstream(&buf, &len);
+		struct out mo = *o;
+		if (!mem)
+			return;
+		mo.f = mem;
+		print_counts(&mo, so, l, c, sum, sum_unit, NULL, wall_s, -1);
+		fclose(mem);
+		for (char *line = buf, *nl; line && *line; line = nl ? nl + 1 : NULL) {
+			nl = strchr(line, '\n');
+			fprintf(o->f, "summary%s%.*s\n", o->sep,
+				(int)(nl ? nl - line : (ptrdiff_t)strlen(line)), line);
+		}
+		free(buf);
+		return;
+	}
+	print_counts(o, so, l, c, sum, sum_unit, NULL, wall_s, -1);
+}
+
 /* Until the run ends: ticks with -I, else a wait. */
 static void run_loop(struct out *o, const struct stat_opts *so, struct pmon_evlist *l,
 		     struct pmon_monitor *m, struct pmon_run *run, struct run_result *rr)
 {
 	size_t n = pmon_evlist__count(l), nu = pmon_counters__nunits(pmon_monitor__counters(m));
-	bool units = so->per_cpu || so->per_thread;
-	struct interval iv = { o, so, l, m, rr, NULL, NULL, 0 };
+	bool units = so->per_cpu || so->per_thread || so->aggr;
+	struct interval iv = { o, so, l, m, rr, NULL, NULL, 0, NULL, NULL, 0 };
 
 	if (!so->interval_ms) {
 		pmon_run__wait(run);
@@ -531,12 +927,21 @@ static void run_loop(struct out *o, const struct stat_opts *so, struct pmon_evli
 	}
 	iv.delta = calloc(n, sizeof(*iv.delta));
 	iv.per_unit = units ? calloc(n * nu, sizeof(*iv.per_unit)) : NULL;
-	if (iv.delta && (!units || iv.per_unit))
+	if (so->summary) {
+		iv.sum = calloc(n, sizeof(*iv.sum));
+		iv.sum_unit = units ? calloc(n * nu, sizeof(*iv.sum_unit)) : NULL;
+	}
+	if (iv.delta && (!units || iv.per_unit) &&
+	    (!so->summary || (iv.sum && (!units || iv.sum_unit))))
 		pmon_run__loop(run, (double)so->interval_ms / 1e3, interval_tick, &iv);
 	else
 		pmon_run__wait(run);
+	if (iv.sum && iv.sum_s > 0 && !rr->output_failed)
+		print_summary(o, so, l, m, iv.sum, iv.sum_unit, iv.sum_s);
 	free(iv.delta);
 	free(iv.per_unit);
+	free(iv.sum);
+	free(iv.sum_unit);
 }
 
 static void print_header(struct out *o, const struct stat_opts *so, const char *set);
@@ -555,10 +960,12 @@ static const struct pmon_target *run_target(const struct stat_opts *so, pid_t ch
 	if (so->npids || so->ntids) {
 		how->start_disabled = true;
 	} else if (so->system_wide) {
-		how->enable_on_exec = child > 0;
+		how->enable_on_exec = child > 0 && !so->delay_ms;
 		how->start_disabled = true;
 	} else if (child > 0) {
-		how->enable_on_exec = true;
+		/* -D: enabled by pmon_run__delay(), never by the exec */
+		how->enable_on_exec = !so->delay_ms;
+		how->start_disabled = so->delay_ms > 0;
 		return *own = pmon_target__new_pid(child);
 	}
 	return so->tgt;
@@ -580,7 +987,7 @@ static struct pmon_monitor *open_counters(const struct stat_opts *so, struct pmo
 		return m;
 	if ((*rc = cli_run_interrupted(run))) /* Ctrl-C ended the command first */
 		return NULL;
-	if (errno == ESRCH) {
+	if (errno == ESRCH || errno == PMON_ERRNO__EVENT_SYNTAX) { /* gone; a bad --filter */
 		cli_error("%s", pmon_errdetail());
 		*rc = CLI_USAGE;
 	} else {
@@ -602,7 +1009,7 @@ static int print_totals(struct out *o, const struct stat_opts *so, struct pmon_e
 			struct run_result *rr, bool last)
 {
 	size_t n = pmon_evlist__count(l), nu = pmon_counters__nunits(pmon_monitor__counters(m));
-	bool units = so->per_cpu || so->per_thread;
+	bool units = so->per_cpu || so->per_thread || so->aggr;
 	struct pmon_count *v = calloc(n, sizeof(*v));
 	struct pmon_count *per_unit = units ? calloc(n * nu, sizeof(*per_unit)) : NULL;
 	double dt;
@@ -633,6 +1040,39 @@ static int print_totals(struct out *o, const struct stat_opts *so, struct pmon_e
 	return rc;
 }
 
+/* -A, --per-*: the units (CPUs) of @c grouped by @mode; NULL (detail). */
+static struct pmon_aggr *make_aggr(int mode, const struct pmon_counters *c)
+{
+	size_t nu = pmon_counters__nunits(c);
+	int *cpus = calloc(nu ? nu : 1, sizeof(*cpus));
+	struct pmon_aggr *a = NULL;
+
+	for (size_t u = 0; cpus && u < nu; u++)
+		pmon_counters__unit(c, u, &cpus[u], &(pid_t){ 0 });
+	if (cpus)
+		a = pmon_aggr__new(NULL, (enum pmon_aggr_mode)mode, cpus, nu);
+	free(cpus);
+	return a;
+}
+
+/* -D: the command runs uncounted for @ms, then counting starts (perf's
+ * "Events disabled"/"Events enabled" on standard error); the elapsed time
+ * starts then, as perf's. */
+static int start_delayed(struct pmon_run *run, struct pmon_monitor *m, long ms, double *t0)
+{
+	fprintf(stderr, "Events disabled\n");
+	int r = pmon_run__delay(run, m, (unsigned)ms);
+	if (r < 0) {
+		cli_error("%s", pmon_errdetail());
+		return CLI_FAIL;
+	}
+	if (r > 0) {
+		fprintf(stderr, "Events enabled\n");
+		*t0 = pmon_monotonic_s();
+	}
+	return CLI_OK;
+}
+
 /* One run: the command (or the targets) from start to end. */
 static int run_once(struct out *o, const struct stat_opts *so, struct pmon_evlist *l,
 		    struct series *s, struct pmon_running_stats *wall, struct run_result *rr,
@@ -652,13 +1092,20 @@ static int run_once(struct out *o, const struct stat_opts *so, struct pmon_evlis
 	}
 	if (!(m = open_counters(so, l, run, &rc)))
 		goto out;
+	if (so->aggr && !(aggr = make_aggr(so->aggr, pmon_monitor__counters(m)))) {
+		cli_error("%s", pmon_errdetail());
+		rc = CLI_FAIL;
+		goto out;
+	}
 	t0 = pmon_monotonic_s();
-	if (pmon_run__start(run, m)) {
+	if (pmon_run__start(run, so->delay_ms ? NULL : m)) {
 		/* Every exec failure is 127, the shell's "could not execute". */
 		cli_error("%s", pmon_errdetail());
 		rc = pmon_run__exit_code(run) == 127 ? 127 : CLI_FAIL;
 		goto out;
 	}
+	if (so->delay_ms && (rc = start_delayed(run, m, so->delay_ms, &t0)) != CLI_OK)
+		goto out;
 	if (first)
 		print_header(o, so, set); /* once counting and the command both started */
 	run_loop(o, so, l, m, run, rr);
@@ -671,6 +1118,8 @@ static int run_once(struct out *o, const struct stat_opts *so, struct pmon_evlis
 	else if (!so->interval_ms)
 		rc = print_totals(o, so, l, m, s, wall, rr, last || rr->interrupted);
 out:
+	pmon_aggr__free(aggr);
+	aggr = NULL;
 	pmon_monitor__close(m);
 	pmon_run__free(run);
 	return rc;
@@ -678,10 +1127,18 @@ out:
 
 static void print_header(struct out *o, const struct stat_opts *so, const char *set)
 {
-	size_t n, ncpus;
-
 	if (o->fmt != FMT_TABLE)
 		return;
+	print_title(o, so, set);
+	if (so->interval_ms && !so->interval_clear && !so->metric_only)
+		fprintf(o->f, "#%13s %20s %-5s %s\n", "time", "counts", "unit", "events");
+}
+
+/* " Performance counter stats for 'CMD':", perf's title. */
+static void print_title(struct out *o, const struct stat_opts *so, const char *set)
+{
+	size_t n, ncpus;
+
 	fprintf(o->f, "\n Performance counter stats for ");
 	if (so->npids || so->ntids) {
 		fprintf(o->f, "%s", so->npids ? "process id(s)" : "thread id(s)");
@@ -704,8 +1161,6 @@ static void print_header(struct out *o, const struct stat_opts *so, const char *
 	if (set)
 		fprintf(o->f, " (%s)\n", set);
 	fputc('\n', o->f);
-	if (so->interval_ms)
-		fprintf(o->f, "#%13s %20s %-5s %s\n", "time", "counts", "unit", "events");
 }
 
 static void print_footer(struct out *o, const struct stat_opts *so, const struct run_result *rr,
@@ -946,8 +1401,13 @@ int cmd_stat(int argc, char **argv)
 	o.fmt = so.fmt;
 	o.sep = so.sep;
 	o.path = so.outpath;
+	o.aggr = so.aggr;
+	o.metric_only = so.metric_only;
 	if ((rc = open_output(&so, &o)) != CLI_OK)
 		goto out;
+	/* -B: perf groups by default; pmon where a person reads the table */
+	o.group =
+		o.fmt == FMT_TABLE && (so.big_num == 1 || (so.big_num < 0 && isatty(fileno(o.f))));
 	if (so.msr_backend) {
 		size_t ncpus;
 		const int *cpus = pmon_target__cpus(so.tgt, &ncpus);

@@ -118,6 +118,16 @@ PMON_API pid_t pmon_target__pid(const struct pmon_target *t);
 PMON_API const char *pmon_target__cgroup(const struct pmon_target *t);
 
 /**
+ * pmon_cgroup_resolve() - perf's -G NAME as a directory: NAME under the
+ * perf_event cgroup hierarchy, as perf finds it in the mount table (a
+ * cgroup v1 mount with the perf_event controller, else the cgroup2 mount).
+ * @dir: @len bytes for the path.
+ * Return: 0; -ENOENT (detail) when no such hierarchy is mounted or NAME is
+ * not a cgroup in it; -ENAMETOOLONG.
+ */
+PMON_API int pmon_cgroup_resolve(const char *name, char *dir, size_t len);
+
+/**
  * pmon_target__threads() - the threads @t names, expanded once (perf's
  * thread map): explicit tids as given, each process of pids (or pid, when
  * not a child started on exec) as all its threads from /proc/PID/task,

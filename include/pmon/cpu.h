@@ -370,6 +370,24 @@ PMON_API uint64_t pmon_rdt_mbm_correct(const struct pmon_rdt *r, unsigned rmid, 
  */
 PMON_API int pmon_cpu_l3_ids(const char *sysfs_root, const int *cpus, size_t n, int *ids);
 
+/* Where a logical CPU sits: Linux's topology ids (Documentation/ABI/stable/
+ * sysfs-devices-system-cpu: cpuN/topology/{physical_package_id,die_id,
+ * core_id}) and its NUMA node (sysfs-devices-node: nodeK/cpulist). */
+struct pmon_cpu_place {
+	int cpu, socket, die, core, node;
+};
+
+/**
+ * pmon_cpu_places() - the socket, die, core and NUMA node of each of @cpus,
+ * from sysfs. A die_id the kernel does not list (before Linux 5.2) reads 0,
+ * a machine without /sys/devices/system/node is node 0, as perf reads them.
+ * @sysfs_root: NULL for "/sys" (tests pass a copy). @out: @n entries.
+ * Return: 0, or -ENOENT (detail naming the file) when a CPU has no
+ * physical_package_id or core_id.
+ */
+PMON_API int pmon_cpu_places(const char *sysfs_root, const int *cpus, size_t n,
+			     struct pmon_cpu_place *out);
+
 /* ---- names ------------------------------------------------------------ */
 
 PMON_API const char *pmon_vendor_name(enum pmon_vendor v);

@@ -96,6 +96,36 @@ PMON_API void pmon_evlist__free(struct pmon_evlist *l);
  */
 PMON_API int pmon_evlist__add(struct pmon_evlist *l, const char *spec);
 /**
+ * pmon_evlist__add_detailed() - append perf stat's -d sets up to @level
+ * (1-3): 1 L1-dcache-loads, L1-dcache-load-misses, LLC-loads,
+ * LLC-load-misses; 2 adds L1-icache-loads/-misses, dTLB-loads/-misses,
+ * iTLB-loads/-misses; 3 adds L1-dcache-prefetches/-misses (perf's
+ * builtin-stat.c, detailed_attrs and the two after it). Generic cache
+ * events: where the PMU lacks one, it opens as not supported, with why.
+ * Return: as pmon_evlist__add(); -EINVAL for a level outside 1-3.
+ */
+PMON_API int pmon_evlist__add_detailed(struct pmon_evlist *l, unsigned level);
+/**
+ * pmon_evlist__set_filter() - perf's --filter: the kernel's event filter
+ * (Documentation/trace/events.rst, "Event filtering": "prev_pid == 0",
+ * "comm ~ \"sh*\"") for tracepoint event @i, set on each of its counters
+ * as they open (PERF_EVENT_IOC_SET_FILTER). Copied; a second one replaces it.
+ * Return: 0; -EINVAL (detail) when @i is not a tracepoint or the filter is
+ * empty; -ENOMEM. The kernel checks the syntax when the counters open.
+ */
+PMON_API int pmon_evlist__set_filter(struct pmon_evlist *l, size_t i, const char *filter);
+/** Event @i's filter, or NULL; owned by @l. */
+PMON_API const char *pmon_evlist__filter(const struct pmon_evlist *l, size_t i);
+/**
+ * pmon_evlist__set_cgroup() - perf stat's -G: count event @i only for the
+ * tasks of the cgroup directory @dir (pmon_cgroup_resolve() turns perf's
+ * name into one), on CPU-wide counters (-a, -C). NULL or "" clears it.
+ * Copied. Return: 0, -EINVAL (no event @i), -ENOMEM.
+ */
+PMON_API int pmon_evlist__set_cgroup(struct pmon_evlist *l, size_t i, const char *dir);
+/** Event @i's cgroup directory, or NULL; owned by @l. */
+PMON_API const char *pmon_evlist__cgroup(const struct pmon_evlist *l, size_t i);
+/**
  * pmon_evlist__next() - split an event list as pmon_evlist__add() does: a
  * comma ends an event except inside a {group} or a PMU's /terms/. Start
  * with *@pos NULL; each call copies the next event (or group) into @item

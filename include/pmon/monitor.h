@@ -122,6 +122,19 @@ PMON_API pid_t pmon_run__pid(const struct pmon_run *r);
 PMON_API int pmon_run__start(struct pmon_run *r, struct pmon_monitor *m);
 
 /**
+ * pmon_run__delay() - perf stat -D: let the command run uncounted for
+ * @delay_ms, then start counting (pmon_monitor__start(@m, NULL): enable,
+ * new baseline), unless the run ended first. Call after
+ * pmon_run__start(@r, NULL), with @m opened start_disabled and without
+ * enable_on_exec (counters that children inherited are enabled with their
+ * parent's). Sleeps in short steps so that a command that ends early ends
+ * the wait.
+ * Return: 1 when counting started, 0 when the run ended before (nothing
+ * was counted), or the -errno of the enable (detail).
+ */
+PMON_API int pmon_run__delay(struct pmon_run *r, struct pmon_monitor *m, unsigned delay_ms);
+
+/**
  * pmon_run__done() - has the run ended? Does not block. Ended: the command
  * exited (reaped, its status kept), or every watched process and thread
  * is gone (pmon_process_alive()), or a signal came.
@@ -191,6 +204,55 @@ PMON_API void pmon_count__delta(const struct pmon_count *prev, const struct pmon
 
 /** Scale @raw by @enabled / @running (multiplexing); @raw when running is 0 or full. */
 PMON_API double pmon_count__scale(uint64_t raw, uint64_t enabled, uint64_t running);
+
+/**
+ * pmon_count__add() - add @d to the sum @acc, as pmon_monitor__read_delta()
+ * sums its units: raw, enabled, running and value add up; the status is OK
+ * once any part counted (else the first part's, with its reason); the
+ * running percentage is recomputed. @first: @acc holds nothing yet (it is
+ * overwritten). Sums CPUs into a socket, or intervals into a total.
+ */
+PMON_API void pmon_count__add(struct pmon_count *acc, const struct pmon_count *d, bool first);
+
+/* ---- aggregation by topology (perf stat -A, --per-core ...) ------------ */
+
+/* What one row stands for: perf stat's aggregation modes. */
+enum pmon_aggr_mode {
+	PMON_AGGR_CPU = 1, /* -A, --no-aggr: "CPU3" */
+	PMON_AGGR_CORE, /* --per-core: "S0-D0-C1" */
+	PMON_AGGR_DIE, /* --per-die: "S0-D0" */
+	PMON_AGGR_SOCKET, /* --per-socket: "S0" */
+	PMON_AGGR_NODE, /* --per-node: "N0" */
+};
+
+struct pmon_aggr;
+
+/**
+ * pmon_aggr__new() - group counting units by where their CPU sits
+ * (pmon_cpu_places()), one group per CPU, core, die, socket or node, in
+ * perf's order (by socket, die, core; by node; by CPU).
+ * @unit_cpus: the CPU of each of the @nunits units (pmon_counters__unit());
+ * every unit must be on a CPU (-a, -C). @sysfs_root: NULL for "/sys".
+ * Return: the grouping (pmon_aggr__free()), or NULL with errno: EINVAL (a
+ * bad mode, a unit on no CPU), ENOENT (the topology is unreadable; detail),
+ * ENOMEM.
+ */
+PMON_API struct pmon_aggr *pmon_aggr__new(const char *sysfs_root, enum pmon_aggr_mode mode,
+					  const int *unit_cpus, size_t nunits);
+PMON_API void pmon_aggr__free(struct pmon_aggr *a);
+/** How many groups (rows per event). */
+PMON_API size_t pmon_aggr__ngroups(const struct pmon_aggr *a);
+/** Group @g's perf label ("S0-D0-C1", "N0", "CPU3"); owned by @a. */
+PMON_API const char *pmon_aggr__label(const struct pmon_aggr *a, size_t g);
+/** How many distinct CPUs group @g holds (perf's "cpus" column). */
+PMON_API size_t pmon_aggr__ncpus(const struct pmon_aggr *a, size_t g);
+/**
+ * pmon_aggr__sum() - sum the units' counts into their groups
+ * (pmon_count__add()). @per_unit: nunits x @nev (unit-major, as
+ * pmon_monitor__read_delta() fills it); @out: ngroups x @nev (group-major).
+ */
+PMON_API void pmon_aggr__sum(const struct pmon_aggr *a, const struct pmon_count *per_unit,
+			     size_t nev, struct pmon_count *out);
 
 /* ---- the monitor: counters read in intervals --------------------------- */
 

@@ -105,6 +105,16 @@ PMON_API void pmon_output__abandon(struct pmon_output *out);
  */
 PMON_API void pmon_output_cleanup_on_signals(void);
 
+/**
+ * pmon_format_grouped() - @v with @decimals decimals, grouped in thousands
+ * as the user's locale groups them (LC_ALL, LC_NUMERIC, LANG: "1,234,567.89"
+ * in en_US, "1.234.567,89" in de_DE, "1234567.89" in C), whatever locale
+ * this process set: perf stat's -B (printf's ' flag under that locale).
+ * Tables for people only: CSV and JSON stay in the C locale.
+ * Return: snprintf()'s.
+ */
+PMON_API int pmon_format_grouped(char *buf, size_t len, double v, int decimals);
+
 #ifdef __cplusplus
 }
 #endif

@@ -52,8 +52,11 @@ struct pmon_counters {
 	long **pmu_cpus;
 	size_t *npmu_cpus;
 	int cgroup_fd; /* the target's cgroup directory while opening, or -1 */
+	int *ev_cgroup_fd; /* [e]: -G's cgroup of each event while opening, or -1 */
 	struct pmon_open_opts how; /* the caller's, copied at open */
 };
+
+static void close_event_cgroups(struct pmon_counters *c);
 
 /* Whether event @e may open on @cpu: perf opens a hybrid PMU's events only
  * on that PMU's CPUs (evsel->pmu->cpus); on the others they would fail, or
@@ -395,6 +398,7 @@ void pmon_counters__close(struct pmon_counters *c)
 		return;
 	if (c->cgroup_fd >= 0)
 		close(c->cgroup_fd);
+	close_event_cgroups(c);
 	for (size_t i = 0; c->fd && i < c->nunits * c->nev; i++)
 		if (c->fd[i] >= 0)
 			close(c->fd[i]);
@@ -443,9 +447,10 @@ static int open_one(struct pmon_counters *c, size_t u, size_t e)
 	a.enable_on_exec = lead < 0 && c->how.enable_on_exec && c->units[u].tid != -1;
 
 	bool ex = a.exclude_kernel;
-	fd = pmon_perf_event_open(&a, c->cgroup_fd >= 0 ? c->cgroup_fd : c->units[u].tid,
-				  c->units[u].cpu, lead < 0 ? -1 : c->fd[base + lead],
-				  c->cgroup_fd >= 0 ? PERF_FLAG_PID_CGROUP : 0,
+	int cg = c->ev_cgroup_fd && c->ev_cgroup_fd[e] >= 0 ? c->ev_cgroup_fd[e] : c->cgroup_fd;
+	fd = pmon_perf_event_open(&a, cg >= 0 ? cg : c->units[u].tid, c->units[u].cpu,
+				  lead < 0 ? -1 : c->fd[base + lead],
+				  cg >= 0 ? PERF_FLAG_PID_CGROUP : 0,
 				  !(d->mods & (PMON_MOD_U | PMON_MOD_K | PMON_MOD_H)));
 	if (fd >= 0 && a.exclude_kernel && !ex) {
 		if (!c->st[e].user_only) {
@@ -463,14 +468,62 @@ static int open_one(struct pmon_counters *c, size_t u, size_t e)
 					 (int)c->units[u].tid);
 		if (!c->st[e].err) {
 			c->st[e].err = err;
-			set_reason(&c->st[e], d, err, c->cgroup_fd >= 0 ? -1 : c->units[u].tid);
+			set_reason(&c->st[e], d, err, cg >= 0 ? -1 : c->units[u].tid);
 		}
 		return 0;
+	}
+	const char *filter = pmon_evlist__filter(c->list, e);
+	if (filter && ioctl(fd, PERF_EVENT_IOC_SET_FILTER, filter)) {
+		int err = errno;
+		close(fd);
+		/* The user's text: bad input, as a bad event name is. */
+		return pmon__err(-PMON_ERRNO__EVENT_SYNTAX,
+				 "the kernel refused the filter '%s' of '%s': %s (the syntax and "
+				 "fields: Documentation/trace/events.rst, 'Event filtering')",
+				 filter, d->name, strerror(err));
 	}
 	c->fd[base + e] = fd;
 	c->st[e].opened++;
 	if (ioctl(fd, PERF_EVENT_IOC_ID, &c->id[base + e]))
 		c->id[base + e] = 0;
+	return 0;
+}
+
+static void close_event_cgroups(struct pmon_counters *c)
+{
+	for (size_t e = 0; c->ev_cgroup_fd && e < c->nev; e++)
+		if (c->ev_cgroup_fd[e] >= 0)
+			close(c->ev_cgroup_fd[e]);
+	free(c->ev_cgroup_fd);
+	c->ev_cgroup_fd = NULL;
+}
+
+/* -G: each event's cgroup opened once; each counter takes its own
+ * reference (perf_cgroup_connect()), so they are closed once all are open.
+ * Per-cgroup counting is per CPU: every unit must be CPU-wide. */
+static int open_event_cgroups(struct pmon_counters *c)
+{
+	for (size_t e = 0; e < c->nev; e++) {
+		const char *dir = pmon_evlist__cgroup(c->list, e);
+		if (!dir)
+			continue;
+		for (size_t u = 0; u < c->nunits; u++)
+			if (c->units[u].tid != -1 || c->cgroup_fd >= 0)
+				return pmon__err(-EINVAL,
+						 "-G counts a cgroup's tasks per CPU: it "
+						 "needs CPU-wide counters (-a or -C)");
+		if (!c->ev_cgroup_fd) {
+			if (!(c->ev_cgroup_fd = malloc(c->nev * sizeof(*c->ev_cgroup_fd))))
+				return -ENOMEM;
+			for (size_t k = 0; k < c->nev; k++)
+				c->ev_cgroup_fd[k] = -1;
+		}
+		c->ev_cgroup_fd[e] = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (c->ev_cgroup_fd[e] < 0) {
+			int err = errno;
+			return pmon__err(-err, "cannot open cgroup '%s': %s", dir, strerror(err));
+		}
+	}
 	return 0;
 }
 
@@ -532,6 +585,8 @@ struct pmon_counters *pmon_counters__open(const struct pmon_evlist *events,
 		c->fd[i] = -1;
 	for (size_t e = 0; e < c->nev; e++)
 		c->st[e].scale = pmon_evlist__event(events, e)->scale;
+	if (!err)
+		err = open_event_cgroups(c);
 	for (size_t u = 0; u < c->nunits && !err; u++)
 		for (size_t e = 0; e < c->nev && !err; e++)
 			err = open_one(c, u, e);
@@ -539,6 +594,7 @@ struct pmon_counters *pmon_counters__open(const struct pmon_evlist *events,
 		close(c->cgroup_fd);
 		c->cgroup_fd = -1;
 	}
+	close_event_cgroups(c);
 	if (err)
 		goto fail;
 	size_t opened = 0;

@@ -134,6 +134,38 @@ static int check_cgroup(const char *dir)
 	return 0;
 }
 
+int pmon_cgroup_resolve(const char *name, char *dir, size_t len)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char line[1024], v1[512] = "", v2[512] = "";
+
+	/* "36 25 0:31 / /sys/fs/cgroup/perf_event rw - cgroup cgroup rw,perf_event":
+	 * the mount point is field 5, the type and options follow " - ". */
+	while (f && !v1[0] && fgets(line, sizeof(line), f)) {
+		char *dash = strstr(line, " - "), mnt[512], type[32], src[64], opts[512];
+		if (!dash || sscanf(line, "%*s %*s %*s %*s %511s", mnt) != 1 ||
+		    sscanf(dash + 3, "%31s %63s %511s", type, src, opts) != 3 || strchr(mnt, '\\'))
+			continue;
+		if (!strcmp(type, "cgroup") && strstr(opts, "perf_event"))
+			pmon__strlcpy(v1, mnt, sizeof(v1));
+		else if (!strcmp(type, "cgroup2") && !v2[0])
+			pmon__strlcpy(v2, mnt, sizeof(v2));
+	}
+	if (f)
+		fclose(f);
+	const char *base = v1[0] ? v1 : v2;
+	if (!base[0])
+		return pmon__err(-ENOENT,
+				 "cgroup '%s': no perf_event cgroup hierarchy is mounted "
+				 "(cgroup v1's perf_event or cgroup2)",
+				 name);
+	while (*name == '/')
+		name++;
+	if (!pmon__fmt(dir, len, "%s%s%s", base, *name ? "/" : "", name))
+		return pmon__err(-ENAMETOOLONG, "cgroup '%s': the path is too long", name);
+	return check_cgroup(dir);
+}
+
 static int target_parse(const struct pmon_target_spec *spec, struct pmon_target *t)
 {
 	void *v;

@@ -4,9 +4,11 @@
  * as Linux's cacheinfo lays it out (Documentation/ABI/testing/
  * sysfs-devices-system-cpu: cpuN/cache/indexM/{level,id,shared_cpu_list}).
  * RDT monitoring counts per L3 domain (SDM 17.16.7: IA32_QM_CTR reports the
- * domain of the CPU that reads it), so its MSR path needs this.
+ * domain of the CPU that reads it), so its MSR path needs this. Also each
+ * CPU's socket, die, core and node, for stat's --per-socket and the like.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
@@ -80,4 +82,68 @@ int pmon_thread_pin(int cpu)
 				 errno == EINVAL ? "not online or not in this thread's cpuset"
 						 : strerror(errno));
 	return cpu;
+}
+
+/* The node whose cpulist holds @cpu, -1 when no node lists it. */
+static int node_of(const char *sys, int cpu)
+{
+	char path[512], buf[4096];
+	int node = -1;
+	DIR *d;
+	struct dirent *e;
+
+	pmon__fmt(path, sizeof(path), "%s/devices/system/node", sys);
+	if (!(d = opendir(path)))
+		return -1;
+	while (node < 0 && (e = readdir(d))) {
+		char *end;
+		long k, *ids = NULL;
+		size_t n = 0;
+
+		if (strncmp(e->d_name, "node", 4) || (k = strtol(e->d_name + 4, &end, 10)) < 0 ||
+		    end == e->d_name + 4 || *end)
+			continue;
+		pmon__fmt(path, sizeof(path), "%s/devices/system/node/%s/cpulist", sys, e->d_name);
+		if (pmon__read_text(path, buf, sizeof(buf)) <= 0)
+			continue;
+		buf[strcspn(buf, "\n")] = 0;
+		if (buf[0] && !pmon__idlist_parse(buf, 1L << 30, &ids, &n))
+			for (size_t i = 0; i < n; i++)
+				if (ids[i] == cpu)
+					node = (int)k;
+		free(ids);
+	}
+	closedir(d);
+	return node;
+}
+
+int pmon_cpu_places(const char *sysfs_root, const int *cpus, size_t n, struct pmon_cpu_place *out)
+{
+	static const char *const file[] = { "physical_package_id", "die_id", "core_id" };
+	const char *sys = sysfs_root ? sysfs_root : "/sys";
+	char path[512];
+
+	for (size_t i = 0; i < n; i++) {
+		long v[3];
+
+		for (int f = 0; f < 3; f++) {
+			pmon__fmt(path, sizeof(path), "%s/devices/system/cpu/cpu%d/topology/%s",
+				  sys, cpus[i], file[f]);
+			if (!pmon__read_long(path, &v[f]))
+				continue;
+			if (f == 1) { /* no die_id before Linux 5.2: one die per socket */
+				v[f] = 0;
+				continue;
+			}
+			return pmon__err(-ENOENT, "cannot read %s: the CPU's topology is unknown",
+					 path);
+		}
+		int node = node_of(sys, cpus[i]);
+		out[i] = (struct pmon_cpu_place){ .cpu = cpus[i],
+						  .socket = (int)v[0],
+						  .die = (int)v[1],
+						  .core = (int)v[2],
+						  .node = node < 0 ? 0 : node };
+	}
+	return 0;
 }

@@ -36,6 +36,10 @@ struct pmon_evlist {
 			    * EPERM (tracepoints are not open to this user) */
 	int paranoid; /* perf_event_paranoid, read where EPERM was decided */
 	bool no_pfm;
+	char **filter; /* --filter per event, nfilter entries (NULL: none) */
+	size_t nfilter;
+	char **cgroup; /* -G per event, ncgroup entries (NULL: none) */
+	size_t ncgroup;
 };
 
 struct name_id {
@@ -135,8 +139,64 @@ void pmon_evlist__free(struct pmon_evlist *l)
 	if (!l)
 		return;
 	tracefs_unmount(l);
+	for (size_t i = 0; i < l->nfilter; i++)
+		free(l->filter[i]);
+	free(l->filter);
+	for (size_t i = 0; i < l->ncgroup; i++)
+		free(l->cgroup[i]);
+	free(l->cgroup);
 	free(l->ev);
 	free(l);
+}
+
+/* (*@v)[@i] = a copy of @s (NULL: none), the array grown to hold it. */
+static int set_per_event(char ***v, size_t *n, size_t i, const char *s)
+{
+	char *copy = NULL;
+
+	if (i >= *n) {
+		char **f = realloc(*v, (i + 1) * sizeof(*f));
+		if (!f)
+			return -ENOMEM;
+		memset(f + *n, 0, (i + 1 - *n) * sizeof(*f));
+		*v = f;
+		*n = i + 1;
+	}
+	if (s && !(copy = strdup(s)))
+		return -ENOMEM;
+	free((*v)[i]);
+	(*v)[i] = copy;
+	return 0;
+}
+
+int pmon_evlist__set_cgroup(struct pmon_evlist *l, size_t i, const char *dir)
+{
+	if (i >= l->n)
+		return pmon__err(-EINVAL, "-G: no event %zu to put in cgroup '%s'", i,
+				 dir ? dir : "");
+	return set_per_event(&l->cgroup, &l->ncgroup, i, dir && *dir ? dir : NULL);
+}
+
+const char *pmon_evlist__cgroup(const struct pmon_evlist *l, size_t i)
+{
+	return l && i < l->ncgroup ? l->cgroup[i] : NULL;
+}
+
+int pmon_evlist__set_filter(struct pmon_evlist *l, size_t i, const char *filter)
+{
+	if (i >= l->n || l->ev[i].attr.type != PERF_TYPE_TRACEPOINT)
+		return pmon__err(-EINVAL,
+				 "--filter goes with a tracepoint (-e sys:name before it)%s%s%s",
+				 i < l->n ? ", not '" : "", i < l->n ? l->ev[i].name : "",
+				 i < l->n ? "'" : "");
+	if (!filter || !*filter)
+		return pmon__err(-EINVAL, "the filter of '%s' is empty", l->ev[i].name);
+	return set_per_event(&l->filter, &l->nfilter, i, filter);
+}
+
+const char *pmon_evlist__filter(const struct pmon_evlist *l, size_t i)
+{
+	return l && i < l->nfilter ? l->filter[i] : NULL;
 }
 
 size_t pmon_evlist__count(const struct pmon_evlist *l)
@@ -1354,6 +1414,26 @@ static int add_tp_glob(struct pmon_evlist *l, const char *glob, struct pmon_pmu_
 	err = foreach_tracepoint(l, tp_glob_one, &g);
 	if (!err && !g.matched)
 		err = pmon__err(-PMON_ERRNO__EVENT_UNKNOWN, "no tracepoint matches '%s'", glob);
+	return err;
+}
+
+/* perf stat -d, -dd, -ddd: tools/perf/builtin-stat.c's detailed_attrs,
+ * very_detailed_attrs and very_very_detailed_attrs, in perf's order. */
+static const char *const detailed_sets[] = {
+	"L1-dcache-loads,L1-dcache-load-misses,LLC-loads,LLC-load-misses",
+	"L1-icache-loads,L1-icache-load-misses,dTLB-loads,dTLB-load-misses,iTLB-loads,"
+	"iTLB-load-misses",
+	"L1-dcache-prefetches,L1-dcache-prefetch-misses",
+};
+
+int pmon_evlist__add_detailed(struct pmon_evlist *l, unsigned level)
+{
+	int err = 0;
+
+	if (level < 1 || level > PMON_ARRAY_SIZE(detailed_sets))
+		return pmon__err(-EINVAL, "-d level %u: perf's are 1 to 3 (-d, -dd, -ddd)", level);
+	for (unsigned i = 0; i < level && !err; i++)
+		err = pmon_evlist__add(l, detailed_sets[i]);
 	return err;
 }
 

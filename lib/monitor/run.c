@@ -204,6 +204,25 @@ void pmon_run__stop(struct pmon_run *r)
 	r->have_status = false;
 }
 
+int pmon_run__delay(struct pmon_run *r, struct pmon_monitor *m, unsigned delay_ms)
+{
+	double end = pmon_monotonic_s() + delay_ms / 1e3;
+
+	for (;;) {
+		if (pmon_run__done(r))
+			return 0;
+		double left = end - pmon_monotonic_s();
+		if (left <= 0)
+			break;
+		/* 10 ms steps: a command that ends early ends the wait soon */
+		left = left < 0.01 ? left : 0.01;
+		struct timespec ts = { 0, (long)(left * 1e9) };
+		nanosleep(&ts, NULL);
+	}
+	int err = pmon_monitor__start(m, NULL);
+	return err ? pmon__err(err, "cannot start the counters: %s", strerror(-err)) : 1;
+}
+
 /* Wait for the command; after a signal passed on, it has grace_ms. */
 static int wait_command(struct pmon_run *r)
 {

@@ -10,9 +10,11 @@
  */
 #define _GNU_SOURCE
 #include <locale.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "internal.h"
+#include <pmon/output.h>
 
 static locale_t c_locale;
 
@@ -47,4 +49,21 @@ void pmon__c_locale_leave(locale_t prev)
 {
 	if (prev)
 		uselocale(prev);
+}
+
+int pmon_format_grouped(char *buf, size_t len, double v, int decimals)
+{
+	/* The user's numeric locale for this one call, on this thread only:
+	 * the process keeps the locale it chose. */
+	locale_t user = newlocale(LC_NUMERIC_MASK, "", (locale_t)0);
+	locale_t old;
+	int n;
+
+	if (!user)
+		return snprintf(buf, len, "%.*f", decimals, v); /* an unknown locale: C's */
+	old = uselocale(user);
+	n = snprintf(buf, len, "%'.*f", decimals, v);
+	uselocale(old);
+	freelocale(user);
+	return n;
 }

@@ -631,6 +631,122 @@ static void test_monitor__child_never_started(void **state)
 	assert_int_equal(pmon_child__kill(&ch, SIGTERM, &st), -ECHILD);
 }
 
+/* A file under a fake sysfs root, its directories made on the way. */
+static void put_file(const char *root, const char *rel, const char *text)
+{
+	char path[512], cmd[600];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname '%s')\"", path);
+	assert_int_equal(system(cmd), 0);
+	assert_non_null(f = fopen(path, "w"));
+	fputs(text, f);
+	fclose(f);
+}
+
+struct aggr_row {
+	const char *label;
+	size_t ncpus;
+	double value;
+	int line;
+	enum pmon_count_status status; /* OK unless said */
+};
+
+/* Group the six units of test_monitor__aggr_topology()'s tree by @mode and
+ * compare with @want (each row tagged with its __LINE__). */
+static void check_aggr(const char *root, enum pmon_aggr_mode mode, const struct aggr_row *want,
+		       size_t nwant)
+{
+	static const int unit_cpus[] = { 3, 0, 4, 1, 5, 2 }; /* any order */
+	struct pmon_count per_unit[6], out[6];
+	struct pmon_aggr *a = pmon_aggr__new(root, mode, unit_cpus, 6);
+
+	assert_non_null(a);
+	for (size_t u = 0; u < 6; u++) {
+		per_unit[u] = (struct pmon_count){ .raw = 1u << unit_cpus[u],
+						   .value = (double)(1u << unit_cpus[u]),
+						   .enabled = 100,
+						   .running = 100 };
+		/* a CPU that never ran the event: its group still counted */
+		if (unit_cpus[u] == 4)
+			per_unit[u] = (struct pmon_count){ .status = PMON_COUNT_NOT_COUNTED,
+							   .enabled = 100 };
+	}
+	pmon_aggr__sum(a, per_unit, 1, out);
+	assert_int_equal(pmon_aggr__ngroups(a), nwant);
+	for (size_t g = 0; g < nwant; g++) {
+		if (strcmp(pmon_aggr__label(a, g), want[g].label) ||
+		    pmon_aggr__ncpus(a, g) != want[g].ncpus || out[g].value != want[g].value ||
+		    out[g].status != want[g].status)
+			fail_msg("line %d: got %s %zu %g status %d", want[g].line,
+				 pmon_aggr__label(a, g), pmon_aggr__ncpus(a, g), out[g].value,
+				 (int)out[g].status);
+	}
+	pmon_aggr__free(a);
+}
+
+/* #29: perf stat's -A, --per-core, --per-die, --per-socket and --per-node
+ * from a sysfs tree of two sockets, the first with two dies and a core of
+ * two threads (this machine has one socket): perf's labels and order, the
+ * CPUs per group, the counts summed. */
+static void test_monitor__aggr_topology(void **state)
+{
+	/* cpu: socket, die, core; node 0 holds 0-2,4, node 1 holds 3,5 */
+	static const int topo[6][3] = { { 0, 0, 0 }, { 0, 0, 1 }, { 0, 1, 0 },
+					{ 1, 0, 0 }, { 0, 0, 0 }, { 1, 0, 0 } };
+	char root[] = "/tmp/pmon-topo-XXXXXX", rel[128], v[16], cmd[64];
+	static const char *const file[] = { "physical_package_id", "die_id", "core_id" };
+
+	(void)state;
+	assert_non_null(mkdtemp(root));
+	for (int c = 0; c < 6; c++)
+		for (int f = 0; f < 3; f++) {
+			if (c == 5 && f == 1)
+				continue; /* no die_id (before Linux 5.2): die 0 */
+			snprintf(rel, sizeof(rel), "devices/system/cpu/cpu%d/topology/%s", c,
+				 file[f]);
+			snprintf(v, sizeof(v), "%d\n", topo[c][f]);
+			put_file(root, rel, v);
+		}
+	put_file(root, "devices/system/node/node0/cpulist", "0-2,4\n");
+	put_file(root, "devices/system/node/node1/cpulist", "3,5\n");
+	put_file(root, "devices/system/node/has_cpu", "0-1\n");
+
+	const struct aggr_row core[] = { { "S0-D0-C0", 2, 1, __LINE__, PMON_COUNT_OK },
+					 { "S0-D0-C1", 1, 2, __LINE__, PMON_COUNT_OK },
+					 { "S0-D1-C0", 1, 4, __LINE__, PMON_COUNT_OK },
+					 { "S1-D0-C0", 2, 8 + 32, __LINE__, PMON_COUNT_OK } };
+	const struct aggr_row die[] = { { "S0-D0", 3, 1 + 2, __LINE__, PMON_COUNT_OK },
+					{ "S0-D1", 1, 4, __LINE__, PMON_COUNT_OK },
+					{ "S1-D0", 2, 40, __LINE__, PMON_COUNT_OK } };
+	const struct aggr_row socket[] = { { "S0", 4, 1 + 2 + 4, __LINE__, PMON_COUNT_OK },
+					   { "S1", 2, 40, __LINE__, PMON_COUNT_OK } };
+	const struct aggr_row node[] = { { "N0", 4, 7, __LINE__, PMON_COUNT_OK },
+					 { "N1", 2, 40, __LINE__, PMON_COUNT_OK } };
+	const struct aggr_row cpu[] = { { "CPU0", 1, 1, __LINE__, PMON_COUNT_OK },
+					{ "CPU1", 1, 2, __LINE__, PMON_COUNT_OK },
+					{ "CPU2", 1, 4, __LINE__, PMON_COUNT_OK },
+					{ "CPU3", 1, 8, __LINE__, PMON_COUNT_OK },
+					{ "CPU4", 1, 0, __LINE__, PMON_COUNT_NOT_COUNTED },
+					{ "CPU5", 1, 32, __LINE__, PMON_COUNT_OK } };
+	check_aggr(root, PMON_AGGR_CORE, core, 4);
+	check_aggr(root, PMON_AGGR_DIE, die, 3);
+	check_aggr(root, PMON_AGGR_SOCKET, socket, 2);
+	check_aggr(root, PMON_AGGR_NODE, node, 2);
+	check_aggr(root, PMON_AGGR_CPU, cpu, 6); /* CPU4 never ran: <not counted> */
+
+	/* a unit on no CPU (a thread's counter), an unknown topology */
+	static const int none[] = { -1 }, seven[] = { 7 };
+	assert_null(pmon_aggr__new(root, PMON_AGGR_SOCKET, none, 1));
+	assert_int_equal(errno, EINVAL);
+	assert_null(pmon_aggr__new(root, PMON_AGGR_SOCKET, seven, 1));
+	assert_int_equal(errno, ENOENT);
+	assert_non_null(strstr(pmon_errdetail(), "cpu7/topology/physical_package_id"));
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	assert_int_equal(system(cmd), 0);
+}
+
 /* #24 (small): the MSR backend's default CPUs are the online list, which has
  * gaps after a hot-unplug: "0,2-3" is CPUs 0, 2 and 3, never 0..2. */
 static void test_monitor__cpus_online(void **state)
@@ -760,6 +876,7 @@ int main(void)
 		cmocka_unit_test(test_monitor__rebase_interval),
 		cmocka_unit_test(test_monitor__child_never_started),
 		cmocka_unit_test(test_monitor__cpus_online),
+		cmocka_unit_test(test_monitor__aggr_topology),
 		cmocka_unit_test(test_monitor__cpuid_snapshot_pinned),
 		cmocka_unit_test(test_monitor__process_alive),
 	};
