@@ -169,8 +169,9 @@ PMON_API int pmon_trace_kernel__poll(struct pmon_trace_kernel *k, int timeout_ms
 PMON_API long pmon_trace_kernel__drain(struct pmon_trace_kernel *k);
 /**
  * pmon_trace_kernel__close() - stop, drain, write the trailer and close the
- * file; frees @k (NULL is fine). @events, @lost: what was recorded and what
- * the kernel lost (may be NULL). Return: 0 or -errno.
+ * file; frees @k (NULL is fine). @events, @lost: what was written to the
+ * file, and what was not: lost by the kernel's rings, or read after a write
+ * failed (a full disk) (may be NULL). Return: 0 or -errno.
  */
 PMON_API int pmon_trace_kernel__close(struct pmon_trace_kernel *k, uint64_t *events,
 				      uint64_t *lost);
