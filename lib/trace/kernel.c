@@ -153,6 +153,7 @@ struct pmon_trace_kernel {
 
 static int ftrace_open(struct pmon_trace_kernel *k, const struct pmon_event_opts *eo,
 		       const char *root);
+static void remove_stale(const char *root);
 static void measure_alignment(struct pmon_trace_kernel *k, const struct pmon_trace_disk_header *h,
 			      const struct pmon_event_opts *eo);
 static void ftrace_close(struct ftrace *f);
@@ -790,6 +791,8 @@ int pmon_trace_kernel__open(const struct pmon_target *t, const char *path,
 		err = -errno;
 		goto fail;
 	}
+	/* What a killed pmon left, whatever this trace records (issue #31.10). */
+	remove_stale(d.tracefs_root ? d.tracefs_root : TRACEFS_DEFAULT);
 	/* The wake-ups through ftrace where it can (see ftrace_open()); else
 	 * through perf, below. */
 	if (in_mask(mask, "sched")) {
@@ -1276,7 +1279,8 @@ static int ftrace_open(struct pmon_trace_kernel *k, const struct pmon_event_opts
 		f->waker = (struct field){ .off = 4, .size = 4, .have = true };
 	if (!f->pid.have)
 		return pmon__err(-ENOENT, "sched:sched_wakeup has no field 'pid'");
-	remove_stale(root ? root : TRACEFS_DEFAULT);
+	if (f->mounted) /* mounted just now: the instances were out of sight */
+		remove_stale(root ? root : TRACEFS_DEFAULT);
 	pmon__fmt(f->dir, sizeof(f->dir), "%s/instances/pmon-trace-%d-%u",
 		  root ? root : TRACEFS_DEFAULT, (int)getpid(), seq++);
 	if (mkdir(f->dir, 0700)) {
