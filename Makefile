@@ -113,15 +113,17 @@ test-fuzz: deps
 
 # The region runtime under ThreadSanitizer: 16 threads counting while others
 # start and exit, 2,000 short-lived threads, fork. Fewer pairs than the plain
-# run (TSan is ~10x slower); the library and the tests only are built.
+# run (TSan is ~10x slower); the library and the tests only are built. And
+# the trace hooks called from a signal handler (TSan also checks that the
+# handler calls nothing signal-unsafe).
 test-tsan: deps
 	$(Q)CC=clang cmake -S . -B $(BUILD_TSAN) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 		-DCMAKE_C_FLAGS=-fsanitize=thread -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread \
 		-DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=thread $(CMAKE_VERBOSE) >/dev/null
-	$(Q)cmake --build $(BUILD_TSAN) -j$(JOBS) --target test-region test-region-setup \
+	$(Q)cmake --build $(BUILD_TSAN) -j$(JOBS) --target test-region test-region-setup wl-sigstorm \
 		$(if $(Q),-- --no-print-directory -s,)
 	$(Q)cd $(BUILD_TSAN) && TSAN_OPTIONS=halt_on_error=1:exitcode=66 PMON_TEST_PAIRS=20002 \
-		PMON_TEST_THREADS=2000 ctest --output-on-failure -R '^unit/region'
+		PMON_TEST_THREADS=2000 ctest --output-on-failure -R '^unit/region|^workload/trace-sigstorm'
 
 # The plain suite runs last so that the final line is its ctest summary.
 test: test-asan test-fuzz test-tsan test-plain

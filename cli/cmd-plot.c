@@ -21,6 +21,8 @@ int plot_log(const char *log, const char *out, unsigned w, unsigned h, const cha
 		cli_error("%s", pmon_errdetail());
 		return CLI_USAGE;
 	}
+	if (d.warning[0])
+		cli_warn("%s", d.warning);
 	gethostname(host, sizeof(host) - 1);
 	snprintf(d.title, sizeof(d.title), "%s -- %s", title ? title : log, host);
 	if (!h)

@@ -260,6 +260,7 @@ static void describe(const struct run_opts *o, const struct pmon_target *t, char
 struct trace_result {
 	bool kernel, timed_out;
 	uint64_t kev, klost;
+	int write_err; /* -errno of a write that failed (a full disk): said once, exit 1 */
 };
 
 static int trace_record(struct run_opts *o, struct pmon_target *pt, const char *tpath,
@@ -285,6 +286,11 @@ static int trace_run(struct run_opts *o, struct pmon_target *pt, struct pmon_out
 	if (!fstat(pmon_output__fd(out), &st) && st.st_size == 0 &&
 	    !stat(pmon_output__path(out), &st) && st.st_size == 0) {
 		pmon_output__abandon(out);
+		if (res.write_err) {
+			cli_error("cannot write trace '%s': %s; no trace written", o->out,
+				  strerror(-res.write_err));
+			return CLI_FAIL;
+		}
 		if (o->default_kernel && o->kernel_why[0]) {
 			/* Nothing to show, and the machine is why (docs/exit-codes.md). */
 			cli_error("'%s' wrote no trace: it has no hooks (not linked with libpmon) "
@@ -403,6 +409,7 @@ struct trace_tick {
 	struct pmon_trace_kernel *k;
 	double t0;
 	bool timed_out;
+	int *write_err; /* the first write failure, said at the end */
 };
 
 enum { TRACE_TIMED_OUT = 1, TRACE_DRAIN_FAILED = 2 };
@@ -414,8 +421,9 @@ static int trace_tick(void *ctx, double at, bool last)
 	struct trace_tick *tt = ctx;
 
 	(void)at;
-	if (tt->k && pmon_trace_kernel__drain(tt->k) < 0) {
-		cli_warn("%s", pmon_errdetail());
+	long n = tt->k ? pmon_trace_kernel__drain(tt->k) : 0;
+	if (n < 0) {
+		*tt->write_err = (int)n;
 		return TRACE_DRAIN_FAILED;
 	}
 	if (!last && tt->o->duration && pmon_monotonic_s() - tt->t0 >= tt->o->duration) {
@@ -455,7 +463,7 @@ static int trace_record(struct run_opts *o, struct pmon_target *pt, const char *
 	const pid_t *pids = pmon_target__pids(pt, &npids);
 	for (size_t i = 0; i < npids; i++)
 		note_own_hooks(pids[i]);
-	struct trace_tick tt = { o, k, pmon_monotonic_s(), false };
+	struct trace_tick tt = { o, k, pmon_monotonic_s(), false, &res->write_err };
 	char why[512] = "";
 	err = pmon_run__start(run, NULL);
 	if (err) {
@@ -478,13 +486,23 @@ static int trace_record(struct run_opts *o, struct pmon_target *pt, const char *
 				"kernel events, -e %s%s%s (-e CHANNELS to choose)\n",
 				o->cmd[0], DEFAULT_CHANNELS, *skipped ? "; skipped: " : "",
 				skipped);
+		/* A write that failed (a full disk) is said once, at the end,
+		 * with what the file keeps; the steps after it fail alike. */
 		int kerr = pmon_trace_kernel__close(k, &kev, &klost);
-		if (kerr)
-			cli_warn("kernel events: %s", pmon_errdetail());
-		if (!err && kept && pmon_trace_merge(tpath, kpath))
-			cli_warn("%s", pmon_errdetail());
+		if (kerr && !res->write_err)
+			res->write_err = kerr;
+		int merr = !err && kept ? pmon_trace_merge(tpath, kpath) : 0;
+		if (merr) {
+			if (!res->write_err)
+				res->write_err = merr;
+			kept = false; /* not in the file: lost, not recorded */
+			klost += kev;
+			kev = 0;
+		}
 	}
-	int rc = tt.timed_out ? CLI_OK : pmon_run__exit_code(run);
+	/* A command stopped because a write failed ends pmon with 1 (the
+	 * write's failure), not with the signal that stopped it. */
+	int rc = tt.timed_out || res->write_err ? CLI_OK : pmon_run__exit_code(run);
 	pmon_run__free(run);
 	if (err) {
 		cli_error("%s", why);
@@ -505,11 +523,30 @@ static int trace_summary(const struct run_opts *o, const struct trace_result *re
 		return rc ? rc : CLI_FAIL;
 	}
 	const struct pmon_trace_info *in = pmon_trace_reader__info(r);
+	if (res->write_err) {
+		/* One line (docs/exit-codes.md): the failure and what is kept:
+		 * the kernel's events not written are lost, and the program's
+		 * hooks, when it wrote any, may be cut short too. */
+		size_t nev = pmon_trace_reader__nevents(r);
+		bool hooks = o->hooks && (nev > in->kernel_events || in->dropped);
+		char hk[160] = "";
+		if (hooks)
+			snprintf(hk, sizeof(hk), ", %llu hooks dropped%s",
+				 (unsigned long long)in->dropped,
+				 in->complete ? "" : " (and the program's own trace cut short)");
+		cli_error("cannot write trace '%s': %s; it keeps %zu events, %llu kernel events "
+			  "lost%s",
+			  o->out, strerror(-res->write_err), nev, (unsigned long long)res->klost,
+			  hk);
+		pmon_trace_reader__free(r);
+		return CLI_FAIL;
+	}
 	fprintf(stderr, "pmon trace: %zu events on %zu channels written to %s (%llu dropped%s)\n",
 		pmon_trace_reader__nevents(r), pmon_trace_reader__nchannels(r), o->out,
 		(unsigned long long)in->dropped,
 		!o->hooks || in->complete ? ""
-					  : "; the program did not stop the trace: cut at its end");
+					  : " before the cut; the program did not stop the trace: "
+					    "what it hooked after that is not in the file");
 	if (res->kernel)
 		fprintf(stderr,
 			"pmon trace: %llu of them kernel events (%llu lost by the kernel)\n",

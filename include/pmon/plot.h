@@ -31,6 +31,8 @@ struct pmon_plot_data {
 	struct pmon_series *s;
 	size_t n;
 	char title[256];
+	/* What reading skipped and why (a last line cut short), "" when none. */
+	char warning[256];
 };
 
 /**
@@ -38,7 +40,11 @@ struct pmon_plot_data {
  * interval become rates (divided by the interval); rows that could not be
  * counted ("<not counted>", "Unavailable", "n/a") are gaps. The log is outside
  * input: every field of every record is checked (type, finite, time >= 0), and
- * more than PMON_PLOT_MAX_SERIES series is an error.
+ * more than PMON_PLOT_MAX_SERIES series is an error. A last line without its
+ * newline (a writer stopped mid-line: a full disk, a kill) is a warning, not
+ * an error: a CSV one is skipped (a field may be cut), a JSON one kept only
+ * if it is a whole record; @out->warning says what was skipped and why. A
+ * damaged line before the last one stays an error.
  * Return: 0, or -PMON_ERRNO__PARSE with "FILE:LINE: why" in the detail, or -errno.
  */
 PMON_API int pmon_plot_read_log(const char *path, struct pmon_plot_data *out);

@@ -212,7 +212,12 @@ static inline uint64_t pmon__tsc_end(uint32_t f)
 }
 
 /** pmon_region_begin() - start region @id on this thread. Ids the library
- * does not accept (>= pmon_region_max()) are ignored. Not async-signal safe. */
+ * does not accept (>= pmon_region_max()) are ignored. Not async-signal
+ * safe, nor is any region call: a thread's first one allocates its state
+ * and takes the runtime's lock, an end reads counters and may allocate its
+ * sample ring, and a pair run in a handler that interrupted a begin or end
+ * of the same thread would corrupt that thread's slot. Never call them from
+ * a signal handler (trace hooks may be: pmon/trace.h). */
 static inline void pmon_region_begin(unsigned id)
 {
 	struct pmon__rthread *t = pmon__rt;

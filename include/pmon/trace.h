@@ -15,6 +15,14 @@
  * in a program linked with libpmon when PMON_TRACE names a file. Without a
  * started trace every hook returns at once.
  *
+ * Signals: the hooks (and pmon_trace_channel(), which the macros call once
+ * per call site) are async-signal-safe: no lock, no allocation (a thread's
+ * first hook maps its buffer with mmap), errno kept. A hook run inside
+ * another hook of the same thread (by a signal handler) is dropped and
+ * counted, so every hook called is either recorded or counted as dropped.
+ * pmon_trace_start(), pmon_trace_stop() and the readers are not
+ * async-signal-safe; neither is the region API (pmon/region.h).
+ *
  * Reading: pmon_trace_reader__open() and the summaries below; `pmon trace
  * report` prints them.
  */
@@ -59,12 +67,15 @@ PMON_API int pmon_trace_stop(void);
 
 /**
  * pmon_trace_channel() - the id of channel @name (interned; the same name
- * gives the same id). Return: the id (>= 1), or 0 when the table is full
- * (4095 channels) or @name is empty: hooks on channel 0 are ignored.
+ * gives the same id). Lock-free and async-signal-safe. Return: the id
+ * (>= 1), or 0 when the table is full (4095 channels, or 1 MiB of names)
+ * or @name is empty: hooks on channel 0 are ignored.
  */
 PMON_API uint32_t pmon_trace_channel(const char *name);
 
-/* The hooks: one TSC read and one 16-byte store into this thread's buffer. */
+/* The hooks: one TSC read and one 16-byte store into this thread's buffer.
+ * Thread-safe and async-signal-safe (see above); a full buffer, or a hook
+ * nested in one of the same thread, drops the hook and counts it. */
 PMON_API void pmon_trace_begin(uint32_t channel);
 PMON_API void pmon_trace_end(uint32_t channel);
 PMON_API void pmon_trace_mark(uint32_t channel);
@@ -158,8 +169,9 @@ PMON_API int pmon_trace_kernel__poll(struct pmon_trace_kernel *k, int timeout_ms
 PMON_API long pmon_trace_kernel__drain(struct pmon_trace_kernel *k);
 /**
  * pmon_trace_kernel__close() - stop, drain, write the trailer and close the
- * file; frees @k (NULL is fine). @events, @lost: what was recorded and what
- * the kernel lost (may be NULL). Return: 0 or -errno.
+ * file; frees @k (NULL is fine). @events, @lost: what was written to the
+ * file, and what was not: lost by the kernel's rings, or read after a write
+ * failed (a full disk) (may be NULL). Return: 0 or -errno.
  */
 PMON_API int pmon_trace_kernel__close(struct pmon_trace_kernel *k, uint64_t *events,
 				      uint64_t *lost);

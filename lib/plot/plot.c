@@ -324,6 +324,16 @@ static FILE *open_log(const char *path, int *err)
 	return f;
 }
 
+/* The last line of @path, cut short (no newline), is left out: say so. */
+static int torn_line(struct pmon_plot_data *d, const char *path, unsigned ln, const char *what)
+{
+	(void)pmon__fmt(d->warning, sizeof(d->warning),
+			"%s:%u: the last line has no newline (%s cut short: a write that stopped, "
+			"e.g. on a full disk): skipped",
+			path, ln, what);
+	return 0;
+}
+
 int pmon_plot_read_log(const char *path, struct pmon_plot_data *d)
 {
 	int oerr = 0;
@@ -353,12 +363,21 @@ int pmon_plot_read_log(const char *path, struct pmon_plot_data *d)
 		double t;
 
 		ln++;
+		/* Only the last line can lack its newline: getline() hands it
+		 * over at the end of the file. */
+		bool torn = len && line[len - 1] != '\n';
 		while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
 			line[--len] = '\0';
 		if (!len || line[0] == '#')
 			continue;
 		if (line[0] == '{') {
 			err = json_line(d, line, path, ln);
+			if (err && torn)
+				err = torn_line(d, path, ln, "not a whole JSON record");
+			continue;
+		}
+		if (torn) { /* a CSV field may be cut anywhere: never trusted */
+			err = torn_line(d, path, ln, "a CSV record");
 			continue;
 		}
 		sep = strchr(line, ',') ? ',' : strchr(line, ';') ? ';' : '\t';

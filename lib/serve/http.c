@@ -18,6 +18,7 @@
  * urllib does).
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <microhttpd.h>
@@ -28,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -291,6 +293,37 @@ static bool query_uint(struct MHD_Connection *conn, const char *key, unsigned lo
  * the report's reader and exporter. Return: 0 with the gzipped profile in
  * *@out; -errno with @why set.
  */
+/*
+ * A profile's folder is $TMPDIR/pmon-serve-PID-XXXXXX: one whose pmon is
+ * gone (killed mid-profile: SIGKILL removes nothing) is removed by the next
+ * profile, if it is ours and holds nothing but the recording (as pmon
+ * bench --asm does with its folders, issue #31.10).
+ */
+static void remove_stale_profiles(const char *tmp)
+{
+	DIR *d = opendir(tmp);
+	struct dirent *e;
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		char path[PATH_MAX], file[PATH_MAX + 32], end;
+		struct stat st;
+		int pid;
+		if (sscanf(e->d_name, "pmon-serve-%d-%*6[A-Za-z0-9]%c", &pid, &end) != 1 ||
+		    pid <= 0 || pmon_process_alive(pid))
+			continue;
+		if (snprintf(path, sizeof(path), "%s/%s", tmp, e->d_name) >= (int)sizeof(path) ||
+		    lstat(path, &st) || !S_ISDIR(st.st_mode) || st.st_uid != geteuid())
+			continue;
+		snprintf(file, sizeof(file), "%s/profile.pmon", path);
+		if (!lstat(file, &st) && S_ISREG(st.st_mode))
+			unlink(file);
+		rmdir(path); /* fails, harmlessly, where something else is inside */
+	}
+	closedir(d);
+}
+
 static int profile(struct serve_server *s, unsigned long secs, unsigned long hz, const char *cgroup,
 		   char **out, size_t *outlen, char *why, size_t whylen)
 {
@@ -308,7 +341,9 @@ static int profile(struct serve_server *s, unsigned long secs, unsigned long hz,
 	int err;
 
 	*out = NULL;
-	snprintf(dir, sizeof(dir), "%s/pmon-serve-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	tmp = tmp && *tmp ? tmp : "/tmp";
+	remove_stale_profiles(tmp);
+	snprintf(dir, sizeof(dir), "%s/pmon-serve-%d-XXXXXX", tmp, (int)getpid());
 	path[0] = '\0';
 	if (!ev || !mkdtemp(dir)) {
 		err = -errno;

@@ -140,6 +140,7 @@ struct pmon_trace_kernel {
 	struct pmon__krec *buf;
 	size_t n, cap;
 	uint64_t events, lost;
+	uint64_t unwritten; /* events read after a write failed (a full disk) */
 	int err;
 	struct skip { /* the events skipped for one reason */
 		char why[256], what[256];
@@ -152,6 +153,7 @@ struct pmon_trace_kernel {
 
 static int ftrace_open(struct pmon_trace_kernel *k, const struct pmon_event_opts *eo,
 		       const char *root);
+static void remove_stale(const char *root);
 static void measure_alignment(struct pmon_trace_kernel *k, const struct pmon_trace_disk_header *h,
 			      const struct pmon_event_opts *eo);
 static void ftrace_close(struct ftrace *f);
@@ -789,6 +791,8 @@ int pmon_trace_kernel__open(const struct pmon_target *t, const char *path,
 		err = -errno;
 		goto fail;
 	}
+	/* What a killed pmon left, whatever this trace records (issue #31.10). */
+	remove_stale(d.tracefs_root ? d.tracefs_root : TRACEFS_DEFAULT);
 	/* The wake-ups through ftrace where it can (see ftrace_open()); else
 	 * through perf, below. */
 	if (in_mask(mask, "sched")) {
@@ -1275,7 +1279,8 @@ static int ftrace_open(struct pmon_trace_kernel *k, const struct pmon_event_opts
 		f->waker = (struct field){ .off = 4, .size = 4, .have = true };
 	if (!f->pid.have)
 		return pmon__err(-ENOENT, "sched:sched_wakeup has no field 'pid'");
-	remove_stale(root ? root : TRACEFS_DEFAULT);
+	if (f->mounted) /* mounted just now: the instances were out of sight */
+		remove_stale(root ? root : TRACEFS_DEFAULT);
 	pmon__fmt(f->dir, sizeof(f->dir), "%s/instances/pmon-trace-%d-%u",
 		  root ? root : TRACEFS_DEFAULT, (int)getpid(), seq++);
 	if (mkdir(f->dir, 0700)) {
@@ -1389,15 +1394,20 @@ static int ftrace_drain(struct pmon_trace_kernel *k, bool last)
 static int flush(struct pmon_trace_kernel *k)
 {
 	size_t done = 0;
-	while (!k->err && done < k->n) {
+	while (done < k->n) {
 		size_t n = k->n - done > 4096 ? 4096 : k->n - done;
 		struct pmon_trace_chunk_kernel ck = { .nrec = (uint32_t)n, .lost = k->lost };
-		k->err = pmon__trace_write_chunk(k->fd, "TKEV", &ck, sizeof(ck), k->buf + done,
-						 n * sizeof(*k->buf));
+		if (!k->err)
+			k->err = pmon__trace_write_chunk(k->fd, "TKEV", &ck, sizeof(ck),
+							 k->buf + done, n * sizeof(*k->buf));
+		/* Events in the file, or not written (said as lost, never as
+		 * recorded); who is which task is not an event. */
+		uint64_t ev = 0;
+		for (size_t i = done; i < done + n; i++)
+			ev += k->buf[i].type != PMON__K_TASK && k->buf[i].type != PMON__K_COMM;
+		*(k->err ? &k->unwritten : &k->events) += ev;
 		done += n;
 	}
-	for (size_t i = 0; i < k->n; i++) /* who is which task: not events */
-		k->events += k->buf[i].type != PMON__K_TASK && k->buf[i].type != PMON__K_COMM;
 	k->n = 0;
 	return k->err;
 }
@@ -1443,7 +1453,7 @@ int pmon_trace_kernel__close(struct pmon_trace_kernel *k, uint64_t *events, uint
 	if (events)
 		*events = k->events;
 	if (lost)
-		*lost = k->lost;
+		*lost = k->lost + k->unwritten;
 	pmon_sampler__close(k->s);
 	pmon_evlist__free(k->ev);
 	pmon_sampler__close(k->ws);

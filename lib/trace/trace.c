@@ -16,6 +16,15 @@
  * Buffers live as long as their thread: a thread-exit destructor marks a
  * buffer dead and the writer frees it once drained, so a hook never writes
  * into freed memory, even after pmon_trace_stop().
+ *
+ * Async-signal safety (issue #31.8): a hook may run in a signal handler, so
+ * nothing a hook reaches takes a lock or calls the allocator. A thread's
+ * first hook maps its buffer with mmap(2) and pushes it on a lock-free list
+ * the writer takes over; channels are interned into a static table with
+ * compare-and-swap. A hook that interrupts another hook of the same thread
+ * (a handler run inside one) would race it for the same slot: a per-thread
+ * "in a hook" flag makes it count a drop instead, so every hook called is
+ * either a record or a drop, never lost unseen.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -23,6 +32,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -42,7 +52,8 @@ struct tbuf {
 	uint64_t mask;
 	uint64_t head; /* producer; release-published */
 	uint64_t tail; /* writer; release-published */
-	uint64_t dropped; /* producer increments; writer reads (relaxed) */
+	uint64_t dropped; /* producer increments (atomic: a nested hook may too) */
+	size_t map_len; /* the mapping: this struct, then the ring */
 	int32_t tid;
 	char name[16]; /* the thread's name at its first hook */
 	bool named; /* its TTHR chunk is written (writer) */
@@ -52,7 +63,7 @@ struct tbuf {
 };
 
 static struct {
-	pthread_mutex_t lock; /* buffers list, channels, start/stop */
+	pthread_mutex_t lock; /* the writer's buffer list, start/stop */
 	pthread_cond_t wake;
 	int running; /* hooks record (relaxed loads in the hot path) */
 	unsigned gen; /* trace number: a thread's buffer of an earlier trace is replaced */
@@ -65,17 +76,30 @@ static struct {
 	uint64_t ticks_per_sec;
 	size_t ring_records;
 	unsigned flush_ms;
-	struct tbuf *bufs;
-	char *chan[PMON_TRACE_MAX_CHANNELS + 1];
-	uint32_t nchan, chan_written;
+	struct tbuf *bufs; /* the writer's */
+	struct tbuf *newbufs; /* attached since the last drain: a lock-free stack */
+	uint32_t chan_written;
 	int write_err;
 	uint64_t dropped_dead; /* drops of freed buffers */
+	uint64_t dropped_nobuf; /* hooks dropped with no buffer to count them on */
 	pthread_key_t key;
 } G = { .lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER, .fd = -1 };
 
 int pmon__trace_on; /* mirrors G.running for the region code */
 
 static __thread struct tbuf *tls_buf __attribute__((tls_model("initial-exec")));
+/* Set while a hook of this thread runs: a hook nested in it (a signal
+ * handler's) counts a drop. */
+static __thread int tls_in_hook __attribute__((tls_model("initial-exec")));
+
+/* Channel names, interned without a lock (a hook's first call at a call
+ * site interns, maybe in a signal handler): a slot is set once, by
+ * compare-and-swap, to a copy in the arena; ids are never reused, across
+ * traces too (call sites cache them). */
+#define CHAN_ARENA (1u << 20)
+static const char *chan_tab[PMON_TRACE_MAX_CHANNELS + 1];
+static char chan_arena[CHAN_ARENA];
+static size_t chan_used;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 
 static uint64_t now_tick(void)
@@ -86,6 +110,10 @@ static uint64_t now_tick(void)
 static void thread_exit(void *p)
 {
 	struct tbuf *b = p;
+	/* A later destructor's hook attaches a new buffer, never this one
+	 * the writer may free. */
+	if (tls_buf == b)
+		tls_buf = NULL;
 	__atomic_store_n(&b->dead, 1, __ATOMIC_RELEASE);
 }
 
@@ -94,20 +122,27 @@ static void make_key(void)
 	(void)pthread_key_create(&G.key, thread_exit);
 }
 
+/* A thread's first hook of a trace: async-signal-safe (system calls, no
+ * allocator, no lock; pthread_setspecific is neither with glibc for the
+ * first 32 keys), errno kept for the program. */
 static struct tbuf *attach(void)
 {
+	int saved = errno;
 	if (tls_buf) /* of an earlier trace: the writer frees it */
 		__atomic_store_n(&tls_buf->dead, 1, __ATOMIC_RELEASE);
 	tls_buf = NULL;
-	struct tbuf *b = calloc(1, sizeof(*b));
-	if (!b)
-		return NULL;
-	b->ring = malloc(G.ring_records * sizeof(*b->ring));
-	if (!b->ring) {
-		free(b);
+	size_t records = __atomic_load_n(&G.ring_records, __ATOMIC_RELAXED);
+	size_t head = (sizeof(struct tbuf) + 63) & ~(size_t)63;
+	size_t len = head + records * sizeof(struct pmon__trec);
+	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED) {
+		errno = saved;
 		return NULL;
 	}
-	b->mask = G.ring_records - 1;
+	struct tbuf *b = m; /* zero-filled */
+	b->map_len = len;
+	b->ring = (struct pmon__trec *)((char *)m + head);
+	b->mask = records - 1;
 	b->gen = __atomic_load_n(&G.gen, __ATOMIC_ACQUIRE);
 	b->tid = (int32_t)syscall(SYS_gettid);
 	/* Its name, for its lane in the viewers (issue #28.5): the kernel's
@@ -115,30 +150,50 @@ static struct tbuf *attach(void)
 	 * first hook, where the allocations above already are. */
 	(void)prctl(PR_GET_NAME, b->name, 0, 0, 0);
 	b->name[sizeof(b->name) - 1] = '\0';
-	pthread_once(&key_once, make_key);
-	pthread_setspecific(G.key, b);
-	pthread_mutex_lock(&G.lock);
-	b->next = G.bufs;
-	G.bufs = b;
-	pthread_mutex_unlock(&G.lock);
+	pthread_setspecific(G.key, b); /* the key: made by pmon_trace_start() */
+	b->next = __atomic_load_n(&G.newbufs, __ATOMIC_RELAXED);
+	while (!__atomic_compare_exchange_n(&G.newbufs, &b->next, b, true, __ATOMIC_RELEASE,
+					    __ATOMIC_RELAXED))
+		;
 	tls_buf = b;
+	errno = saved;
 	return b;
+}
+
+/* A hook nested in a hook of the same thread, or one with no buffer. */
+static void count_drop(void)
+{
+	struct tbuf *b = tls_buf;
+	if (b && b->gen == __atomic_load_n(&G.gen, __ATOMIC_RELAXED))
+		__atomic_fetch_add(&b->dropped, 1, __ATOMIC_RELAXED);
+	else
+		__atomic_fetch_add(&G.dropped_nobuf, 1, __ATOMIC_RELAXED);
 }
 
 /* The hot path: one timestamp, one or two 16-byte stores, one release.
  * @tick: the timestamp, or 0 to read the clock now. */
 static inline void emit(uint32_t kind, uint32_t ch, int64_t value, uint64_t tick)
 {
-	if (!__atomic_load_n(&G.running, __ATOMIC_RELAXED) || !ch)
+	/* Acquire: the settings pmon_trace_start() made before it set running. */
+	if (!__atomic_load_n(&G.running, __ATOMIC_ACQUIRE) || !ch)
 		return;
+	if (__builtin_expect(tls_in_hook, 0)) {
+		count_drop();
+		return;
+	}
+	tls_in_hook = 1;
+	/* The flag is set before anything below, as a handler would see it. */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	struct tbuf *b = tls_buf;
 	if (__builtin_expect(!b || b->gen != __atomic_load_n(&G.gen, __ATOMIC_RELAXED), 0) &&
-	    !(b = attach()))
-		return;
+	    !(b = attach())) {
+		__atomic_fetch_add(&G.dropped_nobuf, 1, __ATOMIC_RELAXED);
+		goto out;
+	}
 	uint64_t h = b->head, need = kind == PMON__TR_COUNTER64 ? 2 : 1;
 	if (h + need - __atomic_load_n(&b->tail, __ATOMIC_ACQUIRE) > b->mask + 1) {
-		__atomic_store_n(&b->dropped, b->dropped + 1, __ATOMIC_RELAXED);
-		return;
+		__atomic_fetch_add(&b->dropped, 1, __ATOMIC_RELAXED);
+		goto out;
 	}
 	struct pmon__trec *r = &b->ring[h & b->mask];
 	r->tick = tick ? tick : now_tick();
@@ -151,6 +206,9 @@ static inline void emit(uint32_t kind, uint32_t ch, int64_t value, uint64_t tick
 		v->arg = 0;
 	}
 	__atomic_store_n(&b->head, h + need, __ATOMIC_RELEASE);
+out:
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	tls_in_hook = 0;
 }
 
 void pmon_trace_begin(uint32_t channel)
@@ -184,28 +242,33 @@ void pmon__trace_emit_at(unsigned kind, uint32_t channel, uint64_t tick, int64_t
 	     tick ? tick : 1);
 }
 
+/* Lock-free: the slots are taken in order, each once, so the first slot
+ * holding @name or free decides, whoever races (a name that lost a slot's
+ * race leaves its arena bytes unused). */
 uint32_t pmon_trace_channel(const char *name)
 {
-	uint32_t id = 0;
+	const char *mine = NULL;
 
 	if (!name || !*name)
 		return 0;
-	pthread_mutex_lock(&G.lock);
-	for (uint32_t i = 1; i <= G.nchan; i++)
-		if (!strcmp(G.chan[i], name)) {
-			id = i;
-			goto out;
+	size_t len = strlen(name) + 1;
+	for (uint32_t i = 1; i <= PMON_TRACE_MAX_CHANNELS; i++) {
+		const char *p = __atomic_load_n(&chan_tab[i], __ATOMIC_ACQUIRE);
+		if (!p) {
+			if (!mine) {
+				size_t off = __atomic_fetch_add(&chan_used, len, __ATOMIC_RELAXED);
+				if (len > CHAN_ARENA || off > CHAN_ARENA - len)
+					return 0; /* the arena is full */
+				mine = memcpy(chan_arena + off, name, len);
+			}
+			if (__atomic_compare_exchange_n(&chan_tab[i], &p, mine, false,
+							__ATOMIC_RELEASE, __ATOMIC_ACQUIRE))
+				return i;
 		}
-	if (G.nchan < PMON_TRACE_MAX_CHANNELS) {
-		char *copy = strdup(name);
-		if (copy) {
-			G.chan[++G.nchan] = copy;
-			id = G.nchan;
-		}
+		if (!strcmp(p, name))
+			return i;
 	}
-out:
-	pthread_mutex_unlock(&G.lock);
-	return id;
+	return 0;
 }
 
 /* ---- the writer --------------------------------------------------------- */
@@ -306,12 +369,27 @@ static void clock_pair(uint64_t *tick, uint64_t *mono, uint64_t *bracket)
 static void write_channels(void)
 {
 	pthread_mutex_lock(&G.lock);
-	while (!G.write_err && G.chan_written < G.nchan) {
+	while (!G.write_err && G.chan_written < PMON_TRACE_MAX_CHANNELS) {
+		const char *name = __atomic_load_n(&chan_tab[G.chan_written + 1], __ATOMIC_ACQUIRE);
+		if (!name)
+			break;
 		uint32_t id = ++G.chan_written;
-		uint32_t hdr[2] = { id, (uint32_t)strlen(G.chan[id]) };
-		G.write_err = write_chunk("TCHN", hdr, sizeof(hdr), G.chan[id], hdr[1]);
+		uint32_t hdr[2] = { id, (uint32_t)strlen(name) };
+		G.write_err = write_chunk("TCHN", hdr, sizeof(hdr), name, hdr[1]);
 	}
 	pthread_mutex_unlock(&G.lock);
+}
+
+/* The buffers attached since the last drain join the writer's list. */
+static void take_new_buffers(void)
+{
+	struct tbuf *n = __atomic_exchange_n(&G.newbufs, NULL, __ATOMIC_ACQUIRE);
+	while (n) {
+		struct tbuf *next = n->next;
+		n->next = G.bufs;
+		G.bufs = n;
+		n = next;
+	}
 }
 
 /* Drain every buffer; free the dead ones once empty. Return: whether a
@@ -324,6 +402,7 @@ static bool drain(void)
 
 	write_channels();
 	pthread_mutex_lock(&G.lock);
+	take_new_buffers();
 	struct tbuf **pp = &G.bufs;
 	while (*pp) {
 		struct tbuf *b = *pp;
@@ -361,9 +440,10 @@ static bool drain(void)
 		}
 		if (dead) {
 			*pp = b->next;
-			G.dropped_dead += b->dropped;
-			free(b->ring);
-			free(b);
+			/* An earlier trace's drops were in its own trailer. */
+			if (b->gen == __atomic_load_n(&G.gen, __ATOMIC_RELAXED))
+				G.dropped_dead += __atomic_load_n(&b->dropped, __ATOMIC_RELAXED);
+			munmap(b, b->map_len);
 			continue;
 		}
 		pp = &b->next;
@@ -427,9 +507,11 @@ static void *writer_main(void *arg)
 	struct pmon_trace_chunk_end e = { 0 };
 	clock_pair(&e.tick1, &e.mono1_ns, &e.bracket1);
 	pthread_mutex_lock(&G.lock);
-	e.dropped = G.dropped_dead;
+	take_new_buffers();
+	e.dropped = G.dropped_dead + __atomic_load_n(&G.dropped_nobuf, __ATOMIC_RELAXED);
 	for (struct tbuf *b = G.bufs; b; b = b->next)
-		e.dropped += __atomic_load_n(&b->dropped, __ATOMIC_RELAXED);
+		if (b->gen == __atomic_load_n(&G.gen, __ATOMIC_RELAXED))
+			e.dropped += __atomic_load_n(&b->dropped, __ATOMIC_RELAXED);
 	if (!G.write_err)
 		G.write_err = write_chunk("TEND", &e, sizeof(e), NULL, 0);
 	pthread_mutex_unlock(&G.lock);
@@ -449,6 +531,7 @@ static void in_child(void)
 	pmon__trace_on = 0;
 	G.stopping = 0;
 	G.bufs = NULL;
+	G.newbufs = NULL;
 	G.fd = -1;
 	tls_buf = NULL;
 	pthread_mutex_init(&G.lock, NULL);
@@ -501,6 +584,10 @@ int pmon_trace_start(const struct pmon_trace_opts *o)
 	clock_pair(&G.tick0, &G.mono0, &G.bracket0);
 	__atomic_add_fetch(&G.gen, 1, __ATOMIC_RELEASE);
 	G.dropped_dead = 0;
+	__atomic_store_n(&G.dropped_nobuf, 0, __ATOMIC_RELAXED);
+	/* The key the thread-exit destructor hangs on, made here and not on a
+	 * hook's path (pthread_once there could deadlock a handler). */
+	pthread_once(&key_once, make_key);
 	if (!hooks_set) {
 		atexit(at_exit);
 		pthread_atfork(NULL, NULL, in_child);

@@ -26,6 +26,8 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -696,6 +698,49 @@ static int open_keep_old(struct pmon_output *o, const struct target *t)
  * mode and, for root, its owner, so a rewrite changes its content only.
  * There is no fallback to writing in place: a directory that takes no new
  * file is said, before anything runs (pmon_output__check()). */
+/*
+ * Temporaries are named .BASE.pmon-PID-XXXXXX and hold an flock() while
+ * their output is open. SIGKILL removes nothing, so the next output of the
+ * same name removes what a killed pmon left (issue #31.10): a temporary of
+ * ours whose pmon is gone and which no one holds locked (a pmon in another
+ * pid namespace, where its pid means nothing here, still holds its lock).
+ * Only the temporaries of @t->base: never a file the user named.
+ */
+static void remove_stale_temps(const struct target *t)
+{
+	char prefix[NAME_MAX + 16];
+	int dfd = openat(t->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+
+	if (!d) {
+		if (dfd >= 0)
+			close(dfd);
+		return;
+	}
+	size_t np = pmon__fmt(prefix, sizeof(prefix), ".%s.pmon-", t->base) ? strlen(prefix) : 0;
+	for (struct dirent *e; np && (e = readdir(d));) {
+		char *end;
+		struct stat st, now;
+		if (strncmp(e->d_name, prefix, np))
+			continue;
+		long pid = strtol(e->d_name + np, &end, 10);
+		if (end == e->d_name + np || *end != '-' || pid <= 0 || pid > INT_MAX ||
+		    pid == getpid() || pmon__process_alive((pid_t)pid))
+			continue;
+		int fd = openat(dfd, e->d_name,
+				O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+		    !flock(fd, LOCK_EX | LOCK_NB) &&
+		    !fstatat(dfd, e->d_name, &now, AT_SYMLINK_NOFOLLOW) &&
+		    now.st_dev == st.st_dev && now.st_ino == st.st_ino)
+			unlinkat(dfd, e->d_name, 0);
+		close(fd);
+	}
+	closedir(d);
+}
+
 static int open_replace(struct pmon_output *o, const struct target *t)
 {
 	static const char chars[] =
@@ -703,6 +748,7 @@ static int open_replace(struct pmon_output *o, const struct target *t)
 	struct stat st;
 	int fd = -1, e = EEXIST;
 
+	remove_stale_temps(t);
 	for (int tries = 0; tries < 100 && fd < 0 && e == EEXIST; tries++) {
 		unsigned char r[6];
 		char sfx[7];
@@ -712,7 +758,8 @@ static int open_replace(struct pmon_output *o, const struct target *t)
 		for (size_t i = 0; i < sizeof(r); i++)
 			sfx[i] = chars[r[i] % (sizeof(chars) - 1)];
 		sfx[6] = '\0';
-		if (!pmon__fmt(o->tmp, sizeof(o->tmp), ".%s.pmon-%s", t->base, sfx)) {
+		if (!pmon__fmt(o->tmp, sizeof(o->tmp), ".%s.pmon-%d-%s", t->base, (int)getpid(),
+			       sfx)) {
 			o->tmp[0] = '\0';
 			return pmon__err(-ENAMETOOLONG, "cannot write '%s': the name is too long",
 					 o->shown);
@@ -727,6 +774,8 @@ static int open_replace(struct pmon_output *o, const struct target *t)
 				 o->shown, t->dirname, strerror(e));
 	}
 	o->slot = temp_add(o->dirfd, o->tmp);
+	/* Held until the output is closed: a temporary no one holds is stale. */
+	(void)flock(fd, LOCK_EX | LOCK_NB);
 	if (fstat(fd, &st)) {
 		e = errno;
 		close(fd);

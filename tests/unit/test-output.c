@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -424,6 +425,45 @@ static void test_output__fatal_signal_removes_the_temporary(void **state)
 	close(pipefd[1]);
 }
 
+/* A temporary a SIGKILLed pmon left (#31.10): named with its pid, which is
+ * gone; the next output of the same name removes it, but not one whose pid
+ * is gone and that someone still holds locked (a pmon in another pid
+ * namespace), nor another name's, nor a directory. */
+static void test_output__stale_temporaries_removed(void **state)
+{
+	char name[64];
+	(void)state;
+	pid_t dead = fork();
+	assert_true(dead >= 0);
+	if (!dead)
+		_exit(0);
+	assert_int_equal(waitpid(dead, NULL, 0), dead); /* reaped: no such process */
+	snprintf(name, sizeof(name), ".st.out.pmon-%d-abcdef", (int)dead);
+	put(at(name), "stale");
+	snprintf(name, sizeof(name), ".st.out.pmon-%d-locked", (int)dead);
+	put(at(name), "held");
+	int held = open(at(name), O_RDONLY | O_CLOEXEC);
+	assert_true(held >= 0);
+	assert_int_equal(flock(held, LOCK_EX | LOCK_NB), 0);
+	snprintf(name, sizeof(name), ".other.out.pmon-%d-abcdef", (int)dead);
+	put(at(name), "another name's");
+	snprintf(name, sizeof(name), ".st.out.pmon-%d-dirdir", (int)dead);
+	assert_int_equal(mkdir(at(name), 0700), 0);
+	assert_int_equal(count(".st.out.pmon-"), 3);
+
+	struct pmon_output *o = open_as(at("st.out"), 0);
+	assert_non_null(o);
+	/* Its own temporary is named with its pid. */
+	snprintf(name, sizeof(name), "/.st.out.pmon-%d-", (int)getpid());
+	assert_non_null(strstr(pmon_output__path(o), name));
+	assert_int_equal(pmon_output__commit(o), 0);
+	snprintf(name, sizeof(name), ".st.out.pmon-%d-abcdef", (int)dead);
+	assert_int_equal(count(name), 0);
+	assert_int_equal(count(".st.out.pmon-"), 2); /* the locked one, the folder */
+	assert_int_equal(count(".other.out.pmon-"), 1);
+	close(held);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -446,6 +486,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_output__descriptors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_output__fatal_signal_removes_the_temporary,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_output__stale_temporaries_removed, setup,
+						teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
