@@ -29,6 +29,21 @@ perf_died() {
 passed=0
 failed=0
 
+# cg_stale_umount: a perf_event cgroup hierarchy a test mounted at its own
+# $TMP/cg, with its pid in $TMP/cg.owner, and left when it was killed
+# (SIGKILL runs no trap): unmounted once that test is gone. The same
+# hierarchy stays mounted wherever a running test mounted it.
+cg_stale_umount() {
+	grep ' - cgroup ' /proc/self/mountinfo | grep -E '[ ,]perf_event(,|$)' |
+		awk '$5 ~ /\/pmon-t\.[^/]*\/cg$/ { print $5 }' | while read -r m; do
+		o=$(cat "$(dirname "$m")/cg.owner" 2>/dev/null)
+		if [ -n "$o" ] && ! kill -0 "$o" 2>/dev/null; then
+			umount "$m" 2>/dev/null || umount -l "$m"
+			rm -rf "$(dirname "$m")"
+		fi
+	done
+}
+
 ok() { passed=$((passed + 1)); echo "ok - $*"; }
 not_ok() { failed=$((failed + 1)); echo "not ok - $*"; }
 

@@ -67,22 +67,13 @@ poll() {
 # pmon-t.* directory) is never used: it goes when that test ends, and took
 # this test's cgroups with it once (t1953 beside t1951 under ASan).
 cg_mount() {
-	# A perf_event hierarchy an earlier test mounted under its own
-	# directory and left when it was killed: unmounted, once its test
-	# (the pid in cg.owner beside it) is gone.
-	grep ' - cgroup ' /proc/self/mountinfo | grep -E '[ ,]perf_event(,|$)' |
-		awk '$5 ~ /\/pmon-t\./ { print $5 }' | while read -r m; do
-		o=$(cat "$(dirname "$m")/cg.owner" 2>/dev/null)
-		if [ -z "$o" ] || ! kill -0 "$o" 2>/dev/null; then
-			umount "$m" 2>/dev/null || umount -l "$m"
-		fi
-	done
+	cg_stale_umount
 	CGMNT=$(grep ' - cgroup ' /proc/self/mountinfo | grep -E '[ ,]perf_event(,|$)' |
 		awk '$5 !~ /\/pmon-t\./ { print $5; exit }')
 	OWN_MOUNT=
 	[ -n "$CGMNT" ] && return 0
 	mkdir -p "$TMP/cg"
-	echo $$ >"$TMP/cg.owner"
+	echo $$ >"$TMP/cg.owner" # for cg_stale_umount (lib.sh)
 	if mount -t cgroup -o perf_event none "$TMP/cg" 2>"$TMP/mount.err"; then
 		CGMNT=$TMP/cg
 		OWN_MOUNT=1

@@ -303,7 +303,9 @@ run_pmon 2 stat -e task-clock -G x -- true
 one_line_error "-G needs -a or -C"
 cg_ready=false
 if [ "$(id -u)" = 0 ] && "$PMON" stat -a -e task-clock -- true 2>/dev/null; then
+	cg_stale_umount
 	mkdir "$TMP/cg"
+	echo $$ >"$TMP/cg.owner" # for cg_stale_umount (lib.sh)
 	if mount -t cgroup -o perf_event none "$TMP/cg" 2>"$TMP/mount.err"; then
 		# never left mounted, whatever ends the test
 		trap 'rmdir "$TMP/cg/$CGN/busy" "$TMP/cg/$CGN/idle" "$TMP/cg/$CGN" 2>/dev/null
