@@ -693,11 +693,6 @@ static int open_keep_old(struct pmon_output *o, const struct target *t)
 	return fd;
 }
 
-/* Replaced whole: a temporary beside the file (the same file system, so the
- * rename is atomic), created O_EXCL under a random name, with the file's
- * mode and, for root, its owner, so a rewrite changes its content only.
- * There is no fallback to writing in place: a directory that takes no new
- * file is said, before anything runs (pmon_output__check()). */
 /*
  * Temporaries are named .BASE.pmon-PID-XXXXXX and hold an flock() while
  * their output is open. SIGKILL removes nothing, so the next output of the
@@ -741,6 +736,11 @@ static void remove_stale_temps(const struct target *t)
 	closedir(d);
 }
 
+/* Replaced whole: a temporary beside the file (the same file system, so the
+ * rename is atomic), created O_EXCL under a random name, with the file's
+ * mode and, for root, its owner, so a rewrite changes its content only.
+ * There is no fallback to writing in place: a directory that takes no new
+ * file is said, before anything runs (pmon_output__check()). */
 static int open_replace(struct pmon_output *o, const struct target *t)
 {
 	static const char chars[] =
