@@ -8,6 +8,7 @@
 #define PMON_STATS_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <pmon/common.h>
 
 #ifdef __cplusplus
