@@ -56,13 +56,14 @@ fi
 
 # The unit tests that touch the counters, and the CLI tests of counting,
 # with the environment ctest gives them.
-for t in rdpmc counter region region-setup monitor clock cpu; do
+for t in rdpmc counter region region-setup monitor clock cpu stats; do
 	[ -x "$W/test-$t" ] && (cd "$W" && TAILN=4 step "unit-$t" ./test-$t)
 done
 export PMON="$P" PMON_SRC="$PWD" PMON_BUILD="$B" PMON_WORKLOADS="$W" PMON_USER_CFLAGS=
 export PMON_CPUID_DIR="${PMON_CPUID_DIR:-$PWD/devdata/cpuid}"
 for t in t0100-info t1000-stat-workloads t1010-stat-basic t1020-stat-errors \
-	t1040-stat-targets t1100-stat-regions t1101-regions-env t1300-direct \
+	t1013-stat-mux-error t1035-stat-perf-options t1040-stat-targets \
+	t1100-stat-regions t1101-regions-env t1102-regions-empty t1300-direct \
 	t1700-record t1710-stacks t1200-bench; do
 	TAILN=3 T=120 step "cli-$t" sh "tests/cli/$t.sh"
 	grep "^not ok" "$OUT/cli-$t.txt" | head -5 | cut -c1-200
