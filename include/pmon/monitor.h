@@ -38,6 +38,14 @@ struct rusage;
  * length in *@n; -EINVAL with the detail quoting the list; -ENOMEM.
  */
 PMON_API int pmon_idlist__parse(const char *s, long max, long **out, size_t *n);
+/**
+ * pmon_idlist__format() - the @n integers of @ids as such a list, each run
+ * of consecutive ascending values as a range ("0,2-3"), into @buf of @len
+ * bytes, NUL-terminated. Where the list does not fit it ends after the last
+ * whole item that does, with ",..." (@len >= 5).
+ * Return: 0; -ENOSPC when the list was cut so; -EINVAL (@len < 5).
+ */
+PMON_API int pmon_idlist__format(const int *ids, size_t n, char *buf, size_t len);
 
 /**
  * pmon_cpus_online() - the online CPUs, as /sys/devices/system/cpu/online
