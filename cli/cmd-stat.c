@@ -486,6 +486,17 @@ struct out {
 	bool metric_only, metric_header; /* --metric-only; its header printed */
 };
 
+/* A number of the table: with -B in the user's locale, all of them (as
+ * perf prints them; "30,16 msec ... # 0.298" read as 298 in de_DE). */
+static const char *tnum(const struct out *o, char *b, size_t n, double v, int decimals)
+{
+	if (o->group)
+		pmon_format_grouped(b, n, v, decimals);
+	else
+		snprintf(b, n, "%.*f", decimals, v);
+	return b;
+}
+
 static const char *status_text(const struct pmon_count *c)
 {
 	return c->status == PMON_COUNT_NOT_SUPPORTED  ? "<not supported>"
@@ -586,8 +597,11 @@ static void print_metric_row(struct out *o, const struct pmon_evlist *l, const s
 			json_object_set_new(j, "interval", json_real(interval));
 		json_label(o, j, label, nr);
 	} else {
-		if (interval >= 0)
-			fprintf(o->f, csv ? "%.9f%s" : "%14.6f ", interval, x);
+		char t[64];
+		if (interval >= 0 && csv)
+			fprintf(o->f, "%.9f%s", interval, x);
+		else if (interval >= 0)
+			fprintf(o->f, "%14s ", tnum(o, t, sizeof(t), interval, 6));
 		if (label)
 			fprintf(o->f, csv ? "%s%s" : "%-12s ", label, x);
 		if (nr)
@@ -599,8 +613,10 @@ static void print_metric_row(struct out *o, const struct pmon_evlist *l, const s
 		struct pmon_metric m = column_metric(l, v, i, wall_s, name, sizeof(name));
 		if (j && m.ok)
 			json_object_set_new(j, name, json_real(m.value));
+		else if (!j && m.ok && csv)
+			fprintf(o->f, "%s%.2f", k ? x : "", m.value);
 		else if (!j && m.ok)
-			fprintf(o->f, csv ? "%s%.2f" : "%s%20.3f", k ? x : "", m.value);
+			fprintf(o->f, "%20s", tnum(o, name, sizeof(name), m.value, 3));
 		else if (!j)
 			fprintf(o->f, csv ? "%s" : "%s%20s", k ? x : "", "");
 		k++;
@@ -698,8 +714,9 @@ static void print_row(struct out *o, const struct pmon_evlist *l, const struct p
 		return;
 	}
 	/* table */
+	char b[64];
 	if (interval >= 0)
-		fprintf(o->f, "%14.6f ", interval);
+		fprintf(o->f, "%14s ", tnum(o, b, sizeof(b), interval, 6));
 	if (unit_label)
 		fprintf(o->f, "%-12s ", unit_label);
 	if (nr)
@@ -719,13 +736,16 @@ static void print_row(struct out *o, const struct pmon_evlist *l, const struct p
 	fprintf(o->f, "%20s %-5s %-30s", num, d->unit, d->name);
 	bool more = s || (c->running_pct < 99.995 && c->status == PMON_COUNT_OK);
 	if (m.ok)
-		fprintf(o->f, " # %8.3f %-*s", m.value, more ? 16 : 0, m.unit);
+		fprintf(o->f, " # %8s %-*s", tnum(o, b, sizeof(b), m.value, 3), more ? 16 : 0,
+			m.unit);
 	if (s)
-		fprintf(o->f, "  ( +- %5.2f%% )", noise);
-	if (c->running_pct < 99.995 && c->status == PMON_COUNT_OK && mux > 0)
-		fprintf(o->f, " (%.2f%%, +- %.*f)", c->running_pct, d->unit[0] ? 2 : 0, mux);
-	else if (c->running_pct < 99.995 && c->status == PMON_COUNT_OK)
-		fprintf(o->f, " (%.2f%%)", c->running_pct);
+		fprintf(o->f, "  ( +- %5s%% )", tnum(o, b, sizeof(b), noise, 2));
+	if (c->running_pct < 99.995 && c->status == PMON_COUNT_OK) {
+		fprintf(o->f, " (%s%%", tnum(o, b, sizeof(b), c->running_pct, 2));
+		if (mux > 0)
+			fprintf(o->f, ", +- %s", tnum(o, b, sizeof(b), mux, d->unit[0] ? 2 : 0));
+		fputc(')', o->f);
+	}
 	fputc('\n', o->f);
 }
 
@@ -1191,14 +1211,19 @@ static void print_footer(struct out *o, const struct stat_opts *so, const struct
 	for (size_t i = 0; i < pmon_evlist__count(l); i++)
 		if (s[i].last.user_only)
 			user_only = true;
+	char a[64], b[64], c[64];
 	if (wall->n > 1) /* perf: the mean, +- its standard error, and that relative */
-		fprintf(o->f, "\n%20.9f +- %.9f seconds time elapsed  ( +- %5.2f%% )\n", wall->mean,
-			pmon_running_stats__stddev(wall) / sqrt((double)wall->n),
-			pmon_running_stats__rel_stderr(wall));
+		fprintf(o->f, "\n%20s +- %s seconds time elapsed  ( +- %5s%% )\n",
+			tnum(o, a, sizeof(a), wall->mean, 9),
+			tnum(o, b, sizeof(b),
+			     pmon_running_stats__stddev(wall) / sqrt((double)wall->n), 9),
+			tnum(o, c, sizeof(c), pmon_running_stats__rel_stderr(wall), 2));
 	else
-		fprintf(o->f, "\n%20.9f seconds time elapsed\n", rr->wall_s);
+		fprintf(o->f, "\n%20s seconds time elapsed\n",
+			tnum(o, a, sizeof(a), rr->wall_s, 9));
 	if (so->argv)
-		fprintf(o->f, "\n%20.9f seconds user\n%20.9f seconds sys\n", user, sys);
+		fprintf(o->f, "\n%20s seconds user\n%20s seconds sys\n",
+			tnum(o, a, sizeof(a), user, 9), tnum(o, b, sizeof(b), sys, 9));
 	if (user_only)
 		fprintf(o->f,
 			"\n Some events were counted in user space only: "

@@ -394,4 +394,25 @@ if [ -n "$loc" ]; then
 else
 	ok "# SKIP -B: no de_DE or en_US locale installed to group by"
 fi
+# With -B every number of the table is in the locale, as perf prints them:
+# "30,16 msec ... # 0.298 CPUs utilized" read 298 in de_DE, where '.'
+# groups thousands.
+de=$(locale -a 2>/dev/null | grep -E '^de_DE\.(utf8|UTF-8)$' | head -1)
+if [ -n "$de" ]; then
+	LC_ALL=$de "$PMON" stat -B -e task-clock -o "$TMP/Bde.txt" -- $X 2>/dev/null
+	check "-B ($de): the metric has the count's decimal comma" \
+		grep -Eq '^ *[0-9.]+,[0-9]{2} msec +task-clock +# +[0-9]+,[0-9]{3} CPUs utilized' "$TMP/Bde.txt"
+	check "-B ($de): the elapsed, user and sys times too" \
+		sh -c "[ \$(grep -Ec '^ *[0-9]+,[0-9]{9} seconds (time elapsed|user|sys)\$' '$TMP/Bde.txt') -eq 3 ]"
+	if $have_perf; then
+		if LC_ALL=$de perf stat -B -e task-clock -o "$TMP/perfde.txt" -- $X 2>"$TMP/perf.err"; then
+			check "-B ($de) beside perf: perf's metric has the decimal comma too" \
+				grep -Eq '# +[0-9]+,[0-9]{3} CPUs utilized' "$TMP/perfde.txt"
+		else
+			perf_skip "perf stat -B ($de)"
+		fi
+	fi
+else
+	ok "# SKIP -B's decimals: no de_DE locale installed"
+fi
 finish
