@@ -484,6 +484,8 @@ struct out {
 	int aggr; /* enum pmon_aggr_mode of the rows, 0 for none */
 	bool group; /* -B: the table's counts grouped in thousands */
 	bool metric_only, metric_header; /* --metric-only; its header printed */
+	/* --summary's totals: each event's intervals, for its error (their rates' spread) */
+	const struct pmon_mux_error *sum_mux;
 };
 
 /* A number of the table: with -B in the user's locale, all of them (as
@@ -647,7 +649,9 @@ static void print_row(struct out *o, const struct pmon_evlist *l, const struct p
 	double sd = s ? pmon_running_stats__stddev(&s->st) : 0;
 	double noise = s ? pmon_running_stats__rel_stderr(&s->st) : 0;
 	double cv = s && mean != 0 ? 100 * sd / fabs(mean) : 0;
-	double mux = mux_error(c, s);
+	double mux = o->sum_mux && !unit_label && !nr && c->status == PMON_COUNT_OK
+		? pmon_mux_error__estimate(&o->sum_mux[i])
+		: mux_error(c, s);
 
 	if (o->fmt == FMT_CSV) {
 		const char *x = o->sep;
@@ -840,6 +844,7 @@ struct interval {
 	struct pmon_count *delta, *per_unit;
 	unsigned long printed;
 	struct pmon_count *sum, *sum_unit; /* --summary: the intervals added up */
+	struct pmon_mux_error *sum_mux; /* and each event's interval readings */
 	double sum_s;
 };
 
@@ -860,7 +865,8 @@ static int interval_tick(void *ctx, double at, bool last)
 		size_t n = pmon_evlist__count(iv->l),
 		       nu = iv->per_unit ? pmon_counters__nunits(c) : 0;
 		for (size_t k = 0; k < n; k++)
-			pmon_count__add(&iv->sum[k], &iv->delta[k], iv->sum_s == 0);
+			pmon_count__add_interval(&iv->sum[k], &iv->sum_mux[k], &iv->delta[k],
+						 iv->sum_s == 0);
 		for (size_t k = 0; k < n * nu; k++)
 			pmon_count__add(&iv->sum_unit[k], &iv->per_unit[k], iv->sum_s == 0);
 		iv->sum_s += dt > 0 ? dt : 1e-9;
@@ -899,11 +905,12 @@ static void print_title(struct out *o, const struct stat_opts *so, const char *s
 
 /* --summary: the intervals' sum, as perf prints it after them (CSV rows
  * marked "summary" in the time field). */
-static void print_summary(struct out *o, const struct stat_opts *so, struct pmon_evlist *l,
-			  struct pmon_monitor *m, const struct pmon_count *sum,
-			  const struct pmon_count *sum_unit, double wall_s)
+static void print_summary_rows(struct out *o, const struct stat_opts *so, struct pmon_evlist *l,
+			       struct pmon_monitor *m, const struct interval *iv)
 {
 	struct pmon_counters *c = pmon_monitor__counters(m);
+	const struct pmon_count *sum = iv->sum, *sum_unit = iv->sum_unit;
+	double wall_s = iv->sum_s;
 
 	if (o->fmt == FMT_TABLE) {
 		print_title(o, so, NULL);
@@ -933,13 +940,22 @@ static void print_summary(struct out *o, const struct stat_opts *so, struct pmon
 	print_counts(o, so, l, c, sum, sum_unit, NULL, wall_s, -1);
 }
 
+/* The totals' multiplexing error from their intervals (docs/stat-json.md). */
+static void print_summary(struct out *o, const struct stat_opts *so, struct pmon_evlist *l,
+			  struct pmon_monitor *m, const struct interval *iv)
+{
+	o->sum_mux = iv->sum_unit ? NULL : iv->sum_mux;
+	print_summary_rows(o, so, l, m, iv);
+	o->sum_mux = NULL;
+}
+
 /* Until the run ends: ticks with -I, else a wait. */
 static void run_loop(struct out *o, const struct stat_opts *so, struct pmon_evlist *l,
 		     struct pmon_monitor *m, struct pmon_run *run, struct run_result *rr)
 {
 	size_t n = pmon_evlist__count(l), nu = pmon_counters__nunits(pmon_monitor__counters(m));
 	bool units = so->per_cpu || so->per_thread || so->aggr;
-	struct interval iv = { o, so, l, m, rr, NULL, NULL, 0, NULL, NULL, 0 };
+	struct interval iv = { o, so, l, m, rr, NULL, NULL, 0, NULL, NULL, NULL, 0 };
 
 	if (!so->interval_ms) {
 		pmon_run__wait(run);
@@ -949,15 +965,17 @@ static void run_loop(struct out *o, const struct stat_opts *so, struct pmon_evli
 	iv.per_unit = units ? calloc(n * nu, sizeof(*iv.per_unit)) : NULL;
 	if (so->summary) {
 		iv.sum = calloc(n, sizeof(*iv.sum));
+		iv.sum_mux = calloc(n, sizeof(*iv.sum_mux));
 		iv.sum_unit = units ? calloc(n * nu, sizeof(*iv.sum_unit)) : NULL;
 	}
 	if (iv.delta && (!units || iv.per_unit) &&
-	    (!so->summary || (iv.sum && (!units || iv.sum_unit))))
+	    (!so->summary || (iv.sum && iv.sum_mux && (!units || iv.sum_unit))))
 		pmon_run__loop(run, (double)so->interval_ms / 1e3, interval_tick, &iv);
 	else
 		pmon_run__wait(run);
 	if (iv.sum && iv.sum_s > 0 && !rr->output_failed)
-		print_summary(o, so, l, m, iv.sum, iv.sum_unit, iv.sum_s);
+		print_summary(o, so, l, m, &iv);
+	free(iv.sum_mux);
 	free(iv.delta);
 	free(iv.per_unit);
 	free(iv.sum);

@@ -130,6 +130,54 @@ static void test_monitor__idlist_format(void **state)
 	}
 }
 
+/*
+ * stat -I --summary: the total of multiplexed intervals carries the spread
+ * of their rates, not only the counting noise of one summed reading. Four
+ * intervals, each counted half of its 100 ms: 1e6 and 3e6 events seen in
+ * turn (rates 0.02 and 0.06 per ns), and one not counted.
+ */
+static void test_monitor__summary_mux_error(void **state)
+{
+	const double seen[] = { 1e6, 3e6, 1e6, 3e6 };
+	struct pmon_count total, d;
+	struct pmon_mux_error mux, one = { 0 };
+	(void)state;
+
+	for (size_t i = 0; i < 5; i++) {
+		d = (struct pmon_count){ .status = PMON_COUNT_OK,
+					 .enabled = 100000000,
+					 .running = 50000000 };
+		if (i == 4)
+			d = (struct pmon_count){ .status = PMON_COUNT_NOT_COUNTED,
+						 .enabled = 100000000 };
+		else
+			d.value = 2 * seen[i]; /* scaled: x enabled / running */
+		d.raw = (uint64_t)(d.value / 2);
+		pmon_count__add_interval(&total, &mux, &d, i == 0);
+	}
+	assert_true(total.value == 16e6);
+	assert_int_equal(total.running, 200000000);
+	assert_int_equal(mux.n, 4); /* the interval not counted: no reading */
+	/* By hand (lib/stats/mux.c): counting noise sum(v U E / R^2) = 16e6;
+	 * rates' variance 4e-4 x 4/3, times sum(U^2) = 1e16. */
+	double want = sqrt(16e6 + 1e16 * 4e-4 * 4 / 3);
+	assert_true(fabs(pmon_mux_error__estimate(&mux) - want) < 1e-6 * want);
+	/* The summed total as one reading knows the noise alone: 4000. */
+	pmon_mux_error__add(&one, total.value, total.enabled - 100000000, total.running);
+	assert_true(fabs(pmon_mux_error__estimate(&one) - 4000) < 1e-6);
+	assert_true(pmon_mux_error__estimate(&mux) > 500 * pmon_mux_error__estimate(&one));
+
+	/* A steady rate: nothing but that noise, as one reading says. */
+	for (size_t i = 0; i < 4; i++) {
+		d = (struct pmon_count){ .status = PMON_COUNT_OK,
+					 .enabled = 100000000,
+					 .running = 50000000,
+					 .value = 4e6 };
+		pmon_count__add_interval(&total, &mux, &d, i == 0);
+	}
+	assert_true(fabs(pmon_mux_error__estimate(&mux) - 4000) < 1e-6);
+}
+
 /* ---- targets -------------------------------------------------------------- */
 
 static void test_monitor__target_validate(void **state)
@@ -906,6 +954,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_monitor__idlist_parse),
 		cmocka_unit_test(test_monitor__idlist_format),
+		cmocka_unit_test(test_monitor__summary_mux_error),
 		cmocka_unit_test(test_monitor__idlist_no_cap),
 		cmocka_unit_test(test_monitor__target_validate),
 		cmocka_unit_test(test_monitor__target_constructors),
