@@ -80,6 +80,8 @@ static double mux_error(const struct pmon_count *c, const struct series *s)
 
 static struct out *plot_out; /* --plot: the intervals as CSV, for pmon plot */
 static struct pmon_aggr *aggr; /* -A, --per-*: the run's units grouped */
+static struct series *aggr_runs; /* with -r: each group's events over the runs */
+static size_t naggr_runs;
 
 /* -x SEP: CSV with that separator; struct stat_opts *. */
 static int opt_csv(const struct cli_option *opt, const char *arg)
@@ -204,8 +206,8 @@ static int check_perf_options(const struct stat_opts *o)
 		cli_error("-G needs -a or -C: a cgroup's tasks are counted on each CPU (as perf)");
 		return CLI_USAGE;
 	}
-	if (o->aggr && (o->per_cpu || o->repeat > 1)) {
-		cli_error("-A and --per-core/-die/-socket/-node exclude --per-cpu and -r");
+	if (o->aggr && o->per_cpu) {
+		cli_error("-A and --per-core/-die/-socket/-node exclude --per-cpu");
 		return CLI_USAGE;
 	}
 	if (o->plot && ((o->aggr && o->aggr != PMON_AGGR_CPU) || o->metric_only)) {
@@ -792,6 +794,26 @@ static void print_unit(struct out *o, const struct pmon_evlist *l, const struct 
 		print_row(o, l, v, i, wall_s, s ? &s[i] : NULL, interval, label, nr);
 }
 
+/* -A, --per-*: the groups' counts @g (group-major), with -r @gs their
+ * series over the runs (each row's "+- x%" as the totals have), or NULL. */
+static void print_groups(struct out *o, const struct stat_opts *so, struct pmon_evlist *l,
+			 const struct pmon_count *g, const struct series *gs, double wall_s,
+			 double interval)
+{
+	size_t n = pmon_evlist__count(l), ng = pmon_aggr__ngroups(aggr);
+	/* perf -A: each event's CPUs; --per-*: each group's events */
+	bool by_event = so->aggr == PMON_AGGR_CPU && !o->metric_only;
+
+	for (size_t k = 0; by_event && k < ng * n; k++)
+		print_row(o, l, g + k % ng * n, k / ng, wall_s,
+			  gs ? gs + k % ng * n + k / ng : NULL, interval,
+			  pmon_aggr__label(aggr, k % ng), 0);
+	for (size_t gi = 0; !by_event && gi < ng; gi++)
+		print_unit(o, l, g + gi * n, gs ? gs + gi * n : NULL, wall_s, interval,
+			   pmon_aggr__label(aggr, gi),
+			   so->aggr == PMON_AGGR_CPU ? 0 : pmon_aggr__ncpus(aggr, gi));
+}
+
 static void print_counts(struct out *o, const struct stat_opts *so, struct pmon_evlist *l,
 			 struct pmon_counters *c, const struct pmon_count *v,
 			 const struct pmon_count *per_unit, const struct series *s, double wall_s,
@@ -800,20 +822,11 @@ static void print_counts(struct out *o, const struct stat_opts *so, struct pmon_
 	size_t n = pmon_evlist__count(l);
 
 	if (aggr && per_unit) {
-		size_t ng = pmon_aggr__ngroups(aggr);
-		/* perf -A: each event's CPUs; --per-*: each group's events */
-		bool by_event = so->aggr == PMON_AGGR_CPU && !o->metric_only;
-		struct pmon_count *g = calloc(ng * n, sizeof(*g));
+		struct pmon_count *g = calloc(pmon_aggr__ngroups(aggr) * n, sizeof(*g));
 		if (!g)
 			return;
 		pmon_aggr__sum(aggr, per_unit, n, g);
-		for (size_t k = 0; by_event && k < ng * n; k++)
-			print_row(o, l, g + k % ng * n, k / ng, wall_s, NULL, interval,
-				  pmon_aggr__label(aggr, k % ng), 0);
-		for (size_t gi = 0; !by_event && gi < ng; gi++)
-			print_unit(o, l, g + gi * n, NULL, wall_s, interval,
-				   pmon_aggr__label(aggr, gi),
-				   so->aggr == PMON_AGGR_CPU ? 0 : pmon_aggr__ncpus(aggr, gi));
+		print_groups(o, so, l, g, NULL, wall_s, interval);
 		free(g);
 		return;
 	}
@@ -1041,6 +1054,37 @@ static struct pmon_monitor *open_counters(const struct stat_opts *so, struct pmo
 	return NULL;
 }
 
+/* -A, --per-* with -r: add this run's groups to their series; after the
+ * last, print each group's means with their spread. Return: a CLI code. */
+static int add_group_run(struct out *o, const struct stat_opts *so, struct pmon_evlist *l,
+			 const struct pmon_count *per_unit, const struct pmon_running_stats *wall,
+			 bool last)
+{
+	size_t n = pmon_evlist__count(l), ng = pmon_aggr__ngroups(aggr), k = ng * n;
+	struct pmon_count *g = calloc(k + 1, sizeof(*g));
+
+	if (!aggr_runs) {
+		naggr_runs = k;
+		aggr_runs = calloc(k + 1, sizeof(*aggr_runs));
+	}
+	if (!g || !aggr_runs || naggr_runs != k) {
+		if (g && aggr_runs)
+			cli_error("-r: the CPUs' topology changed between runs");
+		free(g);
+		return CLI_FAIL;
+	}
+	pmon_aggr__sum(aggr, per_unit, n, g);
+	add_series(aggr_runs, g, k);
+	if (last) {
+		for (size_t i = 0; i < k; i++)
+			if (aggr_runs[i].st.n)
+				g[i].value = aggr_runs[i].st.mean; /* metrics of the means */
+		print_groups(o, so, l, g, aggr_runs, wall->mean, -1);
+	}
+	free(g);
+	return CLI_OK;
+}
+
 /* The counts of a run without -I: kept for -r, printed after the last. */
 static int print_totals(struct out *o, const struct stat_opts *so, struct pmon_evlist *l,
 			struct pmon_monitor *m, struct series *s, struct pmon_running_stats *wall,
@@ -1061,7 +1105,9 @@ static int print_totals(struct out *o, const struct stat_opts *so, struct pmon_e
 	} else {
 		add_series(s, v, n);
 		pmon_running_stats__add(wall, rr->wall_s);
-		if (last && so->repeat > 1) {
+		if (aggr && so->repeat > 1)
+			rc = add_group_run(o, so, l, per_unit, wall, last);
+		else if (last && so->repeat > 1) {
 			/* Means of the runs, so derived metrics use them too. */
 			for (size_t i = 0; i < n; i++)
 				if (s[i].st.n)
@@ -1517,6 +1563,8 @@ close_out:
 		rc = CLI_FAIL;
 out:
 	free(s);
+	free(aggr_runs);
+	aggr_runs = NULL;
 	pmon_evlist__free(l);
 	free(so.events.v);
 	pmon_target__free(so.tgt);
