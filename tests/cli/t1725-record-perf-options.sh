@@ -45,13 +45,14 @@ run_pmon 2 record -C 99999 -e task-clock -o "$TMP/bad.data" -- true
 one_line_error "99999"
 if have_perf; then
 	perf_record -C 0 -e task-clock -o "$TMP/perf.c" -- "$W" 24 >/dev/null 2>&1
+	prc=$?
 	check "perf record -C 0 beside it: CPU 0 only too" sh -c \
 		"perf report -i '$TMP/perf.c' --sort cpu --stdio 2>/dev/null | grep -v '^#' | grep -c '%' | grep -qx 1"
-	if [ -s "$TMP/perf.c" ]; then
+	if [ $prc -eq 0 ]; then
 		run_pmon 0 report -i "$TMP/perf.c"
 		check "pmon report of perf's -C 0 recording: CPU 0 (from its command line)" grep -q "system-wide (CPU 0)" "$TMP/out"
 	else
-		ok "# SKIP pmon report of perf's -C 0 recording (perf's own failure)"
+		ok "# SKIP pmon report of perf's -C 0 recording (perf's own failure, exit $prc)"
 	fi
 fi
 
