@@ -434,8 +434,9 @@ static int record(const struct pmon_target *t, char **cmd, const struct record_o
 /* The recording's file: its header, then the event table (which sample
  * identifier is which event). Return: the writer, or NULL with *@rc. */
 static struct pmon_data_writer *open_recording(struct pmon_sampler *s, struct pmon_evlist *ev,
-					       char **cmd, bool all, const char *out,
-					       const struct pmon_sample_opts *so, int *rc)
+					       char **cmd, const struct pmon_target *t, bool all,
+					       const char *out, const struct pmon_sample_opts *so,
+					       int *rc)
 {
 	struct pmon_data_header h = { .sample_type = pmon_sampler__sample_type(s),
 				      .regs_user = pmon_sampler__regs_user(s),
@@ -452,6 +453,10 @@ static struct pmon_data_writer *open_recording(struct pmon_sampler *s, struct pm
 		if (k > 0)
 			o += (size_t)k;
 	}
+	size_t ncpus;
+	const int *cpus = all ? pmon_target__cpus(t, &ncpus) : NULL;
+	if (cpus) /* -C: the reports say which CPUs, not "all CPUs" */
+		pmon_idlist__format(cpus, ncpus, h.cpus, sizeof(h.cpus));
 	size_t off = 0;
 	for (char **a = cmd; a && *a && off < sizeof(h.command); a++) {
 		int k = snprintf(h.command + off, sizeof(h.command) - off, "%s%s", off ? " " : "",
@@ -590,7 +595,7 @@ static int switch_piece(struct recording *r, long records)
 
 	if (end_piece(r, records))
 		return -1;
-	r->p.w = open_recording(r->s, r->ev, r->cmd, r->ro->all, r->ro->out, r->so, &rc);
+	r->p.w = open_recording(r->s, r->ev, r->cmd, r->t, r->ro->all, r->ro->out, r->so, &rc);
 	if (!r->p.w || add_maps(r, false) != CLI_OK)
 		return -1;
 	r->p.bytes = 0;
@@ -681,7 +686,7 @@ static int record_run(const struct pmon_target *t, struct pmon_run *run, struct 
 		cli_error("%s", pmon_errdetail());
 		return err == -ESRCH ? CLI_USAGE : CLI_UNSUPPORTED;
 	}
-	r.p.w = open_recording(r.s, ev, cmd, ro->all, ro->out, so, &rc);
+	r.p.w = open_recording(r.s, ev, cmd, t, ro->all, ro->out, so, &rc);
 	if (!r.p.w) {
 		pmon_sampler__close(r.s);
 		return rc;

@@ -158,6 +158,9 @@ static int print_json(FILE *out, const struct pmon_report *r, enum pmon_report_s
 			      "entries", a);
 	json_object_set_new(j, "system_wide",
 			    json_boolean(r->header.flags & PMON_DATA_SYSTEM_WIDE));
+	if (r->header.flags & PMON_DATA_SYSTEM_WIDE)
+		json_object_set_new(j, "cpus",
+				    json_string(r->header.cpus[0] ? r->header.cpus : "all"));
 	if (r->nkeys) {
 		json_t *keys = json_array();
 		for (size_t k = 0; k < r->nkeys; k++)
@@ -177,14 +180,25 @@ static int print_json(FILE *out, const struct pmon_report *r, enum pmon_report_s
 	return CLI_OK;
 }
 
-/* Whose samples a table holds: "in 'CMD'", or system-wide (record -a),
+/* Which CPUs a system-wide recording sampled: all, or record -C's list. */
+static const char *cpus_phrase(const struct pmon_report *r, char *buf, size_t len)
+{
+	const char *c = r->header.cpus;
+
+	if (!c[0])
+		return "all CPUs";
+	snprintf(buf, len, "%s %s", strpbrk(c, ",-") ? "CPUs" : "CPU", c);
+	return buf;
+}
+
+/* Whose samples a table holds: "in 'CMD'", or system-wide (record -a, -C),
  * where the command only said for how long. */
 static void print_subject(FILE *out, const struct pmon_report *r)
 {
-	char p[4096];
+	char p[4096], c[300];
 
 	if (r->header.flags & PMON_DATA_SYSTEM_WIDE)
-		fprintf(out, ", system-wide (all CPUs)%s%s%s",
+		fprintf(out, ", system-wide (%s)%s%s%s", cpus_phrase(r, c, sizeof(c)),
 			r->header.command[0] ? " while '" : "",
 			cli_printable(r->header.command, p, sizeof(p)),
 			r->header.command[0] ? "' ran" : "");
@@ -348,9 +362,11 @@ static void print_header(FILE *out, const struct pmon_report *r, const char *in)
 			cli_printable(r->header.hostname, p, sizeof(p)));
 	fprintf(out, "# command      : %s\n",
 		r->header.command[0] ? cli_printable(r->header.command, p, sizeof(p)) : "(none)");
-	fprintf(out, "# target       : %s\n",
-		r->header.flags & PMON_DATA_SYSTEM_WIDE ? "system-wide (all CPUs)"
-							: "the command or processes");
+	char c[300];
+	if (r->header.flags & PMON_DATA_SYSTEM_WIDE)
+		fprintf(out, "# target       : system-wide (%s)\n", cpus_phrase(r, c, sizeof(c)));
+	else
+		fputs("# target       : the command or processes\n", out);
 	for (size_t i = 0; i < r->nevents; i++) {
 		const struct pmon_report_event *e = &r->events[i];
 		fprintf(out, "# event        : %s (", cli_printable(e->name, p, sizeof(p)));

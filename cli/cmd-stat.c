@@ -80,6 +80,8 @@ static double mux_error(const struct pmon_count *c, const struct series *s)
 
 static struct out *plot_out; /* --plot: the intervals as CSV, for pmon plot */
 static struct pmon_aggr *aggr; /* -A, --per-*: the run's units grouped */
+static struct series *aggr_runs; /* with -r: each group's events over the runs */
+static size_t naggr_runs;
 
 /* -x SEP: CSV with that separator; struct stat_opts *. */
 static int opt_csv(const struct cli_option *opt, const char *arg)
@@ -204,8 +206,8 @@ static int check_perf_options(const struct stat_opts *o)
 		cli_error("-G needs -a or -C: a cgroup's tasks are counted on each CPU (as perf)");
 		return CLI_USAGE;
 	}
-	if (o->aggr && (o->per_cpu || o->repeat > 1)) {
-		cli_error("-A and --per-core/-die/-socket/-node exclude --per-cpu and -r");
+	if (o->aggr && o->per_cpu) {
+		cli_error("-A and --per-core/-die/-socket/-node exclude --per-cpu");
 		return CLI_USAGE;
 	}
 	if (o->plot && ((o->aggr && o->aggr != PMON_AGGR_CPU) || o->metric_only)) {
@@ -484,7 +486,20 @@ struct out {
 	int aggr; /* enum pmon_aggr_mode of the rows, 0 for none */
 	bool group; /* -B: the table's counts grouped in thousands */
 	bool metric_only, metric_header; /* --metric-only; its header printed */
+	/* --summary's totals: each event's intervals, for its error (their rates' spread) */
+	const struct pmon_mux_error *sum_mux;
 };
+
+/* A number of the table: with -B in the user's locale, all of them (as
+ * perf prints them; "30,16 msec ... # 0.298" read as 298 in de_DE). */
+static const char *tnum(const struct out *o, char *b, size_t n, double v, int decimals)
+{
+	if (o->group)
+		pmon_format_grouped(b, n, v, decimals);
+	else
+		snprintf(b, n, "%.*f", decimals, v);
+	return b;
+}
 
 static const char *status_text(const struct pmon_count *c)
 {
@@ -586,8 +601,11 @@ static void print_metric_row(struct out *o, const struct pmon_evlist *l, const s
 			json_object_set_new(j, "interval", json_real(interval));
 		json_label(o, j, label, nr);
 	} else {
-		if (interval >= 0)
-			fprintf(o->f, csv ? "%.9f%s" : "%14.6f ", interval, x);
+		char t[64];
+		if (interval >= 0 && csv)
+			fprintf(o->f, "%.9f%s", interval, x);
+		else if (interval >= 0)
+			fprintf(o->f, "%14s ", tnum(o, t, sizeof(t), interval, 6));
 		if (label)
 			fprintf(o->f, csv ? "%s%s" : "%-12s ", label, x);
 		if (nr)
@@ -599,8 +617,10 @@ static void print_metric_row(struct out *o, const struct pmon_evlist *l, const s
 		struct pmon_metric m = column_metric(l, v, i, wall_s, name, sizeof(name));
 		if (j && m.ok)
 			json_object_set_new(j, name, json_real(m.value));
+		else if (!j && m.ok && csv)
+			fprintf(o->f, "%s%.2f", k ? x : "", m.value);
 		else if (!j && m.ok)
-			fprintf(o->f, csv ? "%s%.2f" : "%s%20.3f", k ? x : "", m.value);
+			fprintf(o->f, "%20s", tnum(o, name, sizeof(name), m.value, 3));
 		else if (!j)
 			fprintf(o->f, csv ? "%s" : "%s%20s", k ? x : "", "");
 		k++;
@@ -631,7 +651,9 @@ static void print_row(struct out *o, const struct pmon_evlist *l, const struct p
 	double sd = s ? pmon_running_stats__stddev(&s->st) : 0;
 	double noise = s ? pmon_running_stats__rel_stderr(&s->st) : 0;
 	double cv = s && mean != 0 ? 100 * sd / fabs(mean) : 0;
-	double mux = mux_error(c, s);
+	double mux = o->sum_mux && !unit_label && !nr && c->status == PMON_COUNT_OK
+		? pmon_mux_error__estimate(&o->sum_mux[i])
+		: mux_error(c, s);
 
 	if (o->fmt == FMT_CSV) {
 		const char *x = o->sep;
@@ -698,8 +720,9 @@ static void print_row(struct out *o, const struct pmon_evlist *l, const struct p
 		return;
 	}
 	/* table */
+	char b[64];
 	if (interval >= 0)
-		fprintf(o->f, "%14.6f ", interval);
+		fprintf(o->f, "%14s ", tnum(o, b, sizeof(b), interval, 6));
 	if (unit_label)
 		fprintf(o->f, "%-12s ", unit_label);
 	if (nr)
@@ -719,13 +742,16 @@ static void print_row(struct out *o, const struct pmon_evlist *l, const struct p
 	fprintf(o->f, "%20s %-5s %-30s", num, d->unit, d->name);
 	bool more = s || (c->running_pct < 99.995 && c->status == PMON_COUNT_OK);
 	if (m.ok)
-		fprintf(o->f, " # %8.3f %-*s", m.value, more ? 16 : 0, m.unit);
+		fprintf(o->f, " # %8s %-*s", tnum(o, b, sizeof(b), m.value, 3), more ? 16 : 0,
+			m.unit);
 	if (s)
-		fprintf(o->f, "  ( +- %5.2f%% )", noise);
-	if (c->running_pct < 99.995 && c->status == PMON_COUNT_OK && mux > 0)
-		fprintf(o->f, " (%.2f%%, +- %.*f)", c->running_pct, d->unit[0] ? 2 : 0, mux);
-	else if (c->running_pct < 99.995 && c->status == PMON_COUNT_OK)
-		fprintf(o->f, " (%.2f%%)", c->running_pct);
+		fprintf(o->f, "  ( +- %5s%% )", tnum(o, b, sizeof(b), noise, 2));
+	if (c->running_pct < 99.995 && c->status == PMON_COUNT_OK) {
+		fprintf(o->f, " (%s%%", tnum(o, b, sizeof(b), c->running_pct, 2));
+		if (mux > 0)
+			fprintf(o->f, ", +- %s", tnum(o, b, sizeof(b), mux, d->unit[0] ? 2 : 0));
+		fputc(')', o->f);
+	}
 	fputc('\n', o->f);
 }
 
@@ -768,6 +794,26 @@ static void print_unit(struct out *o, const struct pmon_evlist *l, const struct 
 		print_row(o, l, v, i, wall_s, s ? &s[i] : NULL, interval, label, nr);
 }
 
+/* -A, --per-*: the groups' counts @g (group-major), with -r @gs their
+ * series over the runs (each row's "+- x%" as the totals have), or NULL. */
+static void print_groups(struct out *o, const struct stat_opts *so, struct pmon_evlist *l,
+			 const struct pmon_count *g, const struct series *gs, double wall_s,
+			 double interval)
+{
+	size_t n = pmon_evlist__count(l), ng = pmon_aggr__ngroups(aggr);
+	/* perf -A: each event's CPUs; --per-*: each group's events */
+	bool by_event = so->aggr == PMON_AGGR_CPU && !o->metric_only;
+
+	for (size_t k = 0; by_event && k < ng * n; k++)
+		print_row(o, l, g + k % ng * n, k / ng, wall_s,
+			  gs ? gs + k % ng * n + k / ng : NULL, interval,
+			  pmon_aggr__label(aggr, k % ng), 0);
+	for (size_t gi = 0; !by_event && gi < ng; gi++)
+		print_unit(o, l, g + gi * n, gs ? gs + gi * n : NULL, wall_s, interval,
+			   pmon_aggr__label(aggr, gi),
+			   so->aggr == PMON_AGGR_CPU ? 0 : pmon_aggr__ncpus(aggr, gi));
+}
+
 static void print_counts(struct out *o, const struct stat_opts *so, struct pmon_evlist *l,
 			 struct pmon_counters *c, const struct pmon_count *v,
 			 const struct pmon_count *per_unit, const struct series *s, double wall_s,
@@ -776,20 +822,11 @@ static void print_counts(struct out *o, const struct stat_opts *so, struct pmon_
 	size_t n = pmon_evlist__count(l);
 
 	if (aggr && per_unit) {
-		size_t ng = pmon_aggr__ngroups(aggr);
-		/* perf -A: each event's CPUs; --per-*: each group's events */
-		bool by_event = so->aggr == PMON_AGGR_CPU && !o->metric_only;
-		struct pmon_count *g = calloc(ng * n, sizeof(*g));
+		struct pmon_count *g = calloc(pmon_aggr__ngroups(aggr) * n, sizeof(*g));
 		if (!g)
 			return;
 		pmon_aggr__sum(aggr, per_unit, n, g);
-		for (size_t k = 0; by_event && k < ng * n; k++)
-			print_row(o, l, g + k % ng * n, k / ng, wall_s, NULL, interval,
-				  pmon_aggr__label(aggr, k % ng), 0);
-		for (size_t gi = 0; !by_event && gi < ng; gi++)
-			print_unit(o, l, g + gi * n, NULL, wall_s, interval,
-				   pmon_aggr__label(aggr, gi),
-				   so->aggr == PMON_AGGR_CPU ? 0 : pmon_aggr__ncpus(aggr, gi));
+		print_groups(o, so, l, g, NULL, wall_s, interval);
 		free(g);
 		return;
 	}
@@ -820,6 +857,7 @@ struct interval {
 	struct pmon_count *delta, *per_unit;
 	unsigned long printed;
 	struct pmon_count *sum, *sum_unit; /* --summary: the intervals added up */
+	struct pmon_mux_error *sum_mux; /* and each event's interval readings */
 	double sum_s;
 };
 
@@ -840,7 +878,8 @@ static int interval_tick(void *ctx, double at, bool last)
 		size_t n = pmon_evlist__count(iv->l),
 		       nu = iv->per_unit ? pmon_counters__nunits(c) : 0;
 		for (size_t k = 0; k < n; k++)
-			pmon_count__add(&iv->sum[k], &iv->delta[k], iv->sum_s == 0);
+			pmon_count__add_interval(&iv->sum[k], &iv->sum_mux[k], &iv->delta[k],
+						 iv->sum_s == 0);
 		for (size_t k = 0; k < n * nu; k++)
 			pmon_count__add(&iv->sum_unit[k], &iv->per_unit[k], iv->sum_s == 0);
 		iv->sum_s += dt > 0 ? dt : 1e-9;
@@ -879,11 +918,12 @@ static void print_title(struct out *o, const struct stat_opts *so, const char *s
 
 /* --summary: the intervals' sum, as perf prints it after them (CSV rows
  * marked "summary" in the time field). */
-static void print_summary(struct out *o, const struct stat_opts *so, struct pmon_evlist *l,
-			  struct pmon_monitor *m, const struct pmon_count *sum,
-			  const struct pmon_count *sum_unit, double wall_s)
+static void print_summary_rows(struct out *o, const struct stat_opts *so, struct pmon_evlist *l,
+			       struct pmon_monitor *m, const struct interval *iv)
 {
 	struct pmon_counters *c = pmon_monitor__counters(m);
+	const struct pmon_count *sum = iv->sum, *sum_unit = iv->sum_unit;
+	double wall_s = iv->sum_s;
 
 	if (o->fmt == FMT_TABLE) {
 		print_title(o, so, NULL);
@@ -913,13 +953,22 @@ static void print_summary(struct out *o, const struct stat_opts *so, struct pmon
 	print_counts(o, so, l, c, sum, sum_unit, NULL, wall_s, -1);
 }
 
+/* The totals' multiplexing error from their intervals (docs/stat-json.md). */
+static void print_summary(struct out *o, const struct stat_opts *so, struct pmon_evlist *l,
+			  struct pmon_monitor *m, const struct interval *iv)
+{
+	o->sum_mux = iv->sum_unit ? NULL : iv->sum_mux;
+	print_summary_rows(o, so, l, m, iv);
+	o->sum_mux = NULL;
+}
+
 /* Until the run ends: ticks with -I, else a wait. */
 static void run_loop(struct out *o, const struct stat_opts *so, struct pmon_evlist *l,
 		     struct pmon_monitor *m, struct pmon_run *run, struct run_result *rr)
 {
 	size_t n = pmon_evlist__count(l), nu = pmon_counters__nunits(pmon_monitor__counters(m));
 	bool units = so->per_cpu || so->per_thread || so->aggr;
-	struct interval iv = { o, so, l, m, rr, NULL, NULL, 0, NULL, NULL, 0 };
+	struct interval iv = { o, so, l, m, rr, NULL, NULL, 0, NULL, NULL, NULL, 0 };
 
 	if (!so->interval_ms) {
 		pmon_run__wait(run);
@@ -929,15 +978,17 @@ static void run_loop(struct out *o, const struct stat_opts *so, struct pmon_evli
 	iv.per_unit = units ? calloc(n * nu, sizeof(*iv.per_unit)) : NULL;
 	if (so->summary) {
 		iv.sum = calloc(n, sizeof(*iv.sum));
+		iv.sum_mux = calloc(n, sizeof(*iv.sum_mux));
 		iv.sum_unit = units ? calloc(n * nu, sizeof(*iv.sum_unit)) : NULL;
 	}
 	if (iv.delta && (!units || iv.per_unit) &&
-	    (!so->summary || (iv.sum && (!units || iv.sum_unit))))
+	    (!so->summary || (iv.sum && iv.sum_mux && (!units || iv.sum_unit))))
 		pmon_run__loop(run, (double)so->interval_ms / 1e3, interval_tick, &iv);
 	else
 		pmon_run__wait(run);
 	if (iv.sum && iv.sum_s > 0 && !rr->output_failed)
-		print_summary(o, so, l, m, iv.sum, iv.sum_unit, iv.sum_s);
+		print_summary(o, so, l, m, &iv);
+	free(iv.sum_mux);
 	free(iv.delta);
 	free(iv.per_unit);
 	free(iv.sum);
@@ -1003,6 +1054,37 @@ static struct pmon_monitor *open_counters(const struct stat_opts *so, struct pmo
 	return NULL;
 }
 
+/* -A, --per-* with -r: add this run's groups to their series; after the
+ * last, print each group's means with their spread. Return: a CLI code. */
+static int add_group_run(struct out *o, const struct stat_opts *so, struct pmon_evlist *l,
+			 const struct pmon_count *per_unit, const struct pmon_running_stats *wall,
+			 bool last)
+{
+	size_t n = pmon_evlist__count(l), ng = pmon_aggr__ngroups(aggr), k = ng * n;
+	struct pmon_count *g = calloc(k + 1, sizeof(*g));
+
+	if (!aggr_runs) {
+		naggr_runs = k;
+		aggr_runs = calloc(k + 1, sizeof(*aggr_runs));
+	}
+	if (!g || !aggr_runs || naggr_runs != k) {
+		if (g && aggr_runs)
+			cli_error("-r: the CPUs' topology changed between runs");
+		free(g);
+		return CLI_FAIL;
+	}
+	pmon_aggr__sum(aggr, per_unit, n, g);
+	add_series(aggr_runs, g, k);
+	if (last) {
+		for (size_t i = 0; i < k; i++)
+			if (aggr_runs[i].st.n)
+				g[i].value = aggr_runs[i].st.mean; /* metrics of the means */
+		print_groups(o, so, l, g, aggr_runs, wall->mean, -1);
+	}
+	free(g);
+	return CLI_OK;
+}
+
 /* The counts of a run without -I: kept for -r, printed after the last. */
 static int print_totals(struct out *o, const struct stat_opts *so, struct pmon_evlist *l,
 			struct pmon_monitor *m, struct series *s, struct pmon_running_stats *wall,
@@ -1023,7 +1105,9 @@ static int print_totals(struct out *o, const struct stat_opts *so, struct pmon_e
 	} else {
 		add_series(s, v, n);
 		pmon_running_stats__add(wall, rr->wall_s);
-		if (last && so->repeat > 1) {
+		if (aggr && so->repeat > 1)
+			rc = add_group_run(o, so, l, per_unit, wall, last);
+		else if (last && so->repeat > 1) {
 			/* Means of the runs, so derived metrics use them too. */
 			for (size_t i = 0; i < n; i++)
 				if (s[i].st.n)
@@ -1191,14 +1275,19 @@ static void print_footer(struct out *o, const struct stat_opts *so, const struct
 	for (size_t i = 0; i < pmon_evlist__count(l); i++)
 		if (s[i].last.user_only)
 			user_only = true;
+	char a[64], b[64], c[64];
 	if (wall->n > 1) /* perf: the mean, +- its standard error, and that relative */
-		fprintf(o->f, "\n%20.9f +- %.9f seconds time elapsed  ( +- %5.2f%% )\n", wall->mean,
-			pmon_running_stats__stddev(wall) / sqrt((double)wall->n),
-			pmon_running_stats__rel_stderr(wall));
+		fprintf(o->f, "\n%20s +- %s seconds time elapsed  ( +- %5s%% )\n",
+			tnum(o, a, sizeof(a), wall->mean, 9),
+			tnum(o, b, sizeof(b),
+			     pmon_running_stats__stddev(wall) / sqrt((double)wall->n), 9),
+			tnum(o, c, sizeof(c), pmon_running_stats__rel_stderr(wall), 2));
 	else
-		fprintf(o->f, "\n%20.9f seconds time elapsed\n", rr->wall_s);
+		fprintf(o->f, "\n%20s seconds time elapsed\n",
+			tnum(o, a, sizeof(a), rr->wall_s, 9));
 	if (so->argv)
-		fprintf(o->f, "\n%20.9f seconds user\n%20.9f seconds sys\n", user, sys);
+		fprintf(o->f, "\n%20s seconds user\n%20s seconds sys\n",
+			tnum(o, a, sizeof(a), user, 9), tnum(o, b, sizeof(b), sys, 9));
 	if (user_only)
 		fprintf(o->f,
 			"\n Some events were counted in user space only: "
@@ -1474,6 +1563,8 @@ close_out:
 		rc = CLI_FAIL;
 out:
 	free(s);
+	free(aggr_runs);
+	aggr_runs = NULL;
 	pmon_evlist__free(l);
 	free(so.events.v);
 	pmon_target__free(so.tgt);

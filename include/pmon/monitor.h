@@ -38,6 +38,14 @@ struct rusage;
  * length in *@n; -EINVAL with the detail quoting the list; -ENOMEM.
  */
 PMON_API int pmon_idlist__parse(const char *s, long max, long **out, size_t *n);
+/**
+ * pmon_idlist__format() - the @n integers of @ids as such a list, each run
+ * of consecutive ascending values as a range ("0,2-3"), into @buf of @len
+ * bytes, NUL-terminated. Where the list does not fit it ends after the last
+ * whole item that does, with ",..." (@len >= 5).
+ * Return: 0; -ENOSPC when the list was cut so; -EINVAL (@len < 5).
+ */
+PMON_API int pmon_idlist__format(const int *ids, size_t n, char *buf, size_t len);
 
 /**
  * pmon_cpus_online() - the online CPUs, as /sys/devices/system/cpu/online
@@ -213,6 +221,16 @@ PMON_API double pmon_count__scale(uint64_t raw, uint64_t enabled, uint64_t runni
  * overwritten). Sums CPUs into a socket, or intervals into a total.
  */
 PMON_API void pmon_count__add(struct pmon_count *acc, const struct pmon_count *d, bool first);
+struct pmon_mux_error;
+/**
+ * pmon_count__add_interval() - pmon_count__add() of interval @d to the total
+ * @acc (stat -I --summary), and its reading, where it counted, to @mux: the
+ * total's multiplexing error, pmon_mux_error__estimate(@mux), then holds
+ * the spread of the intervals' rates besides their counting noise
+ * (docs/stat-json.md). Zero @mux with @first.
+ */
+PMON_API void pmon_count__add_interval(struct pmon_count *acc, struct pmon_mux_error *mux,
+				       const struct pmon_count *d, bool first);
 
 /* ---- aggregation by topology (perf stat -A, --per-core ...) ------------ */
 

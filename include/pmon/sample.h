@@ -150,6 +150,10 @@ struct pmon_data_header {
 	uint32_t flags; /* PMON_DATA_SYSTEM_WIDE */
 	char hostname[65]; /* the recording machine's; "" to let the writer fill it in */
 	int64_t captured; /* when it was recorded (Unix seconds); 0: the file's mtime */
+	/* Added with issue #29 (a reader of an older file finds it ""): the
+	 * CPUs of a recording limited to some (record -C), as "0,2-3"
+	 * (pmon_idlist__format()); "" where every CPU was sampled, or none. */
+	char cpus[256];
 };
 
 /* pmon_data_header.flags: every CPU was sampled (record -a); ->command, if

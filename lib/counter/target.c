@@ -39,7 +39,15 @@ void pmon_target__free(struct pmon_target *t)
 	free(t);
 }
 
-/* @s parsed into a new array of @elem-byte ints (pid_t or int). */
+static int cmp_long(const void *a, const void *b)
+{
+	long x = *(const long *)a, y = *(const long *)b;
+	return (x > y) - (x < y);
+}
+
+/* @s parsed into a new array of @elem-byte ints (pid_t or int), sorted and
+ * each once, as perf's cpu and thread maps are: "-C 0,0-1" opened CPU 0
+ * twice and counted its events double. */
 static int parse_into(const char *s, const char *what, long max, void **out, size_t *n, size_t elem)
 {
 	long *v;
@@ -54,6 +62,12 @@ static int parse_into(const char *s, const char *what, long max, void **out, siz
 		}
 		return err;
 	}
+	qsort(v, cnt, sizeof(*v), cmp_long);
+	size_t u = 0;
+	for (size_t i = 0; i < cnt; i++)
+		if (!u || v[i] != v[u - 1])
+			v[u++] = v[i];
+	cnt = u;
 	unsigned char *a = malloc(cnt ? cnt * elem : 1);
 	if (!a) {
 		free(v);

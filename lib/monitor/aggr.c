@@ -14,6 +14,7 @@
 #include "internal.h"
 #include <pmon/cpu.h>
 #include <pmon/monitor.h>
+#include <pmon/stats.h>
 
 struct group {
 	int key[4]; /* compared in order; unused places are 0 */
@@ -48,6 +49,16 @@ void pmon_count__add(struct pmon_count *acc, const struct pmon_count *d, bool fi
 		acc->value = 0;
 	acc->running_pct = acc->enabled ? 100.0 * (double)acc->running / (double)acc->enabled
 					: acc->running_pct;
+}
+
+void pmon_count__add_interval(struct pmon_count *acc, struct pmon_mux_error *mux,
+			      const struct pmon_count *d, bool first)
+{
+	pmon_count__add(acc, d, first);
+	if (first)
+		*mux = (struct pmon_mux_error){ 0 };
+	if (d->status == PMON_COUNT_OK)
+		pmon_mux_error__add(mux, d->value, d->enabled, d->running);
 }
 
 /* The group key and label of a CPU at @p in mode @mode. */

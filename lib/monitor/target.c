@@ -7,6 +7,8 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <stddef.h>
 #include <string.h>
@@ -21,6 +23,34 @@
 int pmon_idlist__parse(const char *s, long max, long **out, size_t *n)
 {
 	return pmon__idlist_parse(s, max, out, n);
+}
+
+int pmon_idlist__format(const int *ids, size_t n, char *buf, size_t len)
+{
+	size_t at = 0, cut = 0; /* cut: the last item's end that leaves room for ",..." */
+
+	if (len < 5)
+		return -EINVAL;
+	buf[0] = '\0';
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		while (j + 1 < n && ids[j] != INT_MAX && ids[j + 1] == ids[j] + 1)
+			j++;
+		char item[32];
+		int k = j > i
+			? snprintf(item, sizeof(item), "%s%d-%d", i ? "," : "", ids[i], ids[j])
+			: snprintf(item, sizeof(item), "%s%d", i ? "," : "", ids[i]);
+		if (at + (size_t)k >= len) {
+			memcpy(buf + cut, cut ? ",..." : "...", cut ? 5 : 4);
+			return -ENOSPC;
+		}
+		memcpy(buf + at, item, (size_t)k + 1);
+		at += (size_t)k;
+		if (at + 4 < len)
+			cut = at;
+		i = j + 1;
+	}
+	return 0;
 }
 
 int pmon_cpus_online(const char *sysfs_root, int **cpus, size_t *n)

@@ -284,7 +284,9 @@ int pmon_report_write_pprof(const struct pmon_report *r, FILE *out)
 		goto out;
 	put_samples(&b, s, &p);
 	if (r->header.flags & PMON_DATA_SYSTEM_WIDE) { /* go tool pprof prints it as "Comment" */
-		pmon__fmt(what, sizeof(what), "system-wide (all CPUs)%s%s%s",
+		char cpus[300];
+		pmon__fmt(what, sizeof(what), "system-wide (%s)%s%s%s",
+			  report_cpus(r, cpus, sizeof(cpus)),
 			  r->header.command[0] ? " while '" : "", r->header.command,
 			  r->header.command[0] ? "' ran" : "");
 		comment = str_index(&b.st, what);

@@ -40,6 +40,16 @@ const char *pmon__export_event(const struct pmon_report *r)
 	return r->events[r->stack_event < r->nevents ? r->stack_event : 0].name;
 }
 
+const char *report_cpus(const struct pmon_report *r, char *buf, size_t len)
+{
+	const char *c = r->header.cpus;
+
+	if (!c[0])
+		return "all CPUs"; /* or a file older than the list (issue #29) */
+	snprintf(buf, len, "%s %s", strpbrk(c, ",-") ? "CPUs" : "CPU", c);
+	return buf;
+}
+
 /* A clock event's period is in nanoseconds; any other counts events. The
  * header's attr describes the first event only: the others are known by
  * name (with their modifiers, "cpu-clock:u", left off). */
@@ -462,15 +472,19 @@ static const char *damage_unit(const struct pmon_report *r)
 
 /* Whose stacks: " in 'CMD'", or for a system-wide recording (record -a),
  * whose command only said for how long, ", system-wide (all CPUs) while
- * 'CMD' ran", as the flat report's header says. */
+ * 'CMD' ran" ("CPUs 0,2-3" for record -C), as the flat report's header says. */
 static void subject(const struct pmon_report *r, FILE *out, bool xml)
 {
 	const char *c = r->header.command;
 	bool all = r->header.flags & PMON_DATA_SYSTEM_WIDE;
+	char cpus[300];
 
 	if (!c[0] && !all)
 		return;
-	fputs(all ? ", system-wide (all CPUs)" : " in '", out);
+	if (all)
+		fprintf(out, ", system-wide (%s)", report_cpus(r, cpus, sizeof(cpus)));
+	else
+		fputs(" in '", out);
 	if (all && c[0])
 		fputs(" while '", out);
 	if (c[0] && xml)

@@ -349,6 +349,7 @@ static void take_header(struct ctx *x, const struct pmon__rec_header *h)
 	x->threads = h->flags & PMON_DATA_SYSTEM_WIDE;
 	r->header.captured = h->captured;
 	pmon__strlcpy(r->header.hostname, h->hostname, sizeof(r->header.hostname));
+	pmon__strlcpy(r->header.cpus, h->cpus, sizeof(r->header.cpus));
 	pmon__strlcpy(r->events[0].name, h->event, sizeof(r->events[0].name));
 	r->events[0].sample_period = h->period;
 	r->events[0].freq = h->freq;

@@ -73,6 +73,9 @@ int pmon__disassemble(Dwfl_Module *mod, uint64_t inside, struct pmon_annotation 
  * whether its periods are nanoseconds, and the unit of a stack's weight. */
 const char *pmon__export_event(const struct pmon_report *r);
 bool pmon__export_ns(const struct pmon_report *r);
+/* Which CPUs a system-wide recording sampled (export.c): "all CPUs", or
+ * record -C's "CPU 0", "CPUs 0,2-3". */
+const char *report_cpus(const struct pmon_report *r, char *buf, size_t len);
 
 /* DWARF unwinding of sampled user stacks (unwind.c): one per process. */
 struct pmon__unw;

@@ -128,6 +128,7 @@ static int writer_open(const char *path, const struct pmon_data_header *h,
 		pmon__strlcpy(ext.hostname, h->hostname, sizeof(ext.hostname));
 	else if (!uname(&un))
 		pmon__strlcpy(ext.hostname, un.nodename, sizeof(ext.hostname));
+	pmon__strlcpy(ext.cpus, h->cpus, sizeof(ext.cpus));
 	int err = write_all(w, &dh, sizeof(dh));
 	if (!err)
 		err = write_all(w, &ext, sizeof(ext));

@@ -31,6 +31,8 @@ struct pmon_data_disk_header_ext {
 	uint32_t flags; /* PMON_DATA_SYSTEM_WIDE */
 	char hostname[65];
 	int64_t captured; /* Unix seconds when recording began */
+	/* Added by issue #29 (header_size 749): record -C's CPUs, "0,2-3". */
+	char cpus[256];
 } __attribute__((packed));
 
 /*

@@ -719,15 +719,29 @@ static void fill_header(struct pmon__perf_reader *p, struct pmon__rec_header *h)
 	pmon__strlcpy(h->event, e->name, sizeof(h->event));
 	pmon__strlcpy(h->command, p->info.cmdline, sizeof(h->command));
 	pmon__strlcpy(h->hostname, p->info.hostname, sizeof(h->hostname));
-	/* perf writes no system-wide flag: its command line says -a. */
+	/* perf writes no system-wide flag: its command line says -a, or -C
+	 * LIST (-CLIST, --cpu LIST, --cpu=LIST), which also keeps the list. */
 	char words[256];
+	const char *list = NULL;
+	bool cpu = false;
 	pmon__strlcpy(words, p->info.cmdline, sizeof(words));
 	for (char *save = NULL, *w = strtok_r(words, " ", &save); w;
 	     w = strtok_r(NULL, " ", &save)) {
+		if (cpu)
+			list = w;
+		cpu = false;
 		if (!strcmp(w, "--"))
 			break;
 		if (!strcmp(w, "-a") || !strcmp(w, "--all-cpus"))
 			h->flags |= PMON_DATA_SYSTEM_WIDE;
+		else if (!strcmp(w, "-C") || !strcmp(w, "--cpu"))
+			cpu = true;
+		else if (!strncmp(w, "-C", 2) || !strncmp(w, "--cpu=", 6))
+			list = w + (w[1] == 'C' ? 2 : 6);
+	}
+	if (list && *list && strspn(list, "0123456789,-") == strlen(list)) {
+		h->flags |= PMON_DATA_SYSTEM_WIDE;
+		pmon__strlcpy(h->cpus, list, sizeof(h->cpus));
 	}
 }
 

@@ -329,7 +329,7 @@ static int read_header(struct pmon__rec_reader *s)
 				 "%s: recording format version %u (this pmon reads 1 to %d)", path,
 				 dh.version, PMON_DATA_VERSION);
 	/* The extension as far as header_size holds it: 8 bytes in version 2's
-	 * first files, the whole of it since issue #27. */
+	 * first files, 85 since issue #27, the whole of it since issue #29. */
 	size_t next = dh.header_size - sizeof(dh) < sizeof(ext) ? dh.header_size - sizeof(dh)
 								: sizeof(ext);
 	if (next && !pmon__read_at(s->fd, &ext, next, sizeof(dh)))
@@ -346,6 +346,11 @@ static int read_header(struct pmon__rec_reader *s)
 					  .captured = ext.captured };
 	ext.hostname[sizeof(ext.hostname) - 1] = '\0';
 	pmon__strlcpy(s->h.hostname, ext.hostname, sizeof(s->h.hostname));
+	/* A list as pmon_idlist__format() writes it, or nothing: the reports
+	 * print it unquoted (in SVG too). */
+	ext.cpus[sizeof(ext.cpus) - 1] = '\0';
+	if (strspn(ext.cpus, "0123456789,-.") == strlen(ext.cpus))
+		pmon__strlcpy(s->h.cpus, ext.cpus, sizeof(s->h.cpus));
 	pmon__strlcpy(s->h.event, dh.event, sizeof(s->h.event));
 	pmon__strlcpy(s->h.command, dh.command, sizeof(s->h.command));
 	return 0;

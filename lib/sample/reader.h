@@ -66,6 +66,7 @@ struct pmon__rec_header {
 	uint32_t flags; /* PMON_DATA_SYSTEM_WIDE */
 	char hostname[65];
 	int64_t captured; /* Unix seconds; 0 where the file does not say */
+	char cpus[256]; /* record -C's list; "" for all CPUs or none */
 };
 
 /*

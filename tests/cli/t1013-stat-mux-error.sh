@@ -38,7 +38,29 @@ for r in rows:
     else:
         assert "mux-error" not in r or r["pcnt-running"] < 100, r
 ' "$TMP/err"
+	# -I --summary: the total's error takes the intervals' rates
+	# (docs/stat-json.md): at least as large as their counting noise, so
+	# a multiplexed total row carries one.
+	run_pmon 0 stat --json -I 20 --summary -e "$evs" -- sh -c 'i=0; while [ $i -lt 40000 ]; do i=$((i+1)); done'
+	check "-I --summary JSON: a multiplexed total row has mux-error" python3 -c '
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip().startswith("{")]
+tot = [r for r in rows if "event" in r and "interval" not in r and r.get("status") == "counted"]
+assert tot, rows
+for r in tot:
+    if r["pcnt-running"] < 99.995 and r["event-runtime"] > 0:
+        assert r["mux-error"] >= 0, r
+' "$TMP/err"
 else
 	ok "# SKIP multiplexed rows: this machine exposes no hardware PMU"
 fi
+# -I --summary of events that ran all the time: no error on any row.
+run_pmon 0 stat --json -I 20 --summary -e task-clock,page-faults -- sleep 0.05
+check "-I --summary JSON: fully running totals carry no error estimate" python3 -c '
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip().startswith("{")]
+tot = [r for r in rows if "event" in r and "interval" not in r]
+assert len(tot) == 2, tot
+assert all("mux-error" not in r for r in tot), tot
+' "$TMP/err"
 finish

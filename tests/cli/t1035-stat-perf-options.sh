@@ -26,8 +26,8 @@ run_pmon 2 stat -A -e task-clock -- true
 one_line_error "needs -a or -C"
 run_pmon 2 stat --per-socket -e task-clock -- true
 one_line_error "needs -a or -C"
-run_pmon 2 stat -a --per-core -r 2 -e task-clock -- true
-one_line_error "exclude --per-cpu and -r"
+run_pmon 2 stat -a -A --per-cpu -e task-clock -- true
+one_line_error "exclude --per-cpu"
 run_pmon 2 stat -D -1 -e task-clock -- true
 one_line_error "not yet"
 run_pmon 2 stat -D soon -e task-clock -- true
@@ -114,6 +114,27 @@ sys.exit(1)' "$1" "$d/cpulist" && { echo "${d##*node}"; return; }
 			perf_skip "perf stat -A"
 		fi
 	fi
+	# -r: each row the mean of the runs' counts of its CPU (or group),
+	# with the relative standard error as the totals have (the variance
+	# field after the event name), in the same rows.
+	run_pmon 0 stat -a -A -r 3 -x, -e task-clock,context-switches -o "$TMP/Ar.csv" -- true
+	awk -F, '{ print $1 "," $4 }' "$TMP/Ar.csv" >"$TMP/got.Ar"
+	check "-A -r 3: the same rows as one run" cmp -s "$TMP/got.Ar" "$TMP/want.A"
+	check "-A -r 3: each row has its variance field" awk -F, '
+		{ if (NF != 9 || $5 !~ /^[0-9]+\.[0-9][0-9]%$/) bad = 1 } END { exit bad || NR == 0 }' "$TMP/Ar.csv"
+	run_pmon 0 stat -a -A -r 3 -j -e task-clock -o "$TMP/Ar.json" -- true
+	check "-A -r 3 JSON: a row per CPU, each of 3 runs with its variance" python3 -c '
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if "\"event\"" in l]
+assert len(rows) == len(sys.argv[2].split()), rows
+assert sorted(r["cpu"] for r in rows) == sorted(map(int, sys.argv[2].split())), rows
+assert all(r["runs"] == 3 and r["variance"] >= 0 for r in rows), rows' "$TMP/Ar.json" "$cpus"
+	run_pmon 0 stat -a --per-core -r 2 -x, -e task-clock -o "$TMP/core-r.csv" -- true
+	cut -d, -f1,2 "$TMP/core-r.csv" >"$TMP/got.core-r"
+	check "--per-core -r 2: perf's labels and CPU counts, one row per core" \
+		cmp -s "$TMP/got.core-r" "$TMP/want.core.rows"
+	check "--per-core -r 2: each row has its variance field" awk -F, '
+		{ if ($6 !~ /^[0-9]+\.[0-9][0-9]%$/) bad = 1 } END { exit bad || NR == 0 }' "$TMP/core-r.csv"
 	run_pmon 0 stat -a --per-socket -j -e task-clock -o "$TMP/s.json" -- true
 	head -1 "$TMP/s.json" >"$TMP/s1.json"
 	json_has "$TMP/s1.json" 'd["socket"].startswith("S")' 'd["aggregate-number"] >= 1'
@@ -393,5 +414,26 @@ if [ -n "$loc" ]; then
 	fi
 else
 	ok "# SKIP -B: no de_DE or en_US locale installed to group by"
+fi
+# With -B every number of the table is in the locale, as perf prints them:
+# "30,16 msec ... # 0.298 CPUs utilized" read 298 in de_DE, where '.'
+# groups thousands.
+de=$(locale -a 2>/dev/null | grep -E '^de_DE\.(utf8|UTF-8)$' | head -1)
+if [ -n "$de" ]; then
+	LC_ALL=$de "$PMON" stat -B -e task-clock -o "$TMP/Bde.txt" -- $X 2>/dev/null
+	check "-B ($de): the metric has the count's decimal comma" \
+		grep -Eq '^ *[0-9.]+,[0-9]{2} msec +task-clock +# +[0-9]+,[0-9]{3} CPUs utilized' "$TMP/Bde.txt"
+	check "-B ($de): the elapsed, user and sys times too" \
+		sh -c "[ \$(grep -Ec '^ *[0-9]+,[0-9]{9} seconds (time elapsed|user|sys)\$' '$TMP/Bde.txt') -eq 3 ]"
+	if $have_perf; then
+		if LC_ALL=$de perf stat -B -e task-clock -o "$TMP/perfde.txt" -- $X 2>"$TMP/perf.err"; then
+			check "-B ($de) beside perf: perf's metric has the decimal comma too" \
+				grep -Eq '# +[0-9]+,[0-9]{3} CPUs utilized' "$TMP/perfde.txt"
+		else
+			perf_skip "perf stat -B ($de)"
+		fi
+	fi
+else
+	ok "# SKIP -B's decimals: no de_DE locale installed"
 fi
 finish

@@ -16,12 +16,44 @@ samples() { "$PMON" report -i "$1" --sort comm | sed -n 's/^# pmon report: \([0-
 run_pmon 0 record -C 0 -e task-clock -o "$TMP/c.data" -- "$W" 24
 run_pmon 0 report -i "$TMP/c.data" --sort cpu
 check "-C 0: samples of CPU 0 only" sh -c "[ \$(grep -c '%' '$TMP/out') -eq 1 ] && grep -Eq '^ +100\.00% +[0-9]+ +0\$' '$TMP/out'"
+# The recording keeps its CPU list: every header names CPU 0, not all CPUs.
+run_pmon 0 report -i "$TMP/c.data"
+check "-C 0: the table's first line says CPU 0" grep -q "^# pmon report: [0-9]* samples of task-clock, system-wide (CPU 0) while '" "$TMP/out"
+run_pmon 0 report -i "$TMP/c.data" --header
+check "-C 0: --header's target is CPU 0" grep -qx '# target       : system-wide (CPU 0)' "$TMP/out"
+run_pmon 0 report -i "$TMP/c.data" --format json
+check "-C 0: JSON says cpus \"0\"" python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1]))
+sys.exit(not (j["system_wide"] is True and j["cpus"] == "0"))' "$TMP/out"
+run_pmon 0 report -i "$TMP/c.data" --format flamegraph -o "$TMP/c.svg"
+check "-C 0: the flame graph's title says CPU 0" grep -q "system-wide (CPU 0) while" "$TMP/c.svg"
+run_pmon 0 record -C 0,0-0 -e task-clock -o "$TMP/c2.data" -- true
+run_pmon 0 report -i "$TMP/c2.data" --format json
+check "-C 0,0-0: CPU 0 once (perf's cpu map: sorted, each once)" python3 -c '
+import json, sys
+sys.exit(json.load(open(sys.argv[1]))["cpus"] != "0")' "$TMP/out"
+run_pmon 0 record -a -e task-clock -o "$TMP/a.data" -- true
+run_pmon 0 report -i "$TMP/a.data"
+check "-a: the table still says all CPUs" grep -q "^# pmon report: [0-9]* samples of task-clock, system-wide (all CPUs) while 'true' ran" "$TMP/out"
+run_pmon 0 report -i "$TMP/a.data" --format json
+check "-a: JSON says cpus \"all\"" python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1]))
+sys.exit(not (j["system_wide"] is True and j["cpus"] == "all"))' "$TMP/out"
 run_pmon 2 record -C 99999 -e task-clock -o "$TMP/bad.data" -- true
 one_line_error "99999"
 if have_perf; then
 	perf_record -C 0 -e task-clock -o "$TMP/perf.c" -- "$W" 24 >/dev/null 2>&1
+	prc=$?
 	check "perf record -C 0 beside it: CPU 0 only too" sh -c \
 		"perf report -i '$TMP/perf.c' --sort cpu --stdio 2>/dev/null | grep -v '^#' | grep -c '%' | grep -qx 1"
+	if [ $prc -eq 0 ]; then
+		run_pmon 0 report -i "$TMP/perf.c"
+		check "pmon report of perf's -C 0 recording: CPU 0 (from its command line)" grep -q "system-wide (CPU 0)" "$TMP/out"
+	else
+		ok "# SKIP pmon report of perf's -C 0 recording (perf's own failure, exit $prc)"
+	fi
 fi
 
 # -t: one thread of a running three-thread workload; its samples alone.

@@ -97,6 +97,87 @@ static void test_monitor__idlist_no_cap(void **state)
 	free(v);
 }
 
+/* The list a recording keeps (record -C): runs as ranges, cut with ",...". */
+static void test_monitor__idlist_format(void **state)
+{
+	static const struct {
+		int line;
+		int ids[8];
+		size_t n, len;
+		int ret;
+		const char *want;
+	} rows[] = {
+		{ __LINE__, { 0 }, 1, 64, 0, "0" },
+		{ __LINE__, { 0, 2, 3 }, 3, 64, 0, "0,2-3" },
+		{ __LINE__, { 0, 1, 2, 3, 8, 9, 11 }, 7, 64, 0, "0-3,8-9,11" },
+		{ __LINE__, { 0 }, 0, 64, 0, "" },
+		{ __LINE__, { 10, 20, 30 }, 3, 8, -ENOSPC, "10,..." },
+		{ __LINE__, { 10, 20, 30 }, 3, 10, 0, "10,20,30" },
+		{ __LINE__, { 10, 20, 30, 40 }, 4, 11, -ENOSPC, "10,20,..." },
+		{ __LINE__, { 10, 20 }, 2, 6, 0, "10,20" },
+		{ __LINE__, { 123456, 2 }, 2, 5, -ENOSPC, "..." },
+		{ __LINE__, { 1 }, 1, 4, -EINVAL, NULL },
+	};
+	(void)state;
+	for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
+		char buf[64];
+		int ret = pmon_idlist__format(rows[r].ids, rows[r].n, buf, rows[r].len);
+		if (ret != rows[r].ret || (rows[r].want && strcmp(buf, rows[r].want)))
+			fail_msg("row at line %d: %d '%s'", rows[r].line, ret,
+				 ret == -EINVAL ? "" : buf);
+		if (rows[r].want)
+			assert_true(strlen(buf) < rows[r].len);
+	}
+}
+
+/*
+ * stat -I --summary: the total of multiplexed intervals carries the spread
+ * of their rates, not only the counting noise of one summed reading. Four
+ * intervals, each counted half of its 100 ms: 1e6 and 3e6 events seen in
+ * turn (rates 0.02 and 0.06 per ns), and one not counted.
+ */
+static void test_monitor__summary_mux_error(void **state)
+{
+	const double seen[] = { 1e6, 3e6, 1e6, 3e6 };
+	struct pmon_count total, d;
+	struct pmon_mux_error mux, one = { 0 };
+	(void)state;
+
+	for (size_t i = 0; i < 5; i++) {
+		d = (struct pmon_count){ .status = PMON_COUNT_OK,
+					 .enabled = 100000000,
+					 .running = 50000000 };
+		if (i == 4)
+			d = (struct pmon_count){ .status = PMON_COUNT_NOT_COUNTED,
+						 .enabled = 100000000 };
+		else
+			d.value = 2 * seen[i]; /* scaled: x enabled / running */
+		d.raw = (uint64_t)(d.value / 2);
+		pmon_count__add_interval(&total, &mux, &d, i == 0);
+	}
+	assert_true(total.value == 16e6);
+	assert_int_equal(total.running, 200000000);
+	assert_int_equal(mux.n, 4); /* the interval not counted: no reading */
+	/* By hand (lib/stats/mux.c): counting noise sum(v U E / R^2) = 16e6;
+	 * rates' variance 4e-4 x 4/3, times sum(U^2) = 1e16. */
+	double want = sqrt(16e6 + 1e16 * 4e-4 * 4 / 3);
+	assert_true(fabs(pmon_mux_error__estimate(&mux) - want) < 1e-6 * want);
+	/* The summed total as one reading knows the noise alone: 4000. */
+	pmon_mux_error__add(&one, total.value, total.enabled - 100000000, total.running);
+	assert_true(fabs(pmon_mux_error__estimate(&one) - 4000) < 1e-6);
+	assert_true(pmon_mux_error__estimate(&mux) > 500 * pmon_mux_error__estimate(&one));
+
+	/* A steady rate: nothing but that noise, as one reading says. */
+	for (size_t i = 0; i < 4; i++) {
+		d = (struct pmon_count){ .status = PMON_COUNT_OK,
+					 .enabled = 100000000,
+					 .running = 50000000,
+					 .value = 4e6 };
+		pmon_count__add_interval(&total, &mux, &d, i == 0);
+	}
+	assert_true(fabs(pmon_mux_error__estimate(&mux) - 4000) < 1e-6);
+}
+
 /* ---- targets -------------------------------------------------------------- */
 
 static void test_monitor__target_validate(void **state)
@@ -123,6 +204,15 @@ static void test_monitor__target_validate(void **state)
 	assert_int_equal(cpus[1], 5);
 	assert_int_equal(pmon_target__pid(t), -1);
 	pmon_target__free(t);
+	/* Each CPU once, in order, as perf's cpu map: "5,0,0-0" is 0 and 5. */
+	spec.cpu_list = "5,0,0-0";
+	assert_non_null(t = pmon_target__new(&spec));
+	assert_non_null(cpus = pmon_target__cpus(t, &n));
+	assert_int_equal(n, 2);
+	assert_int_equal(cpus[0], 0);
+	assert_int_equal(cpus[1], 5);
+	pmon_target__free(t);
+	spec.cpu_list = "0,5";
 
 	/* Processes: this one exists, pid 0x3fffffff almost surely not. */
 	snprintf(self, sizeof(self), "%d", (int)getpid());
@@ -863,6 +953,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_monitor__idlist_parse),
+		cmocka_unit_test(test_monitor__idlist_format),
+		cmocka_unit_test(test_monitor__summary_mux_error),
 		cmocka_unit_test(test_monitor__idlist_no_cap),
 		cmocka_unit_test(test_monitor__target_validate),
 		cmocka_unit_test(test_monitor__target_constructors),

@@ -279,14 +279,27 @@ static void test_reader__damaged_chunk(void **state)
 	close(fd);
 	unlink(path);
 	write_recording(path, 4);
-	/* flip a byte in the middle of the file: one chunk fails its CRC */
+	/* flip a byte in the middle of the third chunk's payload: that chunk
+	 * fails its CRC. Found by walking the chunks from header_size, not at
+	 * the file's middle, which moves with the header (issue #29's 256
+	 * bytes put it on a chunk's nrec, which no reader checks). */
 	FILE *f = fopen(path, "r+");
 	assert_non_null(f);
-	fseek(f, 0, SEEK_END);
-	long size = ftell(f);
-	fseek(f, size / 2, SEEK_SET);
+	struct pmon_data_disk_header dh;
+	struct pmon_data_chunk ch;
+	assert_int_equal(fread(&dh, sizeof(dh), 1, f), 1);
+	long at = (long)dh.header_size;
+	for (int k = 0; k < 2; k++) {
+		fseek(f, at, SEEK_SET);
+		assert_int_equal(fread(&ch, sizeof(ch), 1, f), 1);
+		at += (long)sizeof(ch) + (long)ch.len;
+	}
+	fseek(f, at, SEEK_SET);
+	assert_int_equal(fread(&ch, sizeof(ch), 1, f), 1);
+	at += (long)sizeof(ch) + (long)ch.len / 2;
+	fseek(f, at, SEEK_SET);
 	int c = fgetc(f);
-	fseek(f, size / 2, SEEK_SET);
+	fseek(f, at, SEEK_SET);
 	fputc(c ^ 0xff, f);
 	fclose(f);
 	read_back(path, 2, &s);

@@ -65,18 +65,17 @@ static void put_ksym(uint8_t *b, size_t *len, uint64_t start, uint64_t end, cons
  * in k_leaf that is another address each time: n distinct raw chains, one
  * stack of functions.
  */
-static void write_kernel_chains(const char *path, unsigned n, unsigned depth)
+static void write_kernel_chains_as(const char *path, unsigned n, unsigned depth,
+				   const struct pmon_data_disk_header_ext *e, size_t ext_size)
 {
 	const uint64_t st =
 		PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN;
 	struct pmon_data_disk_header dh = { .version = 2,
-					    .header_size = sizeof(dh) +
-						    sizeof(struct pmon_data_disk_header_ext),
+					    .header_size = (uint32_t)(sizeof(dh) + ext_size),
 					    .sample_type = st,
 					    .attr_type = PERF_TYPE_SOFTWARE,
 					    .attr_config = PERF_COUNT_SW_CPU_CLOCK,
 					    .period = 1000 };
-	struct pmon_data_disk_header_ext ext = { 0 };
 	FILE *f = fopen(path, "wb");
 	uint8_t *b = malloc(PMON_CHUNK_RAW_MAX);
 	size_t len = 0;
@@ -86,7 +85,7 @@ static void write_kernel_chains(const char *path, unsigned n, unsigned depth)
 	memcpy(dh.magic, PMON_DATA_MAGIC, 8);
 	snprintf(dh.event, sizeof(dh.event), "cpu-clock");
 	fwrite(&dh, sizeof(dh), 1, f);
-	fwrite(&ext, sizeof(ext), 1, f);
+	fwrite(e, ext_size, 1, f);
 	for (unsigned i = 0; i < n; i++) {
 		uint64_t rec[8 + 256];
 		size_t k = 1;
@@ -115,6 +114,13 @@ static void write_kernel_chains(const char *path, unsigned n, unsigned depth)
 	put_chunk(f, PMON_CHUNKS_MAGIC, b, len);
 	free(b);
 	assert_int_equal(fclose(f), 0);
+}
+
+static void write_kernel_chains(const char *path, unsigned n, unsigned depth)
+{
+	struct pmon_data_disk_header_ext ext = { 0 };
+
+	write_kernel_chains_as(path, n, depth, &ext, sizeof(ext));
 }
 
 static long max_rss_kb(void)
@@ -176,6 +182,70 @@ static void test_report__kernel_chains_merge(void **state)
 #endif
 	pmon_report_release(&r1);
 	pmon_report_release(&r2);
+}
+
+/* The call graph's first line (the subject every header shares) of @path. */
+static char *callgraph_head(const char *path, struct pmon_report *r)
+{
+	struct pmon_report_opts o = { .sz = sizeof(o), .sort = PMON_SORT_SYMBOL };
+	char *text = NULL;
+	size_t len = 0;
+
+	assert_int_equal(pmon_report_read(path, &o, r), 0);
+	FILE *f = open_memstream(&text, &len);
+	assert_non_null(f);
+	assert_int_equal(pmon_report_write_callgraph(r, f, false, 0, false), 0);
+	fclose(f);
+	char *nl = strchr(text, '\n');
+	if (nl)
+		*nl = '\0';
+	return text;
+}
+
+/*
+ * Issue #29: a record -C recording keeps its CPU list in the header and
+ * every header names those CPUs; a system-wide file from before the list
+ * (header_size 493) still reads "all CPUs".
+ */
+static void test_report__cpu_list_in_header(void **state)
+{
+	char path[] = "/tmp/pmon-test-report-XXXXXX";
+	struct pmon_data_disk_header_ext ext = { .flags = PMON_DATA_SYSTEM_WIDE };
+	struct pmon_report r;
+	(void)state;
+
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	/* Before issue #29: the extension ended with captured (85 bytes). */
+	size_t old = offsetof(struct pmon_data_disk_header_ext, cpus);
+	assert_int_equal(sizeof(struct pmon_data_disk_header) + old, 493);
+	snprintf(ext.cpus, sizeof(ext.cpus), "0,2-3"); /* past header_size: unread */
+	write_kernel_chains_as(path, 5, 2, &ext, old);
+	char *head = callgraph_head(path, &r);
+	assert_string_equal(r.header.cpus, "");
+	assert_true(r.header.flags & PMON_DATA_SYSTEM_WIDE);
+	if (!strstr(head, "system-wide (all CPUs)"))
+		fail_msg("old file: '%s'", head);
+	free(head);
+	pmon_report_release(&r);
+
+	write_kernel_chains_as(path, 5, 2, &ext, sizeof(ext));
+	head = callgraph_head(path, &r);
+	assert_string_equal(r.header.cpus, "0,2-3");
+	if (!strstr(head, "system-wide (CPUs 0,2-3)"))
+		fail_msg("-C 0,2-3: '%s'", head);
+	free(head);
+	pmon_report_release(&r);
+
+	/* A list that is no list (a damaged or crafted file) is not printed. */
+	snprintf(ext.cpus, sizeof(ext.cpus), "0<svg>");
+	write_kernel_chains_as(path, 5, 2, &ext, sizeof(ext));
+	head = callgraph_head(path, &r);
+	assert_string_equal(r.header.cpus, "");
+	free(head);
+	pmon_report_release(&r);
+	unlink(path);
 }
 
 /*
@@ -814,6 +884,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_report__kernel_chains_merge),
+		cmocka_unit_test(test_report__cpu_list_in_header),
 		cmocka_unit_test(test_report__sample_fields),
 		cmocka_unit_test(test_report__diff_matches_and_deltas),
 		cmocka_unit_test(test_report__foreach_sample),
