@@ -112,6 +112,14 @@ struct buildid {
 	char *path;
 };
 
+/* A PERF_SAMPLE_READ value's last reading, by id (and thread: perf's
+ * per-thread period storage, for inherited events). */
+struct lastread {
+	uint64_t id, value;
+	uint32_t tid;
+	bool used;
+};
+
 struct pmon__perf_reader {
 	char *path;
 	int fd;
@@ -146,6 +154,8 @@ struct pmon__perf_reader {
 	size_t zlen, zcap;
 	uint64_t regs[17]; /* a DWARF sample's registers, in pmon's order */
 	uint64_t lbr[512]; /* an LBR sample's chain, rebuilt (LBR_CHAIN_MAX) */
+	struct lastread *lr; /* open addressing, a power of two, at most half full */
+	size_t nlr, caplr;
 	char name[4096];
 	const struct pmon__rec_ops *ops;
 	void *arg;
@@ -344,6 +354,20 @@ static int cmp_idmap(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
+/* The event with id @id, or NULL. */
+static const struct pattr *attr_of_id(struct pmon__perf_reader *p, uint64_t id)
+{
+	if (!p->nidx)
+		return NULL;
+	if (!p->idx_sorted) {
+		qsort(p->idx, p->nidx, sizeof(*p->idx), cmp_idmap);
+		p->idx_sorted = true;
+	}
+	struct idmap key = { id, 0 };
+	const struct idmap *m = bsearch(&key, p->idx, p->nidx, sizeof(*p->idx), cmp_idmap);
+	return m ? &p->at[m->at] : NULL;
+}
+
 /* The sample's event: by its id where events are told apart by one. */
 static const struct pattr *sample_attr(struct pmon__perf_reader *p, const uint8_t *rec, size_t len)
 {
@@ -357,13 +381,8 @@ static const struct pattr *sample_attr(struct pmon__perf_reader *p, const uint8_
 		id = pmon__u64_at(rec + 8 * (size_t)p->id_pos);
 	else
 		return &p->at[0];
-	if (!p->idx_sorted) {
-		qsort(p->idx, p->nidx, sizeof(*p->idx), cmp_idmap);
-		p->idx_sorted = true;
-	}
-	struct idmap key = { id, 0 };
-	const struct idmap *m = bsearch(&key, p->idx, p->nidx, sizeof(*p->idx), cmp_idmap);
-	return m ? &p->at[m->at] : &p->at[0];
+	const struct pattr *e = attr_of_id(p, id);
+	return e ? e : &p->at[0];
 }
 
 /*
@@ -706,6 +725,10 @@ static void fill_header(struct pmon__perf_reader *p, struct pmon__rec_header *h)
 	for (size_t i = 1; i < p->nat && is_dummy(p, e); i++)
 		e = &p->at[i];
 	h->sample_type = e->a.sample_type;
+	/* PERF_SAMPLE_READ samples are handed on with their read's growth
+	 * as their period (sample_read()), whatever the attr samples. */
+	if (e->a.sample_type & PERF_SAMPLE_READ && e->a.read_format & PERF_FORMAT_ID)
+		h->sample_type |= PERF_SAMPLE_PERIOD;
 	h->regs_user = e->a.sample_regs_user;
 	/* pmon unwinds DWARF samples from its 17 registers: perf's x86-64
 	 * set (PERF_REGS_MASK) holds them, and hands them on in pmon's order. */
@@ -827,6 +850,7 @@ void pmon__perf_reader_free(struct pmon__perf_reader *p)
 		free(p->at[i].ids);
 	free(p->at);
 	free(p->idx);
+	free(p->lr);
 	for (size_t i = 0; i < p->nbid; i++)
 		free(p->bid[i].path);
 	free(p->bid);
@@ -1063,6 +1087,80 @@ static void lbr_chain(struct pmon__perf_reader *p, const struct pattr *e, struct
 	s->nr = n;
 }
 
+/* The slot of (@id, @tid) in the last readings, or NULL (no memory). */
+static struct lastread *last_read(struct pmon__perf_reader *p, uint64_t id, uint32_t tid)
+{
+	if (2 * (p->nlr + 1) > p->caplr) {
+		size_t cap = p->caplr ? 2 * p->caplr : 64;
+		struct lastread *t = calloc(cap, sizeof(*t));
+		if (!t)
+			return NULL;
+		for (size_t i = 0; i < p->caplr; i++) {
+			if (!p->lr[i].used)
+				continue;
+			size_t h = (size_t)(p->lr[i].id * 0x9e3779b97f4a7c15ULL ^ p->lr[i].tid);
+			while (t[h & (cap - 1)].used)
+				h++;
+			t[h & (cap - 1)] = p->lr[i];
+		}
+		free(p->lr);
+		p->lr = t;
+		p->caplr = cap;
+	}
+	size_t h = (size_t)(id * 0x9e3779b97f4a7c15ULL ^ tid);
+	for (;; h++) {
+		struct lastread *l = &p->lr[h & (p->caplr - 1)];
+		if (!l->used) {
+			*l = (struct lastread){ .id = id, .tid = tid, .used = true };
+			p->nlr++;
+			return l;
+		}
+		if (l->id == id && l->tid == tid)
+			return l;
+	}
+}
+
+/*
+ * A sample of an event read with PERF_SAMPLE_READ (perf record -e
+ * '{a,b}:S', --sample-read) is, as perf reads it (util/session.c,
+ * evlist__deliver_sample(): deliver_sample_value()), one sample per value
+ * of its read_format (each member of a group), of the event with that
+ * value's id, its period what the value grew by since that id's last
+ * sample (perf 6.12+ keeps it per thread for inherited events:
+ * perf_evsel__attr_has_per_thread_sample_period()); a value that did not
+ * grow, or whose id no event has, is no sample. struct read_format: {
+ * value; [enabled]; [running]; [id]; [lost]; }, or with GROUP { nr;
+ * [enabled]; [running]; { value; [id]; [lost]; } [nr]; }.
+ */
+static int sample_read(struct pmon__perf_reader *p, const struct pattr *e, struct pmon__record *r,
+		       const struct pmon__sample_ext *x)
+{
+	uint64_t rf = e->a.read_format;
+	size_t times =
+		!!(rf & PERF_FORMAT_TOTAL_TIME_ENABLED) + !!(rf & PERF_FORMAT_TOTAL_TIME_RUNNING);
+	size_t per = 2 + !!(rf & PMON__FORMAT_LOST);
+	bool per_thread = e->a.inherit && e->a.sample_type & PERF_SAMPLE_TID;
+	int err = 0;
+
+	for (uint64_t i = 0; i < x->read_nr && !err; i++) {
+		const uint8_t *v =
+			rf & PERF_FORMAT_GROUP ? x->read + 8 * (1 + times + per * i) : x->read;
+		uint64_t id = pmon__u64_at(v + (rf & PERF_FORMAT_GROUP ? 8 : 8 * (1 + times)));
+		if (!attr_of_id(p, id))
+			continue;
+		struct lastread *l = last_read(p, id, per_thread ? r->sample.tid : 0);
+		if (!l)
+			return -ENOMEM;
+		uint64_t value = pmon__u64_at(v);
+		r->sample.period = value - l->value;
+		l->value = value;
+		r->sample.id = id;
+		if (r->sample.period)
+			err = p->ops->record(p->arg, 0, r, p->epoch);
+	}
+	return err;
+}
+
 static int sample(struct pmon__perf_reader *p, const uint8_t *rec, size_t len)
 {
 	const struct pattr *e = sample_attr(p, rec, len);
@@ -1085,6 +1183,8 @@ static int sample(struct pmon__perf_reader *p, const uint8_t *rec, size_t len)
 	r.size = (uint16_t)len;
 	r.raw = rec;
 	p->stats.samples++;
+	if (e->a.sample_type & PERF_SAMPLE_READ && e->a.read_format & PERF_FORMAT_ID)
+		return sample_read(p, e, &r, &x);
 	return p->ops->record(p->arg, 0, &r, p->epoch);
 }
 
@@ -1223,15 +1323,9 @@ static bool record_time(struct pmon__perf_reader *p, const uint8_t *rec, size_t 
 		return true;
 	}
 	if (p->all_identifier && p->nidx && len >= 16) {
-		uint64_t id = pmon__u64_at(rec + len - 8);
-		struct idmap key = { id, 0 };
-		if (!p->idx_sorted) {
-			qsort(p->idx, p->nidx, sizeof(*p->idx), cmp_idmap);
-			p->idx_sorted = true;
-		}
-		const struct idmap *m = bsearch(&key, p->idx, p->nidx, sizeof(*p->idx), cmp_idmap);
+		const struct pattr *m = attr_of_id(p, pmon__u64_at(rec + len - 8));
 		if (m)
-			e = &p->at[m->at];
+			e = m;
 	}
 	st = e->a.sample_type;
 	size_t n = 8 * (size_t)__builtin_popcountll(st & TRAILER_BITS);

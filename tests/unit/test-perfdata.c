@@ -937,6 +937,92 @@ static void test_perfdata__lbr_chain(void **state)
 	free(o.b);
 }
 
+/*
+ * PERF_SAMPLE_READ (perf record -e '{a,b}:S'): a leader (id 11) whose
+ * samples read the group, a member (id 22), both sampled with
+ * read_format GROUP, ID, the times and LOST, or one event read alone.
+ * perf hands on one sample per value, of the event with its id, with the
+ * value's growth since that id's (and, for an inherited event, that
+ * thread's) last sample as its period; a value that did not grow, or of
+ * an id no event has, is none. @vals: per sample { tid, leader, member }.
+ */
+static void read_file(struct buf *o, bool group, bool inherit, const uint64_t (*vals)[3], size_t n)
+{
+	const uint32_t asz = sizeof(struct perf_event_attr);
+	const uint64_t rf = PERF_FORMAT_ID | PERF_FORMAT_TOTAL_TIME_ENABLED |
+		PERF_FORMAT_TOTAL_TIME_RUNNING | (group ? PERF_FORMAT_GROUP : 0) |
+		(1ULL << 4); /* PERF_FORMAT_LOST */
+	struct perf_event_attr a = { .type = PERF_TYPE_SOFTWARE, .size = asz };
+
+	a.sample_period = 1000;
+	a.sample_type = ST | PERF_SAMPLE_READ;
+	a.read_format = rf;
+	a.sample_id_all = 1;
+	a.inherit = inherit;
+	bytes(o, "PERFILE2", 8);
+	u64(o, 104);
+	u64(o, asz + 16);
+	zeros(o, 104 - 24);
+	size_t ids = o->n;
+	u64(o, 11), u64(o, 22);
+	at64(o, 24, o->n), at64(o, 32, 2 * (asz + 16));
+	bytes(o, &a, asz);
+	u64(o, ids), u64(o, 8);
+	a.config = PERF_COUNT_SW_PAGE_FAULTS;
+	bytes(o, &a, asz);
+	u64(o, ids + 8), u64(o, 8);
+	size_t data = o->n;
+	for (size_t i = 0; i < n; i++) {
+		size_t r = rec(o, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
+		u64(o, 11), u64(o, 0x401000 + i), u64(o, vals[i][0] | vals[i][0] << 32);
+		u64(o, 100 + i), u64(o, 1000); /* time, period (perf reads the values) */
+		if (group) { /* nr, enabled, running, { value, id, lost } [nr] */
+			u64(o, 3), u64(o, 5000), u64(o, 5000);
+			u64(o, vals[i][1]), u64(o, 11), u64(o, 0);
+			u64(o, vals[i][2]), u64(o, 22), u64(o, 0);
+			u64(o, 1000 * i), u64(o, 33), u64(o, 0); /* an id of no event */
+		} else { /* value, enabled, running, id, lost */
+			u64(o, vals[i][1]), u64(o, 5000), u64(o, 5000), u64(o, 11), u64(o, 0);
+		}
+		end_rec(o, r);
+	}
+	at64(o, 40, data), at64(o, 48, o->n - data);
+}
+
+static void check_read(bool group, bool inherit, const uint64_t (*vals)[3], size_t n,
+		       uint64_t samples, uint64_t p0, uint64_t p1)
+{
+	struct pmon__rec_header h;
+	struct seen s;
+	struct buf o = { 0 };
+
+	read_file(&o, group, inherit, vals, n);
+	char *path = write_tmp(&o, o.n);
+	assert_int_equal(read_path(path, &h, &s, NULL, NULL), 0);
+	assert_true(h.sample_type & PERF_SAMPLE_PERIOD);
+	assert_int_equal(s.samples, samples);
+	assert_int_equal(s.period[0], p0);
+	assert_int_equal(s.period[1], p1);
+	unlink(path);
+	free(path);
+	free(o.b);
+}
+
+static void test_perfdata__sample_read(void **state)
+{
+	/* the member does not grow in the second sample: no sample of it */
+	static const uint64_t grp[][3] = { { 7, 100, 5 }, { 7, 250, 5 }, { 7, 400, 9 } };
+	/* two threads of an inherited event: each counted from its own last */
+	static const uint64_t thr[][3] = {
+		{ 7, 100, 5 }, { 8, 50, 2 }, { 7, 300, 6 }, { 8, 60, 2 }
+	};
+	(void)state;
+
+	check_read(true, false, grp, 3, 5, 400, 9);
+	check_read(false, false, grp, 3, 3, 400, 0);
+	check_read(true, true, thr, 4, 7, 360, 8);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -953,6 +1039,7 @@ int main(void)
 		cmocka_unit_test(test_perfdata__old_mmap),
 		cmocka_unit_test(test_perfdata__lost_saturates),
 		cmocka_unit_test(test_perfdata__lbr_chain),
+		cmocka_unit_test(test_perfdata__sample_read),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
