@@ -139,6 +139,8 @@ struct pmon__perf_reader {
 	uint64_t data_size, consumed;
 	bool eof, cut, unsized;
 	uint32_t epoch;
+	uint64_t lost_records; /* the LOST records' counts */
+	bool had_lost_samples; /* a LOST_SAMPLES record was read */
 	/* time order (perf's ordered_events): the records of the last two
 	 * rounds, sorted and handed on up to the time the round before ended at */
 	bool ordering;
@@ -1205,14 +1207,14 @@ static int kernel_record(struct pmon__perf_reader *p, const uint8_t *rec, size_t
 	case PERF_RECORD_LOST:
 		if (pmon__record_decode(rec, len, 0, 0, p->name, &r))
 			return 0;
-		p->stats.lost = pmon__sat_add(p->stats.lost, r.lost.lost);
+		p->lost_records = pmon__sat_add(p->lost_records, r.lost.lost);
 		return p->ops->record(p->arg, 0, &r, p->epoch);
 	case PERF_RECORD_LOST_SAMPLES: /* { header; u64 lost; sample_id } */
-		if (len >= 16)
+		if (len >= 16) {
 			p->info.lost_samples =
 				pmon__sat_add(p->info.lost_samples, pmon__u64_at(rec + 8));
-		if (len >= 16) /* perf report's "Total Lost Samples" counts these too */
-			p->stats.lost = pmon__sat_add(p->stats.lost, pmon__u64_at(rec + 8));
+			p->had_lost_samples = true;
+		}
 		return 0;
 	case PERF_RECORD_THROTTLE:
 		p->info.throttles++;
@@ -1556,6 +1558,8 @@ int pmon__perf_reader_run(struct pmon__perf_reader *p, const struct pmon__rec_op
 	p->arg = arg;
 	p->epoch = 0;
 	memset(&p->stats, 0, sizeof(p->stats));
+	p->lost_records = p->info.lost_samples = 0;
+	p->had_lost_samples = false;
 	p->ordering = can_order(p);
 	if ((err = send_events(p)))
 		return err;
@@ -1567,6 +1571,12 @@ int pmon__perf_reader_run(struct pmon__perf_reader *p, const struct pmon__rec_op
 	if (got < 0 || (p->left && p->left != UINT64_MAX && p->eof))
 		p->cut = true;
 	p->stats.good_bytes = p->consumed;
+	/* perf record 6.0+ ends a file with one LOST_SAMPLES per event and
+	 * CPU or thread, from the kernel's count (PERF_FORMAT_LOST): every
+	 * sample the LOST records counted, and those lost elsewhere. perf
+	 * report's "Total Lost Samples" is their sum alone (session.c:
+	 * total_lost_samples); a file without them has the LOST records'. */
+	p->stats.lost = p->had_lost_samples ? p->info.lost_samples : p->lost_records;
 	note_skipped(p);
 	return 0;
 }
