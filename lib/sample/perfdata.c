@@ -14,6 +14,7 @@
  * from the input and is checked as "what is left" before use.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <linux/perf_event.h>
 #include <poll.h>
@@ -64,6 +65,7 @@ enum {
 	FEAT_CPUDESC = 8,
 	FEAT_CMDLINE = 11,
 	FEAT_EVENT_DESC = 12,
+	FEAT_DIR_FORMAT = 24,
 	FEAT_BITS = 256,
 };
 
@@ -73,6 +75,7 @@ enum {
  * knows; the rest of a larger attr is read past by its size. */
 #define ATTR_KEEP ((uint32_t)sizeof(struct perf_event_attr))
 #define MAX_ATTRS 4096u
+#define MAX_DIR_FILES 4096u
 #define BUF_CAP (1u << 20)
 
 struct section {
@@ -138,6 +141,11 @@ struct pmon__perf_reader {
 	uint64_t left; /* bytes of the data section not yet in buf; UINT64_MAX: to EOF */
 	uint64_t data_size, consumed;
 	bool eof, cut, unsized;
+	/* perf record --threads: the data.N files beside the header's, read
+	 * after its data section (HEADER_DIR_FORMAT version 1 and up) */
+	uint64_t dir_version;
+	char **files;
+	size_t nfiles, nextfile;
 	uint32_t epoch;
 	uint64_t lost_records; /* the LOST records' counts */
 	bool had_lost_samples; /* a LOST_SAMPLES record was read */
@@ -555,6 +563,10 @@ static int feature(struct pmon__perf_reader *p, unsigned bit, const uint8_t *b, 
 		break;
 	case FEAT_BUILD_ID:
 		return feat_build_ids(p, b, n);
+	case FEAT_DIR_FORMAT: /* { u64 version; } */
+		if (n >= 8)
+			p->dir_version = pmon__u64_at(b);
+		break;
 	default:
 		break;
 	}
@@ -596,6 +608,91 @@ static int read_features(struct pmon__perf_reader *p, const struct file_header *
 		free(b);
 	}
 	return err;
+}
+
+/* ---- perf record --threads: a directory ----------------------------------- */
+
+static int cmp_data_file(const void *a, const void *b)
+{
+	const char *x = *(const char *const *)a, *y = *(const char *const *)b;
+	const char *nx = strrchr(x, '.') + 1, *ny = strrchr(y, '.') + 1;
+	unsigned long ix = strtoul(nx, NULL, 10), iy = strtoul(ny, NULL, 10);
+
+	return ix != iy ? (ix < iy ? -1 : 1) : strcmp(x, y);
+}
+
+/*
+ * The data files of a directory recording (tools/perf/util/data.c,
+ * perf_data__open_dir()): every regular file whose name starts with
+ * "data." beside the header's file, each a stream of records from its
+ * start to its end, in the order of their numbers. Return: 0 or -ENOMEM.
+ */
+static int list_data_files(struct pmon__perf_reader *p)
+{
+	const char *slash = strrchr(p->path, '/');
+	char *dir = slash ? strndup(p->path, (size_t)(slash - p->path + 1)) : strdup("./");
+	size_t cap = 0;
+	int err = 0;
+
+	if (!dir)
+		return -ENOMEM;
+	DIR *d = opendir(dir);
+	for (struct dirent *e; d && !err && (e = readdir(d));) {
+		char *path;
+		struct stat st;
+		if (strncmp(e->d_name, "data.", 5) || p->nfiles >= MAX_DIR_FILES)
+			continue;
+		if (asprintf(&path, "%s%s", dir, e->d_name) < 0) {
+			err = -ENOMEM;
+			break;
+		}
+		if (stat(path, &st) || !S_ISREG(st.st_mode)) {
+			free(path);
+			continue;
+		}
+		if (PMON_GROW(&p->files, &cap, p->nfiles + 1)) {
+			free(path);
+			err = -ENOMEM;
+			break;
+		}
+		p->files[p->nfiles++] = path;
+	}
+	if (d)
+		closedir(d);
+	free(dir);
+	if (p->nfiles)
+		qsort(p->files, p->nfiles, sizeof(*p->files), cmp_data_file);
+	return err;
+}
+
+/* Go on with the next data file's records. False when there is none. A
+ * file that cannot be opened is passed by, and said so (as cut short). */
+static bool next_data_file(struct pmon__perf_reader *p)
+{
+	while (p->nextfile < p->nfiles) {
+		const char *path = p->files[p->nextfile++];
+		int fd = pmon__open_regular(path, false);
+		struct stat st;
+		if (fd < 0 || fstat(fd, &st)) {
+			if (fd >= 0)
+				close(fd);
+			p->cut = true;
+			continue;
+		}
+		close(p->fd);
+		p->fd = fd;
+		p->left = (uint64_t)st.st_size;
+		p->data_size += (uint64_t)st.st_size;
+		p->bpos = p->blen = 0;
+		p->eof = false;
+		/* each file is its own zstd stream (perf compresses per thread) */
+		p->zlen = 0;
+		pmon__zstd_free(p->z);
+		p->z = NULL;
+		p->z_tried = false;
+		return true;
+	}
+	return false;
 }
 
 /* ---- the header ------------------------------------------------------------ */
@@ -702,7 +799,8 @@ static int open_file(struct pmon__perf_reader *p, const struct file_header *fh, 
 	} else if (fh->data.size > fsize - fh->data.offset) { /* the tail is missing */
 		p->left = fsize - fh->data.offset;
 		p->cut = true;
-	} else if ((err = read_features(p, fh, fsize))) {
+	} else if ((err = read_features(p, fh, fsize)) ||
+		   (p->dir_version >= 1 && (err = list_data_files(p)))) {
 		return err;
 	}
 	if (lseek(p->fd, (off_t)fh->data.offset, SEEK_SET) < 0)
@@ -853,6 +951,9 @@ void pmon__perf_reader_free(struct pmon__perf_reader *p)
 	free(p->at);
 	free(p->idx);
 	free(p->lr);
+	for (size_t i = 0; i < p->nfiles; i++)
+		free(p->files[i]);
+	free(p->files);
 	for (size_t i = 0; i < p->nbid; i++)
 		free(p->bid[i].path);
 	free(p->bid);
@@ -1563,13 +1664,15 @@ int pmon__perf_reader_run(struct pmon__perf_reader *p, const struct pmon__rec_op
 	p->ordering = can_order(p);
 	if ((err = send_events(p)))
 		return err;
-	while ((got = next_record(p, &rec, &len)) > 0)
-		if ((err = dispatch(p, rec, len)))
-			return err;
+	do {
+		while ((got = next_record(p, &rec, &len)) > 0)
+			if ((err = dispatch(p, rec, len)))
+				return err;
+		if (got < 0 || (p->left && p->left != UINT64_MAX && p->eof))
+			p->cut = true;
+	} while (next_data_file(p));
 	if ((err = flush_upto(p, UINT64_MAX)))
 		return err;
-	if (got < 0 || (p->left && p->left != UINT64_MAX && p->eof))
-		p->cut = true;
 	p->stats.good_bytes = p->consumed;
 	/* perf record 6.0+ ends a file with one LOST_SAMPLES per event and
 	 * CPU or thread, from the kernel's count (PERF_FORMAT_LOST): every

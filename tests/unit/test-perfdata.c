@@ -1026,6 +1026,88 @@ static void test_perfdata__sample_read(void **state)
 	check_read(true, true, thr, 4, 7, 360, 8);
 }
 
+/*
+ * perf record --threads: a directory, its header, attrs and features in
+ * DIR/data (HEADER_DIR_FORMAT, version @version), the records in
+ * DIR/data.N beside it, each in time order, read after the header's data
+ * section and merged by time; version 0 (one file in a directory) has
+ * none, and stray data.N files are not read.
+ */
+static char *dir_recording(uint64_t version)
+{
+	const uint32_t asz = sizeof(struct perf_event_attr);
+	char *dir = strdup("/tmp/pmon-test-perfdir-XXXXXX"), path[256];
+	struct buf o = { 0 };
+
+	assert_non_null(mkdtemp(dir));
+	bytes(&o, "PERFILE2", 8);
+	u64(&o, 104);
+	u64(&o, asz + 16);
+	zeros(&o, 104 - 24);
+	size_t ids = o.n;
+	u64(&o, 11);
+	at64(&o, 24, o.n), at64(&o, 32, asz + 16);
+	attr(&o, asz, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, ST);
+	u64(&o, ids), u64(&o, 8);
+	size_t data = o.n;
+	sample_at(&o, 11, 0x400010, 1, 10); /* the header's data section */
+	at64(&o, 40, data), at64(&o, 48, o.n - data);
+	at64(&o, 72 + 8 * (24 / 64), 1ULL << 24 % 64); /* HEADER_DIR_FORMAT */
+	size_t secs = o.n;
+	zeros(&o, 16);
+	at64(&o, secs, o.n), at64(&o, secs + 8, 8);
+	u64(&o, version);
+	snprintf(path, sizeof(path), "%s/data", dir);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(o.b, 1, o.n, f), o.n);
+	fclose(f);
+	for (int k = 0; k < 2; k++) { /* data.0: 20, 40; data.1: 30, 50 */
+		o.n = 0;
+		sample_at(&o, 11, 0x400020, 10, 20 + 10 * (uint64_t)k);
+		sample_at(&o, 11, 0x400030, 100, 40 + 10 * (uint64_t)k);
+		snprintf(path, sizeof(path), "%s/data.%d", dir, k);
+		f = fopen(path, "w");
+		assert_non_null(f);
+		assert_int_equal(fwrite(o.b, 1, o.n, f), o.n);
+		fclose(f);
+	}
+	free(o.b);
+	return dir;
+}
+
+static void rm_dir_recording(char *dir)
+{
+	char path[256];
+
+	for (int k = -1; k < 2; k++) {
+		snprintf(path, sizeof(path), k < 0 ? "%s/data" : "%s/data.%d", dir, k);
+		unlink(path);
+	}
+	rmdir(dir);
+	free(dir);
+}
+
+static void test_perfdata__directory(void **state)
+{
+	struct pmon__rec_header h;
+	const struct pmon__rec_stats *st;
+	struct seen s;
+	(void)state;
+
+	char *dir = dir_recording(1);
+	assert_int_equal(read_path(dir, &h, &s, &st, NULL), 0);
+	assert_int_equal(s.samples, 5);
+	assert_int_equal(s.period[0], 1 + 2 * 10 + 2 * 100);
+	assert_false(s.out_of_order);
+	assert_false(st->truncated);
+	rm_dir_recording(dir);
+	dir = dir_recording(0);
+	assert_int_equal(read_path(dir, &h, &s, &st, NULL), 0);
+	assert_int_equal(s.samples, 1);
+	rm_dir_recording(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1043,6 +1125,7 @@ int main(void)
 		cmocka_unit_test(test_perfdata__lost_saturates),
 		cmocka_unit_test(test_perfdata__lbr_chain),
 		cmocka_unit_test(test_perfdata__sample_read),
+		cmocka_unit_test(test_perfdata__directory),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
