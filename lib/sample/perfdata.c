@@ -144,6 +144,7 @@ struct pmon__perf_reader {
 	/* perf record --threads: the data.N files beside the header's, read
 	 * after its data section (HEADER_DIR_FORMAT version 1 and up) */
 	uint64_t dir_version;
+	bool in_dir; /* opened as DIR/data */
 	char **files;
 	size_t nfiles, nextfile;
 	uint32_t epoch;
@@ -799,8 +800,7 @@ static int open_file(struct pmon__perf_reader *p, const struct file_header *fh, 
 	} else if (fh->data.size > fsize - fh->data.offset) { /* the tail is missing */
 		p->left = fsize - fh->data.offset;
 		p->cut = true;
-	} else if ((err = read_features(p, fh, fsize)) ||
-		   (p->dir_version >= 1 && (err = list_data_files(p)))) {
+	} else if ((err = read_features(p, fh, fsize))) {
 		return err;
 	}
 	if (lseek(p->fd, (off_t)fh->data.offset, SEEK_SET) < 0)
@@ -968,6 +968,11 @@ void pmon__perf_reader_free(struct pmon__perf_reader *p)
 		close(p->fd);
 	free(p->path);
 	free(p);
+}
+
+void pmon__perf_reader_in_dir(struct pmon__perf_reader *p)
+{
+	p->in_dir = true;
 }
 
 const struct pmon__rec_stats *pmon__perf_reader_stats(const struct pmon__perf_reader *p)
@@ -1663,6 +1668,8 @@ int pmon__perf_reader_run(struct pmon__perf_reader *p, const struct pmon__rec_op
 	p->had_lost_samples = false;
 	p->ordering = can_order(p);
 	if ((err = send_events(p)))
+		return err;
+	if (p->in_dir && p->dir_version >= 1 && !p->nfiles && (err = list_data_files(p)))
 		return err;
 	do {
 		while ((got = next_record(p, &rec, &len)) > 0)

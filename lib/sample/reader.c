@@ -392,6 +392,7 @@ struct pmon__rec_reader *pmon__rec_reader_open(const char *path, struct pmon__re
 	struct pmon__rec_reader *s = calloc(1, sizeof(*s));
 	bool stdin_ = !strcmp(path, "-");
 	char *dir_data = stdin_ ? NULL : perf_dir_data(path);
+	bool in_dir = dir_data != NULL;
 	uint8_t *tmp = NULL, m[8];
 	struct stat st;
 	int err;
@@ -419,6 +420,8 @@ struct pmon__rec_reader *pmon__rec_reader_open(const char *path, struct pmon__re
 			err = -errno;
 			goto fail;
 		}
+		if (in_dir)
+			pmon__perf_reader_in_dir(s->perf);
 		return s;
 	}
 	if (fstat(s->fd, &st)) {

@@ -1031,7 +1031,7 @@ static void test_perfdata__sample_read(void **state)
  * DIR/data (HEADER_DIR_FORMAT, version @version), the records in
  * DIR/data.N beside it, each in time order, read after the header's data
  * section and merged by time; version 0 (one file in a directory) has
- * none, and stray data.N files are not read.
+ * none, nor has DIR/data given alone, so stray data.N files are not read.
  */
 static char *dir_recording(uint64_t version)
 {
@@ -1101,6 +1101,13 @@ static void test_perfdata__directory(void **state)
 	assert_int_equal(s.period[0], 1 + 2 * 10 + 2 * 100);
 	assert_false(s.out_of_order);
 	assert_false(st->truncated);
+	rm_dir_recording(dir);
+	/* DIR/data named alone: that file alone, as perf reads it */
+	char data[256];
+	dir = dir_recording(1);
+	snprintf(data, sizeof(data), "%s/data", dir);
+	assert_int_equal(read_path(data, &h, &s, &st, NULL), 0);
+	assert_int_equal(s.samples, 1);
 	rm_dir_recording(dir);
 	dir = dir_recording(0);
 	assert_int_equal(read_path(dir, &h, &s, &st, NULL), 0);
