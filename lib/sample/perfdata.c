@@ -14,6 +14,7 @@
  * from the input and is checked as "what is left" before use.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <linux/perf_event.h>
 #include <poll.h>
@@ -64,6 +65,7 @@ enum {
 	FEAT_CPUDESC = 8,
 	FEAT_CMDLINE = 11,
 	FEAT_EVENT_DESC = 12,
+	FEAT_DIR_FORMAT = 24,
 	FEAT_BITS = 256,
 };
 
@@ -73,6 +75,7 @@ enum {
  * knows; the rest of a larger attr is read past by its size. */
 #define ATTR_KEEP ((uint32_t)sizeof(struct perf_event_attr))
 #define MAX_ATTRS 4096u
+#define MAX_DIR_FILES 4096u
 #define BUF_CAP (1u << 20)
 
 struct section {
@@ -112,6 +115,14 @@ struct buildid {
 	char *path;
 };
 
+/* A PERF_SAMPLE_READ value's last reading, by id (and thread: perf's
+ * per-thread period storage, for inherited events). */
+struct lastread {
+	uint64_t id, value;
+	uint32_t tid;
+	bool used;
+};
+
 struct pmon__perf_reader {
 	char *path;
 	int fd;
@@ -130,7 +141,15 @@ struct pmon__perf_reader {
 	uint64_t left; /* bytes of the data section not yet in buf; UINT64_MAX: to EOF */
 	uint64_t data_size, consumed;
 	bool eof, cut, unsized;
+	/* perf record --threads: the data.N files beside the header's, read
+	 * after its data section (HEADER_DIR_FORMAT version 1 and up) */
+	uint64_t dir_version;
+	bool in_dir; /* opened as DIR/data */
+	char **files;
+	size_t nfiles, nextfile;
 	uint32_t epoch;
+	uint64_t lost_records; /* the LOST records' counts */
+	bool had_lost_samples; /* a LOST_SAMPLES record was read */
 	/* time order (perf's ordered_events): the records of the last two
 	 * rounds, sorted and handed on up to the time the round before ended at */
 	bool ordering;
@@ -146,6 +165,8 @@ struct pmon__perf_reader {
 	size_t zlen, zcap;
 	uint64_t regs[17]; /* a DWARF sample's registers, in pmon's order */
 	uint64_t lbr[512]; /* an LBR sample's chain, rebuilt (LBR_CHAIN_MAX) */
+	struct lastread *lr; /* open addressing, a power of two, at most half full */
+	size_t nlr, caplr;
 	char name[4096];
 	const struct pmon__rec_ops *ops;
 	void *arg;
@@ -344,6 +365,20 @@ static int cmp_idmap(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
+/* The event with id @id, or NULL. */
+static const struct pattr *attr_of_id(struct pmon__perf_reader *p, uint64_t id)
+{
+	if (!p->nidx)
+		return NULL;
+	if (!p->idx_sorted) {
+		qsort(p->idx, p->nidx, sizeof(*p->idx), cmp_idmap);
+		p->idx_sorted = true;
+	}
+	struct idmap key = { id, 0 };
+	const struct idmap *m = bsearch(&key, p->idx, p->nidx, sizeof(*p->idx), cmp_idmap);
+	return m ? &p->at[m->at] : NULL;
+}
+
 /* The sample's event: by its id where events are told apart by one. */
 static const struct pattr *sample_attr(struct pmon__perf_reader *p, const uint8_t *rec, size_t len)
 {
@@ -357,13 +392,8 @@ static const struct pattr *sample_attr(struct pmon__perf_reader *p, const uint8_
 		id = pmon__u64_at(rec + 8 * (size_t)p->id_pos);
 	else
 		return &p->at[0];
-	if (!p->idx_sorted) {
-		qsort(p->idx, p->nidx, sizeof(*p->idx), cmp_idmap);
-		p->idx_sorted = true;
-	}
-	struct idmap key = { id, 0 };
-	const struct idmap *m = bsearch(&key, p->idx, p->nidx, sizeof(*p->idx), cmp_idmap);
-	return m ? &p->at[m->at] : &p->at[0];
+	const struct pattr *e = attr_of_id(p, id);
+	return e ? e : &p->at[0];
 }
 
 /*
@@ -534,6 +564,10 @@ static int feature(struct pmon__perf_reader *p, unsigned bit, const uint8_t *b, 
 		break;
 	case FEAT_BUILD_ID:
 		return feat_build_ids(p, b, n);
+	case FEAT_DIR_FORMAT: /* { u64 version; } */
+		if (n >= 8)
+			p->dir_version = pmon__u64_at(b);
+		break;
 	default:
 		break;
 	}
@@ -575,6 +609,91 @@ static int read_features(struct pmon__perf_reader *p, const struct file_header *
 		free(b);
 	}
 	return err;
+}
+
+/* ---- perf record --threads: a directory ----------------------------------- */
+
+static int cmp_data_file(const void *a, const void *b)
+{
+	const char *x = *(const char *const *)a, *y = *(const char *const *)b;
+	const char *nx = strrchr(x, '.') + 1, *ny = strrchr(y, '.') + 1;
+	unsigned long ix = strtoul(nx, NULL, 10), iy = strtoul(ny, NULL, 10);
+
+	return ix != iy ? (ix < iy ? -1 : 1) : strcmp(x, y);
+}
+
+/*
+ * The data files of a directory recording (tools/perf/util/data.c,
+ * perf_data__open_dir()): every regular file whose name starts with
+ * "data." beside the header's file, each a stream of records from its
+ * start to its end, in the order of their numbers. Return: 0 or -ENOMEM.
+ */
+static int list_data_files(struct pmon__perf_reader *p)
+{
+	const char *slash = strrchr(p->path, '/');
+	char *dir = slash ? strndup(p->path, (size_t)(slash - p->path + 1)) : strdup("./");
+	size_t cap = 0;
+	int err = 0;
+
+	if (!dir)
+		return -ENOMEM;
+	DIR *d = opendir(dir);
+	for (struct dirent *e; d && !err && (e = readdir(d));) {
+		char *path;
+		struct stat st;
+		if (strncmp(e->d_name, "data.", 5) || p->nfiles >= MAX_DIR_FILES)
+			continue;
+		if (asprintf(&path, "%s%s", dir, e->d_name) < 0) {
+			err = -ENOMEM;
+			break;
+		}
+		if (stat(path, &st) || !S_ISREG(st.st_mode)) {
+			free(path);
+			continue;
+		}
+		if (PMON_GROW(&p->files, &cap, p->nfiles + 1)) {
+			free(path);
+			err = -ENOMEM;
+			break;
+		}
+		p->files[p->nfiles++] = path;
+	}
+	if (d)
+		closedir(d);
+	free(dir);
+	if (p->nfiles)
+		qsort(p->files, p->nfiles, sizeof(*p->files), cmp_data_file);
+	return err;
+}
+
+/* Go on with the next data file's records. False when there is none. A
+ * file that cannot be opened is passed by, and said so (as cut short). */
+static bool next_data_file(struct pmon__perf_reader *p)
+{
+	while (p->nextfile < p->nfiles) {
+		const char *path = p->files[p->nextfile++];
+		int fd = pmon__open_regular(path, false);
+		struct stat st;
+		if (fd < 0 || fstat(fd, &st)) {
+			if (fd >= 0)
+				close(fd);
+			p->cut = true;
+			continue;
+		}
+		close(p->fd);
+		p->fd = fd;
+		p->left = (uint64_t)st.st_size;
+		p->data_size += (uint64_t)st.st_size;
+		p->bpos = p->blen = 0;
+		p->eof = false;
+		/* each file is its own zstd stream (perf compresses per thread) */
+		p->zlen = 0;
+		pmon__zstd_free(p->z);
+		p->z = NULL;
+		p->z_tried = false;
+		return true;
+	}
+	return false;
 }
 
 /* ---- the header ------------------------------------------------------------ */
@@ -706,6 +825,10 @@ static void fill_header(struct pmon__perf_reader *p, struct pmon__rec_header *h)
 	for (size_t i = 1; i < p->nat && is_dummy(p, e); i++)
 		e = &p->at[i];
 	h->sample_type = e->a.sample_type;
+	/* PERF_SAMPLE_READ samples are handed on with their read's growth
+	 * as their period (sample_read()), whatever the attr samples. */
+	if (e->a.sample_type & PERF_SAMPLE_READ && e->a.read_format & PERF_FORMAT_ID)
+		h->sample_type |= PERF_SAMPLE_PERIOD;
 	h->regs_user = e->a.sample_regs_user;
 	/* pmon unwinds DWARF samples from its 17 registers: perf's x86-64
 	 * set (PERF_REGS_MASK) holds them, and hands them on in pmon's order. */
@@ -841,6 +964,10 @@ void pmon__perf_reader_free(struct pmon__perf_reader *p)
 		free(p->at[i].ids);
 	free(p->at);
 	free(p->idx);
+	free(p->lr);
+	for (size_t i = 0; i < p->nfiles; i++)
+		free(p->files[i]);
+	free(p->files);
 	for (size_t i = 0; i < p->nbid; i++)
 		free(p->bid[i].path);
 	free(p->bid);
@@ -855,6 +982,11 @@ void pmon__perf_reader_free(struct pmon__perf_reader *p)
 		close(p->fd);
 	free(p->path);
 	free(p);
+}
+
+void pmon__perf_reader_in_dir(struct pmon__perf_reader *p)
+{
+	p->in_dir = true;
 }
 
 const struct pmon__rec_stats *pmon__perf_reader_stats(const struct pmon__perf_reader *p)
@@ -1077,6 +1209,80 @@ static void lbr_chain(struct pmon__perf_reader *p, const struct pattr *e, struct
 	s->nr = n;
 }
 
+/* The slot of (@id, @tid) in the last readings, or NULL (no memory). */
+static struct lastread *last_read(struct pmon__perf_reader *p, uint64_t id, uint32_t tid)
+{
+	if (2 * (p->nlr + 1) > p->caplr) {
+		size_t cap = p->caplr ? 2 * p->caplr : 64;
+		struct lastread *t = calloc(cap, sizeof(*t));
+		if (!t)
+			return NULL;
+		for (size_t i = 0; i < p->caplr; i++) {
+			if (!p->lr[i].used)
+				continue;
+			size_t h = (size_t)(p->lr[i].id * 0x9e3779b97f4a7c15ULL ^ p->lr[i].tid);
+			while (t[h & (cap - 1)].used)
+				h++;
+			t[h & (cap - 1)] = p->lr[i];
+		}
+		free(p->lr);
+		p->lr = t;
+		p->caplr = cap;
+	}
+	size_t h = (size_t)(id * 0x9e3779b97f4a7c15ULL ^ tid);
+	for (;; h++) {
+		struct lastread *l = &p->lr[h & (p->caplr - 1)];
+		if (!l->used) {
+			*l = (struct lastread){ .id = id, .tid = tid, .used = true };
+			p->nlr++;
+			return l;
+		}
+		if (l->id == id && l->tid == tid)
+			return l;
+	}
+}
+
+/*
+ * A sample of an event read with PERF_SAMPLE_READ (perf record -e
+ * '{a,b}:S', --sample-read) is, as perf reads it (util/session.c,
+ * evlist__deliver_sample(): deliver_sample_value()), one sample per value
+ * of its read_format (each member of a group), of the event with that
+ * value's id, its period what the value grew by since that id's last
+ * sample (perf 6.12+ keeps it per thread for inherited events:
+ * perf_evsel__attr_has_per_thread_sample_period()); a value that did not
+ * grow, or whose id no event has, is no sample. struct read_format: {
+ * value; [enabled]; [running]; [id]; [lost]; }, or with GROUP { nr;
+ * [enabled]; [running]; { value; [id]; [lost]; } [nr]; }.
+ */
+static int sample_read(struct pmon__perf_reader *p, const struct pattr *e, struct pmon__record *r,
+		       const struct pmon__sample_ext *x)
+{
+	uint64_t rf = e->a.read_format;
+	size_t times =
+		!!(rf & PERF_FORMAT_TOTAL_TIME_ENABLED) + !!(rf & PERF_FORMAT_TOTAL_TIME_RUNNING);
+	size_t per = 2 + !!(rf & PMON__FORMAT_LOST);
+	bool per_thread = e->a.inherit && e->a.sample_type & PERF_SAMPLE_TID;
+	int err = 0;
+
+	for (uint64_t i = 0; i < x->read_nr && !err; i++) {
+		const uint8_t *v =
+			rf & PERF_FORMAT_GROUP ? x->read + 8 * (1 + times + per * i) : x->read;
+		uint64_t id = pmon__u64_at(v + (rf & PERF_FORMAT_GROUP ? 8 : 8 * (1 + times)));
+		if (!attr_of_id(p, id))
+			continue;
+		struct lastread *l = last_read(p, id, per_thread ? r->sample.tid : 0);
+		if (!l)
+			return -ENOMEM;
+		uint64_t value = pmon__u64_at(v);
+		r->sample.period = value - l->value;
+		l->value = value;
+		r->sample.id = id;
+		if (r->sample.period)
+			err = p->ops->record(p->arg, 0, r, p->epoch);
+	}
+	return err;
+}
+
 static int sample(struct pmon__perf_reader *p, const uint8_t *rec, size_t len)
 {
 	const struct pattr *e = sample_attr(p, rec, len);
@@ -1099,6 +1305,8 @@ static int sample(struct pmon__perf_reader *p, const uint8_t *rec, size_t len)
 	r.size = (uint16_t)len;
 	r.raw = rec;
 	p->stats.samples++;
+	if (e->a.sample_type & PERF_SAMPLE_READ && e->a.read_format & PERF_FORMAT_ID)
+		return sample_read(p, e, &r, &x);
 	return p->ops->record(p->arg, 0, &r, p->epoch);
 }
 
@@ -1119,14 +1327,14 @@ static int kernel_record(struct pmon__perf_reader *p, const uint8_t *rec, size_t
 	case PERF_RECORD_LOST:
 		if (pmon__record_decode(rec, len, 0, 0, p->name, &r))
 			return 0;
-		p->stats.lost = pmon__sat_add(p->stats.lost, r.lost.lost);
+		p->lost_records = pmon__sat_add(p->lost_records, r.lost.lost);
 		return p->ops->record(p->arg, 0, &r, p->epoch);
 	case PERF_RECORD_LOST_SAMPLES: /* { header; u64 lost; sample_id } */
-		if (len >= 16)
+		if (len >= 16) {
 			p->info.lost_samples =
 				pmon__sat_add(p->info.lost_samples, pmon__u64_at(rec + 8));
-		if (len >= 16) /* perf report's "Total Lost Samples" counts these too */
-			p->stats.lost = pmon__sat_add(p->stats.lost, pmon__u64_at(rec + 8));
+			p->had_lost_samples = true;
+		}
 		return 0;
 	case PERF_RECORD_THROTTLE:
 		p->info.throttles++;
@@ -1237,15 +1445,9 @@ static bool record_time(struct pmon__perf_reader *p, const uint8_t *rec, size_t 
 		return true;
 	}
 	if (p->all_identifier && p->nidx && len >= 16) {
-		uint64_t id = pmon__u64_at(rec + len - 8);
-		struct idmap key = { id, 0 };
-		if (!p->idx_sorted) {
-			qsort(p->idx, p->nidx, sizeof(*p->idx), cmp_idmap);
-			p->idx_sorted = true;
-		}
-		const struct idmap *m = bsearch(&key, p->idx, p->nidx, sizeof(*p->idx), cmp_idmap);
+		const struct pattr *m = attr_of_id(p, pmon__u64_at(rec + len - 8));
 		if (m)
-			e = &p->at[m->at];
+			e = m;
 	}
 	st = e->a.sample_type;
 	size_t n = 8 * (size_t)__builtin_popcountll(st & TRAILER_BITS);
@@ -1476,17 +1678,29 @@ int pmon__perf_reader_run(struct pmon__perf_reader *p, const struct pmon__rec_op
 	p->arg = arg;
 	p->epoch = 0;
 	memset(&p->stats, 0, sizeof(p->stats));
+	p->lost_records = p->info.lost_samples = 0;
+	p->had_lost_samples = false;
 	p->ordering = can_order(p);
 	if ((err = send_events(p)))
 		return err;
-	while ((got = next_record(p, &rec, &len)) > 0)
-		if ((err = dispatch(p, rec, len)))
-			return err;
+	if (p->in_dir && p->dir_version >= 1 && !p->nfiles && (err = list_data_files(p)))
+		return err;
+	do {
+		while ((got = next_record(p, &rec, &len)) > 0)
+			if ((err = dispatch(p, rec, len)))
+				return err;
+		if (got < 0 || (p->left && p->left != UINT64_MAX && p->eof))
+			p->cut = true;
+	} while (next_data_file(p));
 	if ((err = flush_upto(p, UINT64_MAX)))
 		return err;
-	if (got < 0 || (p->left && p->left != UINT64_MAX && p->eof))
-		p->cut = true;
 	p->stats.good_bytes = p->consumed;
+	/* perf record 6.0+ ends a file with one LOST_SAMPLES per event and
+	 * CPU or thread, from the kernel's count (PERF_FORMAT_LOST): every
+	 * sample the LOST records counted, and those lost elsewhere. perf
+	 * report's "Total Lost Samples" is their sum alone (session.c:
+	 * total_lost_samples); a file without them has the LOST records'. */
+	p->stats.lost = p->had_lost_samples ? p->info.lost_samples : p->lost_records;
 	note_skipped(p);
 	return 0;
 }

@@ -372,21 +372,48 @@ static bool is_perf(int fd, bool stream, uint8_t *m)
 	return false;
 }
 
+/*
+ * perf record --threads writes a directory (tools/perf/util/data.c): its
+ * header, attrs and features in DIR/data, the records in DIR/data.N
+ * beside it; perf report -i DIR reads DIR/data. Return: that path (to be
+ * freed) where @path is a directory holding a file `data`, else NULL.
+ */
+static char *perf_dir_data(const char *path)
+{
+	struct stat st;
+	char *data = NULL;
+
+	if (stat(path, &st) || !S_ISDIR(st.st_mode) || asprintf(&data, "%s/data", path) < 0)
+		return NULL;
+	if (stat(data, &st) || !S_ISREG(st.st_mode)) {
+		free(data);
+		return NULL;
+	}
+	return data;
+}
+
 struct pmon__rec_reader *pmon__rec_reader_open(const char *path, struct pmon__rec_header *h)
 {
 	struct pmon__rec_reader *s = calloc(1, sizeof(*s));
 	bool stdin_ = !strcmp(path, "-");
+	char *dir_data = stdin_ ? NULL : perf_dir_data(path);
+	bool in_dir = dir_data != NULL;
 	uint8_t *tmp = NULL, m[8];
 	struct stat st;
 	int err;
 
+	if (dir_data)
+		path = dir_data;
 	if (!s || !(s->path = strdup(stdin_ ? "standard input" : path))) {
+		free(dir_data);
 		free(s);
 		errno = ENOMEM;
 		return NULL;
 	}
 	s->fd = stdin_ ? fcntl(0, F_DUPFD_CLOEXEC, 3)
 		       : pmon__open_format(path, PMON__FILE_RECORDING_ANY);
+	free(dir_data);
+	path = s->path;
 	if (s->fd < 0) {
 		err = stdin_ ? pmon__err(-errno, "standard input: %s", strerror(errno)) : s->fd;
 		goto fail;
@@ -398,6 +425,8 @@ struct pmon__rec_reader *pmon__rec_reader_open(const char *path, struct pmon__re
 			err = -errno;
 			goto fail;
 		}
+		if (in_dir)
+			pmon__perf_reader_in_dir(s->perf);
 		return s;
 	}
 	if (fstat(s->fd, &st)) {

@@ -308,6 +308,11 @@ struct pmon__perf_reader *pmon__perf_reader_open(int fd, const char *path,
  * (thread 0): one PMON_RECORD_EVENT per event first. Return: 0, @ops'
  * error, -ENOMEM, or -PMON_ERRNO__PARSE with the detail. */
 int pmon__perf_reader_run(struct pmon__perf_reader *p, const struct pmon__rec_ops *ops, void *arg);
+/* @p was opened as DIR/data of the directory DIR perf record --threads
+ * wrote: its run reads DIR/data.N too (HEADER_DIR_FORMAT version 1 and
+ * up), as perf report -i DIR does; given the file alone, perf reads it
+ * alone. Before pmon__perf_reader_run(). */
+void pmon__perf_reader_in_dir(struct pmon__perf_reader *p);
 const struct pmon__rec_stats *pmon__perf_reader_stats(const struct pmon__perf_reader *p);
 const struct pmon__perf_info *pmon__perf_reader_info(const struct pmon__perf_reader *p);
 void pmon__perf_reader_free(struct pmon__perf_reader *p);
