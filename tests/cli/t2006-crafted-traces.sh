@@ -48,4 +48,12 @@ check "its 3 marks, and the zeros said as damage" \
 	sh -c "[ '$(marks)' = 3 ] && grep -q '1 damaged chunks (1572863532 bytes) skipped' '$TMP/err'"
 rm -f "$TMP/sparse.trc"
 
+# pmon's own recording: 2 MB of fake CHNK headers, one every 16 bytes,
+# each claiming 512 KiB that never leads to a header (~8 s per MB).
+$CRAFT_P chunks 2000000 >"$TMP/chunks.pmon"
+bounded "$PMON" report -i "$TMP/chunks.pmon" --sort dso >"$TMP/out" 2>"$TMP/err"
+check "a recording with 2 MB of fake chunk headers: reported within the limits (exit $?)" [ $? -eq 0 ]
+check "the 8 samples of its 2 good chunks" \
+	sh -c "grep -q '^# pmon report: 8 samples' '$TMP/out' && grep -q 'reporting the 2 good chunks' '$TMP/err'"
+
 finish
