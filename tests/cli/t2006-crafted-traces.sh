@@ -56,4 +56,9 @@ check "a recording with 2 MB of fake chunk headers: reported within the limits (
 check "the 8 samples of its 2 good chunks" \
 	sh -c "grep -q '^# pmon report: 8 samples' '$TMP/out' && grep -q 'reporting the 2 good chunks' '$TMP/err'"
 
+# An interval log of 64 MiB of zeros (sparse): one line, held whole.
+truncate -s 64M "$TMP/zero.log"
+run_pmon 2 plot "$TMP/zero.log" -o "$TMP/zero.png"
+one_line_error "zero.log:1: a line longer than 1 MiB, not a pmon interval log"
+check "nothing written" [ ! -e "$TMP/zero.png" ]
 finish
