@@ -13,6 +13,10 @@ shape once cost pmon report memory or time beyond the file's size.
   craft-perfdata.py ids N      one event with N sample identifiers, a
                                sample under each of the last 100,000 (a
                                linear search per sample: quadratic)
+  craft-perfdata.py funcs BIN  BIN mapped in pid 1 (as the kernel maps a
+                               PIE), a sample in each function nm lists (a
+                               walk of the compile unit's DWARF per address:
+                               quadratic in a unit of many functions)
   craft-perfdata.py chunks N   pmon's own recording (docs/pmon-data-format.md):
                                a chunk of 3 samples, N bytes of fake CHNK
                                headers one every 16 bytes (each claiming
@@ -50,7 +54,21 @@ def sample(ip, pid, sid):
 
 
 def main():
-    kind, n = sys.argv[1], int(sys.argv[2])
+    kind = sys.argv[1]
+    if kind == "funcs":
+        import os
+        import subprocess
+        syms = [s.split() for s in subprocess.check_output(["nm", sys.argv[2]]).decode().splitlines()]
+        addrs = sorted(int(a, 16) for a, t, _ in (s for s in syms if len(s) == 3) if t in "Tt")
+        base, path = 0x555555554000, os.path.abspath(sys.argv[2]).encode()
+        path += b"\0" * (8 - len(path) % 8)
+        out = [struct.pack("<8sQ", b"PERFILE2", 16), attr_rec([7])]
+        out.append(rec(10, struct.pack("<IIQQQIIQQII", 1, 1, base, 1 << 30, 0, 0, 0, 0, 0, 5, 2)
+                       + path, misc=2))
+        out += [sample(base + a, 1, 7) for a in addrs]
+        sys.stdout.buffer.write(b"".join(out))
+        return
+    n = int(sys.argv[2])
     out = [struct.pack("<8sQ", b"PERFILE2", 16)]
     if kind == "forks":
         out.append(attr_rec([7]))
@@ -91,7 +109,7 @@ def main():
         sys.stdout.buffer.write(hdr + attr + struct.pack("<QQ", ids_at, len(ids)) + ids + data)
         return
     else:
-        sys.exit("craft-perfdata.py: forks, paths, ids or chunks")
+        sys.exit("craft-perfdata.py: forks, paths, ids, chunks or funcs")
     sys.stdout.buffer.write(b"".join(out))
 
 

@@ -56,6 +56,21 @@ check "a recording with 2 MB of fake chunk headers: reported within the limits (
 check "the 8 samples of its 2 good chunks" \
 	sh -c "grep -q '^# pmon report: 8 samples' '$TMP/out' && grep -q 'reporting the 2 good chunks' '$TMP/err'"
 
+# pprof of 20,000 functions in one compile unit: each address's lines
+# walked the unit's DWARF (dwarf_getscopes(): 50,000 took minutes).
+awk 'BEGIN { for (i = 0; i < 20000; i++) printf "int f%d(int x) { return x + %d; }\n", i, i;
+	print "int main(void) { return f0(0); }" }' >"$TMP/many.c"
+if cc -g1 -O0 -o "$TMP/many" "$TMP/many.c" 2>"$TMP/cc.err"; then
+	$CRAFT_P funcs "$TMP/many" >"$TMP/many.data"
+	bounded "$PMON" report -i "$TMP/many.data" --format pprof -o "$TMP/many.pb" >"$TMP/out" 2>"$TMP/err"
+	check "pprof of 20,000 functions in one unit: within the limits (exit $?)" [ $? -eq 0 ]
+	bounded "$PMON" report -i "$TMP/many.data" --sort sym >"$TMP/out" 2>"$TMP/err"
+	check "each of the 20,000 a sample of its own ($(grep -Ec ' 1 +f[0-9]+$' "$TMP/out"))" \
+		[ "$(grep -Ec ' 1 +f[0-9]+$' "$TMP/out")" = 20000 ]
+else
+	ok "# SKIP pprof of many functions: no C compiler ($(head -c 100 "$TMP/cc.err"))"
+fi
+
 # An interval log of 64 MiB of zeros (sparse): one line, held whole.
 truncate -s 64M "$TMP/zero.log"
 run_pmon 2 plot "$TMP/zero.log" -o "$TMP/zero.png"
