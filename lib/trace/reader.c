@@ -958,8 +958,11 @@ static int parse(struct pmon_trace_reader *r, struct src *src, const char *path)
 	r->info.command[sizeof(r->info.command) - 1] = '\0';
 	r->info.mono_start_ns = h.mono0_ns;
 	r->tick0 = h.tick0;
-	if (h.header_size >= sizeof(h) + sizeof(r->snap)) {
-		memcpy(&r->snap, src_at(src, sizeof(h), sizeof(r->snap)), sizeof(r->snap));
+	const unsigned char *sp = h.header_size >= sizeof(h) + sizeof(r->snap)
+		? src_at(src, sizeof(h), sizeof(r->snap))
+		: NULL;
+	if (sp) {
+		memcpy(&r->snap, sp, sizeof(r->snap));
 		r->have_snap = true;
 	}
 
@@ -977,6 +980,11 @@ static int parse(struct pmon_trace_reader *r, struct src *src, const char *path)
 		}
 		struct pmon_trace_chunk c;
 		const unsigned char *p = src_at(src, off, n); /* read again: in the buffer */
+		if (!p) { /* cut short since it was checked: the rest is lost */
+			r->info.torn_chunks++;
+			r->info.torn_bytes += size - off;
+			break;
+		}
 		memcpy(&c, p, sizeof(c));
 		p += sizeof(c);
 		r->info.chunks++;
