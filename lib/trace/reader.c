@@ -1161,17 +1161,54 @@ struct open_span {
 	size_t n, cap;
 };
 
-static struct open_span *find_open(struct open_span **v, size_t *nv, int32_t tid, uint32_t ch)
+/* The open spans by (thread, channel): open addressing over indexes + 1.
+ * A scan of them per event was quadratic (200,000 syscalls entered and
+ * never left are 200,000 open spans). */
+struct open_set {
+	struct open_span *v;
+	size_t n, cap;
+	uint32_t *idx;
+	size_t icap;
+};
+
+static size_t open_hash(int32_t tid, uint32_t ch, size_t cap)
 {
-	for (size_t i = 0; i < *nv; i++)
-		if ((*v)[i].tid == tid && (*v)[i].channel == ch)
-			return &(*v)[i];
-	struct open_span *n = realloc(*v, (*nv + 1) * sizeof(*n));
-	if (!n)
+	uint64_t h = ((uint64_t)(uint32_t)tid << 32 | ch) * 0x9e3779b97f4a7c15ull;
+	return (size_t)(h >> 20) & (cap - 1);
+}
+
+static struct open_span *find_open(struct open_set *o, int32_t tid, uint32_t ch)
+{
+	size_t j;
+
+	if (o->icap) {
+		for (j = open_hash(tid, ch, o->icap); o->idx[j]; j = (j + 1) & (o->icap - 1)) {
+			struct open_span *s = &o->v[o->idx[j] - 1];
+			if (s->tid == tid && s->channel == ch)
+				return s;
+		}
+	}
+	if (o->n >= UINT32_MAX - 1 || PMON_GROW(&o->v, &o->cap, o->n + 1))
 		return NULL;
-	*v = n;
-	n[*nv] = (struct open_span){ .tid = tid, .channel = ch };
-	return &n[(*nv)++];
+	if (2 * (o->n + 1) > o->icap) {
+		size_t cap = o->icap ? 2 * o->icap : 64;
+		uint32_t *t = calloc(cap, sizeof(*t));
+		if (!t)
+			return NULL;
+		for (size_t i = 0; i < o->n; i++) {
+			for (j = open_hash(o->v[i].tid, o->v[i].channel, cap); t[j];)
+				j = (j + 1) & (cap - 1);
+			t[j] = (uint32_t)i + 1;
+		}
+		free(o->idx);
+		o->idx = t;
+		o->icap = cap;
+	}
+	for (j = open_hash(tid, ch, o->icap); o->idx[j];)
+		j = (j + 1) & (o->icap - 1);
+	o->idx[j] = (uint32_t)o->n + 1;
+	o->v[o->n] = (struct open_span){ .tid = tid, .channel = ch };
+	return &o->v[o->n++];
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -1184,8 +1221,7 @@ long pmon_trace_summarize(const struct pmon_trace_reader *r, uint64_t from_ns, u
 			  struct pmon_trace_chan_stats *out)
 {
 	size_t nch = r->nchan;
-	struct open_span *open = NULL;
-	size_t nopen = 0;
+	struct open_set os = { 0 };
 	uint64_t **dur = calloc(nch + 1, sizeof(*dur));
 	size_t *ndur = calloc(nch + 1, sizeof(*ndur)), *cdur = calloc(nch + 1, sizeof(*cdur));
 	struct pmon_trace_chan_stats *st = calloc(nch + 1, sizeof(*st));
@@ -1207,14 +1243,14 @@ long pmon_trace_summarize(const struct pmon_trace_reader *r, uint64_t from_ns, u
 		struct open_span *o;
 		switch (e->kind) {
 		case PMON_TRACE_BEGIN_EV:
-			if (!(o = find_open(&open, &nopen, e->tid, e->channel)))
+			if (!(o = find_open(&os, e->tid, e->channel)))
 				goto out;
 			if (PMON_GROW(&o->ns, &o->cap, o->n + 1))
 				goto out;
 			o->ns[o->n++] = e->ns;
 			break;
 		case PMON_TRACE_END_EV: {
-			if (!(o = find_open(&open, &nopen, e->tid, e->channel)))
+			if (!(o = find_open(&os, e->tid, e->channel)))
 				goto out;
 			if (!o->n) {
 				s->unmatched++;
@@ -1241,8 +1277,8 @@ long pmon_trace_summarize(const struct pmon_trace_reader *r, uint64_t from_ns, u
 			break;
 		}
 	}
-	for (size_t i = 0; i < nopen; i++)
-		st[open[i].channel].unmatched += open[i].n;
+	for (size_t i = 0; i < os.n; i++)
+		st[os.v[i].channel].unmatched += os.v[i].n;
 	rows = 0;
 	for (size_t c = 1; c <= nch; c++) {
 		struct pmon_trace_chan_stats *s = &st[c];
@@ -1264,9 +1300,10 @@ long pmon_trace_summarize(const struct pmon_trace_reader *r, uint64_t from_ns, u
 		out[rows++] = *s;
 	}
 out:
-	for (size_t i = 0; i < nopen; i++)
-		free(open[i].ns);
-	free(open);
+	for (size_t i = 0; i < os.n; i++)
+		free(os.v[i].ns);
+	free(os.v);
+	free(os.idx);
 	if (dur)
 		for (size_t c = 0; c <= nch; c++)
 			free(dur[c]);

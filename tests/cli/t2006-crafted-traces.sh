@@ -3,11 +3,13 @@
 # take time or memory beyond the file's size (issue #31.5, #31.6): fake
 # chunk headers that each cost a CRC of a long claimed payload (trace
 # report and report alike), 200,000 unknown syscall numbers (a search of
-# the kernel channels per record), a sparse trace of gigabytes (read into
-# memory whole) and a log with a line of megabytes (held whole). Each is
-# read under a resource limit -- CPU seconds, and address space where no
-# sanitizer reserves its shadow -- far above what the linear reader needs
-# and far below what the old one took; the counts printed are checked.
+# the kernel channels, and of the open spans, per record), a sparse trace
+# of gigabytes (read into memory whole), 20,000 functions in one compile
+# unit (its DWARF walked per address for pprof) and a log with a line of
+# megabytes (held whole). Each is read under a resource limit -- CPU
+# seconds, and address space where no sanitizer reserves its shadow -- far
+# above what the linear reader needs and far below what the old one took;
+# the counts printed are checked.
 . "$(dirname "$0")/lib.sh"
 CRAFT_T="python3 $(dirname "$0")/craft-trace.py"
 CRAFT_P="python3 $(dirname "$0")/craft-perfdata.py"
