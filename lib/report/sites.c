@@ -173,7 +173,7 @@ static int dwarf_lines(struct ctx *x, struct pmon__sites *s, const struct loc *l
 	int line = 0, start = 0, err = 0;
 	bool found = false;
 	int n = cu
-		? dwarf_scopes_at(x, mod, cu, a - bias, &fn, &found, in, (int)PMON_ARRAY_SIZE(in))
+		? report_scopes_at(x, mod, cu, a - bias, &fn, &found, in, (int)PMON_ARRAY_SIZE(in))
 		: 0;
 	Dwfl_Line *ln = mod ? dwfl_module_getsrc(mod, a) : NULL;
 	const char *src = ln ? dwfl_lineinfo(ln, NULL, &line, NULL, NULL, NULL) : NULL;

@@ -519,7 +519,7 @@ struct dw_unit {
 	size_t n, cap;
 };
 
-void dwarf_units_free(struct ctx *x)
+void report_units_free(struct ctx *x)
 {
 	for (size_t i = 0; i < x->nunits; i++)
 		free(x->units[i].fn);
@@ -588,8 +588,8 @@ static bool subprogram_at(struct dw_unit *u, Dwarf_Die *cu, Dwarf_Addr pc, Dwarf
 	return false;
 }
 
-int dwarf_scopes_at(struct ctx *x, Dwfl_Module *mod, Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die *fn,
-		    bool *found, Dwarf_Die *in, int max)
+int report_scopes_at(struct ctx *x, Dwfl_Module *mod, Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die *fn,
+		     bool *found, Dwarf_Die *in, int max)
 {
 	struct dw_unit *u = unit_of(x, mod, cu);
 	Dwarf_Die d, scope;
@@ -640,8 +640,8 @@ static const char *inlines(struct ctx *x, const struct loc *l)
 			f->mod ? dwfl_module_addrdie(f->mod, c->addr[l->slot], &bias) : NULL;
 		Dwarf_Die fn, in[64];
 		bool found;
-		int n = cu ? dwarf_scopes_at(x, f->mod, cu, c->addr[l->slot] - bias, &fn, &found,
-					     in, (int)PMON_ARRAY_SIZE(in))
+		int n = cu ? report_scopes_at(x, f->mod, cu, c->addr[l->slot] - bias, &fn, &found,
+					      in, (int)PMON_ARRAY_SIZE(in))
 			   : 0;
 		char buf[1024] = "";
 		size_t off = 0;
