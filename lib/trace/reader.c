@@ -123,7 +123,6 @@ struct src {
 	 * so fake headers every few bytes, each claiming a long payload,
 	 * cost a bounded multiple of the file's size, not its square. */
 	uint64_t crc_budget;
-	uint64_t unchecked; /* candidates left unchecked for want of it */
 };
 
 #define RESYNC_CRC_PER_BYTE 16u
@@ -205,10 +204,8 @@ static uint64_t resync(struct src *s, uint64_t from)
 				continue;
 			s->crc_budget += RESYNC_CRC_PER_BYTE * (at + i - credited);
 			credited = at + i;
-			if (c.len > s->crc_budget) {
-				s->unchecked++;
-				continue;
-			}
+			if (c.len > s->crc_budget)
+				continue; /* unchecked: part of the damaged stretch */
 			s->crc_budget -= c.len;
 			if (chunk_ok(s, at + i))
 				return at + i;
