@@ -334,6 +334,33 @@ static int torn_line(struct pmon_plot_data *d, const char *path, unsigned ln, co
 	return 0;
 }
 
+/* A log's longest line: pmon's records are a few hundred bytes (a JSON
+ * one with every series, some KiB); a megabyte of anything without a
+ * newline (/dev/zero's bytes copied to a file) is no log, and reading it
+ * whole held the file in memory. */
+#define LOG_LINE_MAX (1u << 20)
+
+/* The next line of @f into *@buf (NUL-terminated, its newline kept).
+ * Return: its length, 0 at the end, -EMSGSIZE past LOG_LINE_MAX, -ENOMEM. */
+static ssize_t log_line(FILE *f, char **buf, size_t *cap)
+{
+	size_t len = 0;
+	int c;
+
+	while ((c = getc_unlocked(f)) != EOF) {
+		if (len >= LOG_LINE_MAX)
+			return -EMSGSIZE;
+		if (PMON_GROW(buf, cap, len + 2))
+			return -ENOMEM;
+		(*buf)[len++] = (char)c;
+		if (c == '\n')
+			break;
+	}
+	if (len)
+		(*buf)[len] = '\0';
+	return (ssize_t)len;
+}
+
 int pmon_plot_read_log(const char *path, struct pmon_plot_data *d)
 {
 	int oerr = 0;
@@ -356,14 +383,14 @@ int pmon_plot_read_log(const char *path, struct pmon_plot_data *d)
 		free(rc);
 		return oerr;
 	}
-	while (!err && (len = getline(&line, &cap, f)) >= 0) {
+	while (!err && (len = log_line(f, &line, &cap)) > 0) {
 		char *fld[5 + PMON_PLOT_MAX_SERIES];
 		char sep;
 		int nf;
 		double t;
 
 		ln++;
-		/* Only the last line can lack its newline: getline() hands it
+		/* Only the last line can lack its newline: log_line() hands it
 		 * over at the end of the file. */
 		bool torn = len && line[len - 1] != '\n';
 		while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
@@ -420,6 +447,13 @@ int pmon_plot_read_log(const char *path, struct pmon_plot_data *d)
 				nf > (rdt ? rc->n : 8) ? nf - 1 : nf, rdt ? rc->n : 5);
 		}
 	}
+	if (!err && len == -EMSGSIZE)
+		err = pmon__err(-PMON_ERRNO__PARSE,
+				"%s:%u: a line longer than %u MiB, not a pmon interval log (its "
+				"records are lines of a few KiB at most): not read further",
+				path, ln + 1, LOG_LINE_MAX >> 20);
+	else if (!err && len < 0)
+		err = (int)len;
 	free(rc);
 	free(line);
 	fclose(f);

@@ -173,7 +173,22 @@ struct ctx {
 	size_t nunw, capunw;
 	struct comm_tab comms; /* the threads' commands (system-wide: pprof's labels) */
 	bool threads; /* system-wide: the stacks are kept per thread */
+	/* Each compile unit's out-of-line functions by address, built on a
+	 * unit's first lookup (report_scopes_at()), keyed "module unit". */
+	struct dw_unit *units;
+	size_t nunits, capunits;
+	struct counter unit_keys;
 };
+
+/* The out-of-line function holding @pc (module-relative) in compile unit
+ * @cu of @mod into @fn (*@found), and the inlined subroutines around @pc
+ * in it into @in, outermost first, at most @max: what dwarf_getscopes()
+ * finds (but the function itself, not an inlined one's abstract origin),
+ * without its walk of the whole unit per address, which was quadratic in
+ * a unit of 50,000 functions. Return: how many in @in, or -ENOMEM. */
+int report_scopes_at(struct ctx *x, Dwfl_Module *mod, Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die *fn,
+		     bool *found, Dwarf_Die *in, int max);
+void report_units_free(struct ctx *x);
 
 static inline uint64_t pmon__fnv(const void *p, size_t n, uint64_t h)
 {

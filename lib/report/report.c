@@ -440,6 +440,7 @@ static void ctx_free(struct ctx *x)
 	pmon__tp_free(x->tp);
 	pmon__counter_free(&x->agg);
 	pmon__counter_free(&x->frames);
+	report_units_free(x);
 	free(x->vis);
 	free(x->hits.e);
 	for (size_t i = 0; i < x->nfiles; i++) {

@@ -156,20 +156,6 @@ static int line_add(struct pmon__sites *s, const char *name, const char *file, i
 	return 0;
 }
 
-/* The out-of-line function of compile unit @cu holding @pc: its
- * DW_TAG_subprogram among the unit's children (dwarf_getscopes() follows
- * an inlined subroutine into its abstract definition, not its caller). */
-static bool subprogram_at(Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die *out)
-{
-	if (dwarf_child(cu, out))
-		return false;
-	do
-		if (dwarf_tag(out) == DW_TAG_subprogram && dwarf_haspc(out, pc) == 1)
-			return true;
-	while (!dwarf_siblingof(out, out));
-	return false;
-}
-
 /*
  * The lines of a file-backed address: the functions inlined there,
  * innermost first, each at the line it is at (the address's own line for
@@ -183,29 +169,32 @@ static int dwarf_lines(struct ctx *x, struct pmon__sites *s, const struct loc *l
 	uint64_t a = x->sc.addr[l->slot];
 	Dwarf_Addr bias = 0;
 	Dwarf_Die *cu = mod ? dwfl_module_addrdie(mod, a, &bias) : NULL;
-	Dwarf_Die *scopes = NULL, fn;
-	int n = cu ? dwarf_getscopes(cu, a - bias, &scopes) : 0, line = 0, start = 0, err = 0;
+	Dwarf_Die fn, in[64];
+	int line = 0, start = 0, err = 0;
+	bool found = false;
+	int n = cu
+		? report_scopes_at(x, mod, cu, a - bias, &fn, &found, in, (int)PMON_ARRAY_SIZE(in))
+		: 0;
 	Dwfl_Line *ln = mod ? dwfl_module_getsrc(mod, a) : NULL;
 	const char *src = ln ? dwfl_lineinfo(ln, NULL, &line, NULL, NULL, NULL) : NULL;
 
-	for (int i = 0; i < n && !err; i++) {
-		if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
-			continue;
-		const char *name = dwarf_diename(&scopes[i]);
-		dwarf_decl_line(&scopes[i], &start);
+	if (n < 0)
+		return n;
+	for (int i = n - 1; i >= 0 && !err; i--) { /* innermost first */
+		const char *name = dwarf_diename(&in[i]);
+		dwarf_decl_line(&in[i], &start);
 		if (x->inlines) /* --no-inline: only the function holding them */
-			err = line_add(s, name ? name : "[unknown]", dwarf_decl_file(&scopes[i]),
-				       start, line);
+			err = line_add(s, name ? name : "[unknown]", dwarf_decl_file(&in[i]), start,
+				       line);
 		Dwarf_Attribute at;
 		Dwarf_Word call = 0;
-		if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &at), &call))
+		if (dwarf_formudata(dwarf_attr(&in[i], DW_AT_call_line, &at), &call))
 			call = 0;
 		line = (int)call; /* the caller's line: where this was inlined */
 		src = NULL;
 	}
-	free(scopes);
 	start = 0;
-	if (cu && subprogram_at(cu, a - bias, &fn)) {
+	if (found) {
 		src = dwarf_decl_file(&fn);
 		dwarf_decl_line(&fn, &start);
 	}

@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE
 #include <ctype.h>
+#include <inttypes.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -508,6 +509,119 @@ const char *pmon__srcline(struct ctx *x, const struct loc *l)
 	return c->line[l->slot];
 }
 
+/* ---- compile units' functions by address --------------------------------- */
+
+struct dw_unit {
+	struct unit_fn {
+		Dwarf_Addr lo, hi;
+		Dwarf_Off die;
+	} * fn;
+	size_t n, cap;
+};
+
+void report_units_free(struct ctx *x)
+{
+	for (size_t i = 0; i < x->nunits; i++)
+		free(x->units[i].fn);
+	free(x->units);
+	x->units = NULL;
+	x->nunits = x->capunits = 0;
+	pmon__counter_free(&x->unit_keys);
+}
+
+static int cmp_unit_fn(const void *a, const void *b)
+{
+	const struct unit_fn *x = a, *y = b;
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Compile unit @cu of @mod's functions by address, built on first use.
+ * Return: the unit, or NULL (out of memory). */
+static struct dw_unit *unit_of(struct ctx *x, Dwfl_Module *mod, Dwarf_Die *cu)
+{
+	char key[64];
+	uint32_t i;
+	Dwarf_Die d;
+
+	pmon__fmt(key, sizeof(key), "%p %" PRIx64, (void *)mod, (uint64_t)dwarf_dieoffset(cu));
+	if (pmon__counter_add(&x->unit_keys, key, 0, 0, &i))
+		return NULL;
+	if (i < x->nunits)
+		return &x->units[i];
+	if (PMON_GROW(&x->units, &x->capunits, x->nunits + 1))
+		return NULL;
+	struct dw_unit *u = &x->units[x->nunits++];
+	*u = (struct dw_unit){ 0 };
+	if (dwarf_child(cu, &d))
+		return u;
+	do {
+		if (dwarf_tag(&d) != DW_TAG_subprogram)
+			continue;
+		Dwarf_Addr base, lo, hi;
+		for (ptrdiff_t o = 0; (o = dwarf_ranges(&d, o, &base, &lo, &hi)) > 0;) {
+			if (PMON_GROW(&u->fn, &u->cap, u->n + 1))
+				return NULL;
+			u->fn[u->n++] = (struct unit_fn){ lo, hi, dwarf_dieoffset(&d) };
+		}
+	} while (!dwarf_siblingof(&d, &d));
+	if (u->n)
+		qsort(u->fn, u->n, sizeof(*u->fn), cmp_unit_fn);
+	return u;
+}
+
+/* The subprogram among @u's holding @pc into @out. */
+static bool subprogram_at(struct dw_unit *u, Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die *out)
+{
+	size_t lo = 0, hi = u->n;
+
+	while (lo < hi) { /* the first range starting past @pc */
+		size_t mid = lo + (hi - lo) / 2;
+		if (u->fn[mid].lo <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* Ranges rarely overlap: a few steps back find one that holds @pc. */
+	for (size_t k = lo, steps = 0; k-- > 0 && steps < 8; steps++)
+		if (pc < u->fn[k].hi)
+			return dwarf_offdie(dwarf_cu_getdwarf(cu->cu), u->fn[k].die, out) != NULL;
+	return false;
+}
+
+int report_scopes_at(struct ctx *x, Dwfl_Module *mod, Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die *fn,
+		     bool *found, Dwarf_Die *in, int max)
+{
+	struct dw_unit *u = unit_of(x, mod, cu);
+	Dwarf_Die d, scope;
+	int n = 0;
+
+	*found = false;
+	if (!u)
+		return -ENOMEM;
+	if (!(*found = subprogram_at(u, cu, pc, fn)))
+		return 0;
+	/* Down through @fn's own DIEs only: the block or inlined subroutine
+	 * holding @pc at each level. */
+	scope = *fn;
+	while (n < max && !dwarf_child(&scope, &d)) {
+		bool deeper = false;
+		do {
+			int tag = dwarf_tag(&d);
+			if ((tag == DW_TAG_inlined_subroutine || tag == DW_TAG_lexical_block) &&
+			    dwarf_haspc(&d, pc) == 1) {
+				if (tag == DW_TAG_inlined_subroutine)
+					in[n++] = d;
+				scope = d;
+				deeper = true;
+				break;
+			}
+		} while (!dwarf_siblingof(&d, &d));
+		if (!deeper)
+			break;
+	}
+	return n;
+}
+
 /*
  * The functions inlined at a located address, innermost first and
  * tab-separated ("" for none): the DW_TAG_inlined_subroutine scopes around
@@ -524,14 +638,18 @@ static const char *inlines(struct ctx *x, const struct loc *l)
 		Dwarf_Addr bias = 0;
 		Dwarf_Die *cu =
 			f->mod ? dwfl_module_addrdie(f->mod, c->addr[l->slot], &bias) : NULL;
-		Dwarf_Die *scopes = NULL;
-		int n = cu ? dwarf_getscopes(cu, c->addr[l->slot] - bias, &scopes) : 0;
+		Dwarf_Die fn, in[64];
+		bool found;
+		int n = cu ? report_scopes_at(x, f->mod, cu, c->addr[l->slot] - bias, &fn, &found,
+					      in, (int)PMON_ARRAY_SIZE(in))
+			   : 0;
 		char buf[1024] = "";
 		size_t off = 0;
-		for (int i = 0; i < n; i++) {
+		if (n < 0)
+			return "";
+		for (int i = n - 1; i >= 0; i--) { /* innermost first */
 			const char *name;
-			if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine ||
-			    !(name = dwarf_diename(&scopes[i])))
+			if (!(name = dwarf_diename(&in[i])))
 				continue;
 			int w = snprintf(buf + off, sizeof(buf) - off, "%s%s", off ? "\t" : "",
 					 name);
@@ -539,7 +657,6 @@ static const char *inlines(struct ctx *x, const struct loc *l)
 				break;
 			off += (size_t)w;
 		}
-		free(scopes);
 		c->inl[l->slot] = strdup(buf);
 	}
 	return c->inl[l->slot] ? c->inl[l->slot] : "";

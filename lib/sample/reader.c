@@ -68,6 +68,11 @@ struct pmon__rec_reader {
 	struct stretch *st;
 	size_t nst, capst;
 	bool tail_cut;
+	/* CRC bytes resync() may still spend on candidate chunks: it earns
+	 * RESYNC_CRC_PER_BYTE per byte it passes (RESYNC_CRC_FIRST at the
+	 * start), so fake headers every 16 bytes, each claiming 512 KiB, cost
+	 * a bounded multiple of the file's size rather than 32,768 times it. */
+	uint64_t crc_budget;
 	/* a run */
 	const struct pmon__rec_ops *ops;
 	void *arg;
@@ -241,11 +246,17 @@ static bool crc_ok(const struct pmon__rec_reader *s, uint64_t off, const struct 
 		crc32(0L, buf, h->len) == h->crc;
 }
 
-/* The next offset after @from holding a whole chunk that passes its CRC, or the end. */
-static uint64_t resync(const struct pmon__rec_reader *s, uint64_t from, uint8_t *buf)
+#define RESYNC_CRC_PER_BYTE 16u
+#define RESYNC_CRC_FIRST (4u << 20)
+
+/* The next offset after @from holding a whole chunk that passes its CRC, or
+ * the end. A candidate the budget cannot pay for is passed over unchecked:
+ * what it held is counted in the damaged stretch. */
+static uint64_t resync(struct pmon__rec_reader *s, uint64_t from, uint8_t *buf)
 {
 	static const size_t block = 64 * 1024;
 	uint8_t win[64 * 1024 + 3];
+	uint64_t credited = from;
 
 	for (uint64_t at = from; at < s->fsize; at += block) {
 		size_t n = s->fsize - at < sizeof(win) ? (size_t)(s->fsize - at) : sizeof(win);
@@ -253,9 +264,14 @@ static uint64_t resync(const struct pmon__rec_reader *s, uint64_t from, uint8_t 
 			return s->fsize;
 		for (size_t i = 0; i + 3 < n && i < block; i++) {
 			struct pmon_data_chunk h;
-			if (win[i] != 'C' || memcmp(win + i, "CHN", 3))
+			if (win[i] != 'C' || memcmp(win + i, "CHN", 3) || !header_at(s, at + i, &h))
 				continue;
-			if (header_at(s, at + i, &h) && crc_ok(s, at + i, &h, buf))
+			s->crc_budget += RESYNC_CRC_PER_BYTE * (at + i - credited);
+			credited = at + i;
+			if (h.len > s->crc_budget)
+				continue;
+			s->crc_budget -= h.len;
+			if (crc_ok(s, at + i, &h, buf))
 				return at + i;
 		}
 	}
@@ -440,6 +456,7 @@ struct pmon__rec_reader *pmon__rec_reader_open(const char *path, struct pmon__re
 		err = -ENOMEM;
 		goto fail;
 	}
+	s->crc_budget = RESYNC_CRC_FIRST;
 	if (s->fsize > s->header_size && (err = find_chunks(s, s->header_size, tmp)))
 		goto fail;
 	free(tmp);

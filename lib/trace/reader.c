@@ -2,6 +2,9 @@
 /*
  * Reading a trace file (lib/trace/tracefile.h): chunks checked by length and
  * CRC, a damaged one skipped by searching for the next valid chunk header,
+ * read from the file as they come (never the whole file held: a 4 GB
+ * sparse trace is 4 GB of damage, not 4 GB of memory) and resynchronized
+ * in one forward pass whose CRC work is bounded by the bytes it passed,
  * records decoded per thread and merged into one time-ordered list; then
  * the views `pmon trace report` prints: the delta-time table per channel,
  * the logic-analyzer row, Chrome trace-event JSON.
@@ -15,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "internal.h"
@@ -30,6 +34,11 @@ struct pmon_trace_reader {
 	char **chan; /* [0 .. chancap): the hooks' ids from the file, then the kernel's */
 	bool *kern;
 	size_t nchan, chancap;
+	/* The kernel's channels by name (kernel_channel()): open addressing,
+	 * 0 free, at most half full. 200,000 unknown syscall numbers are
+	 * 400,000 names; a scan of them per record was quadratic. */
+	uint32_t *khash;
+	size_t khcap, nkh;
 	uint32_t max_hook_channel; /* of the hooks' events, named or not */
 	uint64_t tick0;
 	/* Who is which process: the task records as read, then one entry per
@@ -98,18 +107,111 @@ static bool known_magic(const char *m)
 		!memcmp(m, "TKEV", 4) || !memcmp(m, "TCLK", 4) || !memcmp(m, "TTHR", 4);
 }
 
-/* A valid chunk at @p with @left bytes: its total size, or 0. */
-static size_t chunk_ok(const unsigned char *p, size_t left)
+/*
+ * Where the chunks come from: the file, read as they come through one
+ * buffer that holds the largest chunk read (PMON_TRACE_CHUNK_MAX at most),
+ * or a buffer the caller holds (pmon_trace_reader__open_mem, the fuzzer).
+ */
+struct src {
+	const unsigned char *mem; /* NULL: read @fd */
+	int fd;
+	uint64_t size;
+	unsigned char *buf;
+	size_t cap;
+	/* CRC bytes a resync may still spend on candidate chunks: it earns
+	 * RESYNC_CRC_PER_BYTE per byte it passes (and RESYNC_CRC_FIRST once),
+	 * so fake headers every few bytes, each claiming a long payload,
+	 * cost a bounded multiple of the file's size, not its square. */
+	uint64_t crc_budget;
+};
+
+#define RESYNC_CRC_PER_BYTE 16u
+#define RESYNC_CRC_FIRST (4u << 20)
+
+/* @len bytes of @fd at @off into @b, whatever short reads and EINTR come. */
+static bool read_at(int fd, unsigned char *b, size_t len, uint64_t off)
+{
+	for (size_t got = 0; got < len;) {
+		ssize_t n = pread(fd, b + got, len - got, (off_t)(off + got));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return false;
+		got += (size_t)n;
+	}
+	return true;
+}
+
+/* @len bytes at @off: a pointer valid until the next call, or NULL where
+ * the file ends first (or cannot be read). */
+static const unsigned char *src_at(struct src *s, uint64_t off, size_t len)
+{
+	if (off > s->size || len > s->size - off)
+		return NULL;
+	if (s->mem)
+		return s->mem + off;
+	if (PMON_GROW(&s->buf, &s->cap, len ? len : 1) || !read_at(s->fd, s->buf, len, off))
+		return NULL;
+	return s->buf;
+}
+
+/* A chunk header at @off whose magic is known and whose length fits the
+ * file and the format's bound (PMON_TRACE_CHUNK_MAX), into @c; or false. */
+static bool header_ok(struct src *s, uint64_t off, struct pmon_trace_chunk *c)
+{
+	const unsigned char *p = src_at(s, off, sizeof(*c));
+	if (!p)
+		return false;
+	memcpy(c, p, sizeof(*c));
+	return known_magic(c->magic) && c->len <= PMON_TRACE_CHUNK_MAX &&
+		c->len <= s->size - off - sizeof(*c);
+}
+
+/* A valid chunk at @off: its total size, or 0. */
+static size_t chunk_ok(struct src *s, uint64_t off)
 {
 	struct pmon_trace_chunk c;
-	if (left < sizeof(c))
+	if (!header_ok(s, off, &c))
 		return 0;
-	memcpy(&c, p, sizeof(c));
-	if (!known_magic(c.magic) || c.len > left - sizeof(c))
-		return 0;
-	if ((uint32_t)crc32(0L, p + sizeof(c), c.len) != c.crc)
+	const unsigned char *p = src_at(s, off + sizeof(c), c.len);
+	if (!p || (uint32_t)crc32(0L, p, c.len) != c.crc)
 		return 0;
 	return sizeof(c) + c.len;
+}
+
+/* The next offset after @from holding a whole chunk that passes its CRC,
+ * or the end: one forward pass in windows, a CRC only for a known magic
+ * with a length that fits, and only while the budget allows. */
+static uint64_t resync(struct src *s, uint64_t from)
+{
+	enum { WIN = 64 * 1024 };
+	unsigned char win[WIN + 3];
+	uint64_t credited = from; /* bytes before it have earned their budget */
+
+	for (uint64_t at = from; at < s->size; at += WIN) {
+		size_t n = s->size - at < sizeof(win) ? (size_t)(s->size - at) : sizeof(win);
+		const unsigned char *w = s->mem ? s->mem + at : win;
+		if (!s->mem && !read_at(s->fd, win, n, at))
+			return s->size;
+		for (size_t i = 0; i + 3 < n && i < WIN; i++) {
+			const unsigned char *t = memchr(w + i, 'T', (n < WIN ? n : WIN) - i);
+			if (!t)
+				break;
+			i = (size_t)(t - w);
+			struct pmon_trace_chunk c;
+			if (i + 3 >= n || !known_magic((const char *)t) ||
+			    !header_ok(s, at + i, &c))
+				continue;
+			s->crc_budget += RESYNC_CRC_PER_BYTE * (at + i - credited);
+			credited = at + i;
+			if (c.len > s->crc_budget)
+				continue; /* unchecked: part of the damaged stretch */
+			s->crc_budget -= c.len;
+			if (chunk_ok(s, at + i))
+				return at + i;
+		}
+	}
+	return s->size;
 }
 
 static int decode_events(struct pmon_trace_reader *r, const unsigned char *p, size_t len,
@@ -180,21 +282,59 @@ static int cmp_event(const void *a, const void *b)
 }
 
 /* The channel named @name among the kernel's (interned after the hooks'). */
+static size_t name_hash(const char *name)
+{
+	uint64_t h = 14695981039346656037ull; /* FNV-1a */
+	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+		h = (h ^ *p) * 1099511628211ull;
+	return (size_t)(h ^ (h >> 29));
+}
+
+/* Channel @id into the kernel channels' index. Return: 0 or -ENOMEM. */
+static int khash_add(struct pmon_trace_reader *r, uint32_t id)
+{
+	if (2 * (r->nkh + 1) > r->khcap) {
+		size_t cap = r->khcap ? 2 * r->khcap : 64;
+		uint32_t *t = calloc(cap, sizeof(*t));
+		if (!t)
+			return -ENOMEM;
+		for (size_t i = 0; i < r->khcap; i++) {
+			if (!r->khash[i])
+				continue;
+			size_t j = name_hash(r->chan[r->khash[i]]) & (cap - 1);
+			while (t[j])
+				j = (j + 1) & (cap - 1);
+			t[j] = r->khash[i];
+		}
+		free(r->khash);
+		r->khash = t;
+		r->khcap = cap;
+	}
+	size_t j = name_hash(r->chan[id]) & (r->khcap - 1);
+	while (r->khash[j])
+		j = (j + 1) & (r->khcap - 1);
+	r->khash[j] = id;
+	r->nkh++;
+	return 0;
+}
+
 static long kernel_channel(struct pmon_trace_reader *r, const char *name)
 {
-	for (size_t i = r->nchan; i >= 1; i--) {
-		if (!r->kern[i])
-			break; /* the kernel's come after every hook channel */
-		if (!strcmp(r->chan[i], name))
-			return (long)i;
+	if (r->khcap) {
+		for (size_t j = name_hash(name) & (r->khcap - 1); r->khash[j];
+		     j = (j + 1) & (r->khcap - 1))
+			if (!strcmp(r->chan[r->khash[j]], name))
+				return (long)r->khash[j];
 	}
 	size_t id = r->nchan + 1;
-	if (chan_room(r, id))
+	if (id > UINT32_MAX || chan_room(r, id))
 		return -ENOMEM;
 	if (!(r->chan[id] = strdup(name)))
 		return -ENOMEM;
 	r->kern[id] = true;
 	r->nchan = id;
+	if (khash_add(r, (uint32_t)id))
+		return -ENOMEM;
 	return (long)id;
 }
 
@@ -353,11 +493,12 @@ struct scan {
 	struct pmon_trace_chunk_clock clk;
 	bool have_end, have_clk;
 	struct drop *drops;
-	size_t ndrops;
+	size_t ndrops, capdrops;
 	struct kchunk {
-		size_t off, len;
+		uint64_t off;
+		size_t len;
 	} * kch;
-	size_t nkch;
+	size_t nkch, capkch;
 };
 
 /* A TCHN chunk (@p, @len bytes): a channel's id and name. Return: 0 or -ENOMEM. */
@@ -399,29 +540,33 @@ static int read_events(struct pmon_trace_reader *r, struct scan *s, const unsign
 	}
 	int32_t tid;
 	memcpy(&tid, p, sizeof(tid));
-	size_t k = 0;
-	while (k < s->ndrops && s->drops[k].tid != tid)
-		k++;
-	if (k == s->ndrops) {
-		struct drop *nd = realloc(s->drops, (s->ndrops + 1) * sizeof(*nd));
-		if (!nd)
-			return -ENOMEM;
-		s->drops = nd;
-		s->drops[s->ndrops++] = (struct drop){ tid, 0 };
-	}
-	if (d > s->drops[k].n)
-		s->drops[k].n = d;
+	/* Each chunk's running total; the largest per thread kept when all
+	 * are read (finish_scan()): a search per chunk was quadratic in threads. */
+	if (PMON_GROW(&s->drops, &s->capdrops, s->ndrops + 1))
+		return -ENOMEM;
+	s->drops[s->ndrops++] = (struct drop){ tid, d };
 	return 0;
+}
+
+static int cmp_drop(const void *a, const void *b)
+{
+	const struct drop *x = a, *y = b;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->n < y->n ? -1 : x->n > y->n;
 }
 
 /* After every chunk is read: the drops summed, and the kernel's events
  * decoded on channels numbered after the hooks' ones. Return: 0 or -ENOMEM. */
-static int finish_scan(struct pmon_trace_reader *r, const unsigned char *buf, struct scan *s)
+static int finish_scan(struct pmon_trace_reader *r, struct src *src, struct scan *s)
 {
 	int err = 0;
 
-	for (size_t k = 0; k < s->ndrops; k++)
-		r->info.dropped += s->drops[k].n;
+	if (s->ndrops)
+		qsort(s->drops, s->ndrops, sizeof(*s->drops), cmp_drop);
+	for (size_t k = 0; k < s->ndrops; k++) /* the last, largest, of each thread */
+		if (k + 1 == s->ndrops || s->drops[k + 1].tid != s->drops[k].tid)
+			r->info.dropped += s->drops[k].n;
 	free(s->drops);
 	s->drops = NULL;
 	/* Kernel channels after every id the hooks use, named or not. */
@@ -432,7 +577,8 @@ static int finish_scan(struct pmon_trace_reader *r, const unsigned char *buf, st
 			r->nchan = r->max_hook_channel;
 	}
 	for (size_t k = 0; !err && k < s->nkch; k++) {
-		int e = decode_kernel(r, buf + s->kch[k].off, s->kch[k].len);
+		const unsigned char *p = src_at(src, s->kch[k].off, s->kch[k].len);
+		int e = p ? decode_kernel(r, p, s->kch[k].len) : -EINVAL;
 		if (e == -ENOMEM)
 			err = e;
 		else if (e) {
@@ -783,19 +929,21 @@ static int set_times(struct pmon_trace_reader *r, const struct pmon_trace_disk_h
 	return err;
 }
 
-static int parse(struct pmon_trace_reader *r, const unsigned char *buf, size_t size,
-		 const char *path)
+static int parse(struct pmon_trace_reader *r, struct src *src, const char *path)
 {
 	struct pmon_trace_disk_header h;
 	struct scan s = { 0 };
 	int err = 0;
+	uint64_t size = src->size;
+	const unsigned char *hp = src_at(src, 0, size < sizeof(h) ? (size_t)size : sizeof(h));
 
-	if (size < 8 || memcmp(buf, PMON_TRACE_MAGIC, 8))
+	if (!hp || size < 8 || memcmp(hp, PMON_TRACE_MAGIC, 8))
 		return pmon__err(-EINVAL, "'%s' is not a pmon trace (no %s header)", path,
 				 PMON_TRACE_MAGIC);
 	if (size < sizeof(h))
-		return pmon__err(-EINVAL, "'%s': the header is cut short (%zu bytes)", path, size);
-	memcpy(&h, buf, sizeof(h));
+		return pmon__err(-EINVAL, "'%s': the header is cut short (%llu bytes)", path,
+				 (unsigned long long)size);
+	memcpy(&h, hp, sizeof(h));
 	if (h.version < PMON_TRACE_VERSION_MIN || h.version > PMON_TRACE_VERSION ||
 	    h.header_size < sizeof(h) || h.header_size > size)
 		return pmon__err(-EINVAL,
@@ -807,27 +955,35 @@ static int parse(struct pmon_trace_reader *r, const unsigned char *buf, size_t s
 	r->info.command[sizeof(r->info.command) - 1] = '\0';
 	r->info.mono_start_ns = h.mono0_ns;
 	r->tick0 = h.tick0;
-	if (h.header_size >= sizeof(h) + sizeof(r->snap)) {
-		memcpy(&r->snap, buf + sizeof(h), sizeof(r->snap));
+	const unsigned char *sp = h.header_size >= sizeof(h) + sizeof(r->snap)
+		? src_at(src, sizeof(h), sizeof(r->snap))
+		: NULL;
+	if (sp) {
+		memcpy(&r->snap, sp, sizeof(r->snap));
 		r->have_snap = true;
 	}
 
-	size_t off = h.header_size;
+	src->crc_budget = RESYNC_CRC_FIRST;
+	uint64_t off = h.header_size;
 	while (off < size) {
-		size_t n = chunk_ok(buf + off, size - off);
+		size_t n = chunk_ok(src, off);
 		if (!n) {
 			/* Damaged or torn: find the next valid chunk. */
-			size_t skip = 1;
-			while (off + skip < size && !chunk_ok(buf + off + skip, size - off - skip))
-				skip++;
+			uint64_t to = resync(src, off + 1);
 			r->info.torn_chunks++;
-			r->info.torn_bytes += skip;
-			off += skip;
+			r->info.torn_bytes += to - off;
+			off = to;
 			continue;
 		}
 		struct pmon_trace_chunk c;
-		memcpy(&c, buf + off, sizeof(c));
-		const unsigned char *p = buf + off + sizeof(c);
+		const unsigned char *p = src_at(src, off, n); /* read again: in the buffer */
+		if (!p) { /* cut short since it was checked: the rest is lost */
+			r->info.torn_chunks++;
+			r->info.torn_bytes += size - off;
+			break;
+		}
+		memcpy(&c, p, sizeof(c));
+		p += sizeof(c);
 		r->info.chunks++;
 		if (!memcmp(c.magic, "TCHN", 4)) {
 			if ((err = read_channel(r, p, c.len)))
@@ -838,13 +994,11 @@ static int parse(struct pmon_trace_reader *r, const unsigned char *buf, size_t s
 		} else if (!memcmp(c.magic, "TKEV", 4)) {
 			/* After the loop: kernel channels are numbered after the
 			 * hooks' ones, wherever the chunks lie. */
-			struct kchunk *nk = realloc(s.kch, (s.nkch + 1) * sizeof(*nk));
-			if (!nk) {
+			if (PMON_GROW(&s.kch, &s.capkch, s.nkch + 1)) {
 				err = -ENOMEM;
 				break;
 			}
-			s.kch = nk;
-			s.kch[s.nkch++] = (struct kchunk){ (size_t)(p - buf), c.len };
+			s.kch[s.nkch++] = (struct kchunk){ off + sizeof(c), c.len };
 		} else if (!memcmp(c.magic, "TTHR", 4)) {
 			struct pmon_trace_chunk_thread th;
 			if (c.len >= sizeof(th)) {
@@ -867,7 +1021,7 @@ static int parse(struct pmon_trace_reader *r, const unsigned char *buf, size_t s
 		off += n;
 	}
 	if (!err)
-		err = finish_scan(r, buf, &s);
+		err = finish_scan(r, src, &s);
 	free(s.drops);
 	free(s.kch);
 	if (err)
@@ -879,8 +1033,8 @@ static int parse(struct pmon_trace_reader *r, const unsigned char *buf, size_t s
 struct pmon_trace_reader *pmon_trace_reader__open(const char *path)
 {
 	struct pmon_trace_reader *r = calloc(1, sizeof(*r));
-	unsigned char *buf = NULL;
-	size_t size = 0;
+	struct src src = { .fd = -1 };
+	struct stat st;
 	int err = 0;
 
 	if (!r) {
@@ -890,8 +1044,6 @@ struct pmon_trace_reader *pmon_trace_reader__open(const char *path)
 	/* The one safe open of an input (a FIFO or device never blocks), which
 	 * says what a directory, a recording or a perf.data is (#14.11). */
 	int fd = pmon__open_format(path, PMON__FILE_TRACE);
-	FILE *f = NULL;
-	struct stat st;
 	if (fd == -ENOENT || fd == -EACCES || fd == -ELOOP) {
 		err = pmon__err(fd, "cannot read trace '%s': %s", path, strerror(-fd));
 		goto fail;
@@ -900,31 +1052,22 @@ struct pmon_trace_reader *pmon_trace_reader__open(const char *path)
 		err = fd;
 		goto fail;
 	}
-	if (!(f = fdopen(fd, "rb"))) {
-		err = pmon__err(-errno, "cannot read trace '%s': %s", path, strerror(errno));
-		close(fd);
-		goto fail;
-	}
-	if (fstat(fileno(f), &st)) {
+	src.fd = fd;
+	if (fstat(fd, &st)) {
 		err = pmon__err(-errno, "cannot read trace '%s': %s", path, strerror(errno));
 		goto fail;
 	}
-	buf = malloc(st.st_size ? (size_t)st.st_size : 1);
-	if (!buf) {
-		err = -ENOMEM;
-		goto fail;
-	}
-	size = fread(buf, 1, (size_t)st.st_size, f);
-	err = parse(r, buf, size, path);
+	src.size = (uint64_t)st.st_size;
+	err = parse(r, &src, path);
 	if (err)
 		goto fail;
-	fclose(f);
-	free(buf);
+	close(fd);
+	free(src.buf);
 	return r;
 fail:
-	if (f)
-		fclose(f);
-	free(buf);
+	if (src.fd >= 0)
+		close(src.fd);
+	free(src.buf);
 	pmon_trace_reader__free(r);
 	errno = -err;
 	return NULL;
@@ -934,11 +1077,12 @@ struct pmon_trace_reader *pmon_trace_reader__open_mem(const void *buf, size_t si
 						      const char *name)
 {
 	struct pmon_trace_reader *r = calloc(1, sizeof(*r));
+	struct src src = { .mem = buf, .fd = -1, .size = size };
 	if (!r) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	int err = parse(r, buf, size, name ? name : "(memory)");
+	int err = parse(r, &src, name ? name : "(memory)");
 	if (err) {
 		pmon_trace_reader__free(r);
 		errno = -err;
@@ -955,6 +1099,7 @@ void pmon_trace_reader__free(struct pmon_trace_reader *r)
 		free(r->chan[i]);
 	free(r->chan);
 	free(r->kern);
+	free(r->khash);
 	free(r->ev);
 	free(r->tr);
 	free(r->thr);
@@ -1013,17 +1158,54 @@ struct open_span {
 	size_t n, cap;
 };
 
-static struct open_span *find_open(struct open_span **v, size_t *nv, int32_t tid, uint32_t ch)
+/* The open spans by (thread, channel): open addressing over indexes + 1.
+ * A scan of them per event was quadratic (200,000 syscalls entered and
+ * never left are 200,000 open spans). */
+struct open_set {
+	struct open_span *v;
+	size_t n, cap;
+	uint32_t *idx;
+	size_t icap;
+};
+
+static size_t open_hash(int32_t tid, uint32_t ch, size_t cap)
 {
-	for (size_t i = 0; i < *nv; i++)
-		if ((*v)[i].tid == tid && (*v)[i].channel == ch)
-			return &(*v)[i];
-	struct open_span *n = realloc(*v, (*nv + 1) * sizeof(*n));
-	if (!n)
+	uint64_t h = ((uint64_t)(uint32_t)tid << 32 | ch) * 0x9e3779b97f4a7c15ull;
+	return (size_t)(h >> 20) & (cap - 1);
+}
+
+static struct open_span *find_open(struct open_set *o, int32_t tid, uint32_t ch)
+{
+	size_t j;
+
+	if (o->icap) {
+		for (j = open_hash(tid, ch, o->icap); o->idx[j]; j = (j + 1) & (o->icap - 1)) {
+			struct open_span *s = &o->v[o->idx[j] - 1];
+			if (s->tid == tid && s->channel == ch)
+				return s;
+		}
+	}
+	if (o->n >= UINT32_MAX - 1 || PMON_GROW(&o->v, &o->cap, o->n + 1))
 		return NULL;
-	*v = n;
-	n[*nv] = (struct open_span){ .tid = tid, .channel = ch };
-	return &n[(*nv)++];
+	if (2 * (o->n + 1) > o->icap) {
+		size_t cap = o->icap ? 2 * o->icap : 64;
+		uint32_t *t = calloc(cap, sizeof(*t));
+		if (!t)
+			return NULL;
+		for (size_t i = 0; i < o->n; i++) {
+			for (j = open_hash(o->v[i].tid, o->v[i].channel, cap); t[j];)
+				j = (j + 1) & (cap - 1);
+			t[j] = (uint32_t)i + 1;
+		}
+		free(o->idx);
+		o->idx = t;
+		o->icap = cap;
+	}
+	for (j = open_hash(tid, ch, o->icap); o->idx[j];)
+		j = (j + 1) & (o->icap - 1);
+	o->idx[j] = (uint32_t)o->n + 1;
+	o->v[o->n] = (struct open_span){ .tid = tid, .channel = ch };
+	return &o->v[o->n++];
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -1036,8 +1218,7 @@ long pmon_trace_summarize(const struct pmon_trace_reader *r, uint64_t from_ns, u
 			  struct pmon_trace_chan_stats *out)
 {
 	size_t nch = r->nchan;
-	struct open_span *open = NULL;
-	size_t nopen = 0;
+	struct open_set os = { 0 };
 	uint64_t **dur = calloc(nch + 1, sizeof(*dur));
 	size_t *ndur = calloc(nch + 1, sizeof(*ndur)), *cdur = calloc(nch + 1, sizeof(*cdur));
 	struct pmon_trace_chan_stats *st = calloc(nch + 1, sizeof(*st));
@@ -1059,14 +1240,14 @@ long pmon_trace_summarize(const struct pmon_trace_reader *r, uint64_t from_ns, u
 		struct open_span *o;
 		switch (e->kind) {
 		case PMON_TRACE_BEGIN_EV:
-			if (!(o = find_open(&open, &nopen, e->tid, e->channel)))
+			if (!(o = find_open(&os, e->tid, e->channel)))
 				goto out;
 			if (PMON_GROW(&o->ns, &o->cap, o->n + 1))
 				goto out;
 			o->ns[o->n++] = e->ns;
 			break;
 		case PMON_TRACE_END_EV: {
-			if (!(o = find_open(&open, &nopen, e->tid, e->channel)))
+			if (!(o = find_open(&os, e->tid, e->channel)))
 				goto out;
 			if (!o->n) {
 				s->unmatched++;
@@ -1093,8 +1274,8 @@ long pmon_trace_summarize(const struct pmon_trace_reader *r, uint64_t from_ns, u
 			break;
 		}
 	}
-	for (size_t i = 0; i < nopen; i++)
-		st[open[i].channel].unmatched += open[i].n;
+	for (size_t i = 0; i < os.n; i++)
+		st[os.v[i].channel].unmatched += os.v[i].n;
 	rows = 0;
 	for (size_t c = 1; c <= nch; c++) {
 		struct pmon_trace_chan_stats *s = &st[c];
@@ -1116,9 +1297,10 @@ long pmon_trace_summarize(const struct pmon_trace_reader *r, uint64_t from_ns, u
 		out[rows++] = *s;
 	}
 out:
-	for (size_t i = 0; i < nopen; i++)
-		free(open[i].ns);
-	free(open);
+	for (size_t i = 0; i < os.n; i++)
+		free(os.v[i].ns);
+	free(os.v);
+	free(os.idx);
 	if (dur)
 		for (size_t c = 0; c <= nch; c++)
 			free(dur[c]);

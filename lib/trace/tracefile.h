@@ -32,6 +32,11 @@
 #define PMON_TRACE_VERSION 2 /* 2: TCLK chunks; 1 (no TCLK) still read */
 #define PMON_TRACE_VERSION_MIN 1
 #define PMON_TRACE_MAX_CHANNELS 4095
+/* The longest chunk payload the reader takes: the writers' largest are
+ * 4096 records (TEVT 64 KiB, TKEV 128 KiB); a channel's name would need
+ * 16 MiB to reach it. A longer length is damage, so a reader holds one
+ * chunk of at most this much at a time. */
+#define PMON_TRACE_CHUNK_MAX (16u << 20)
 /* The tick rate is the program's own clock's, given, not measured: the
  * start/stop clock pairs must not override it. */
 #define PMON_TRACE_RATE_GIVEN 1u

@@ -13,6 +13,15 @@ shape once cost pmon report memory or time beyond the file's size.
   craft-perfdata.py ids N      one event with N sample identifiers, a
                                sample under each of the last 100,000 (a
                                linear search per sample: quadratic)
+  craft-perfdata.py funcs BIN  BIN mapped in pid 1 (as the kernel maps a
+                               PIE), a sample in each function nm lists (a
+                               walk of the compile unit's DWARF per address:
+                               quadratic in a unit of many functions)
+  craft-perfdata.py chunks N   pmon's own recording (docs/pmon-data-format.md):
+                               a chunk of 3 samples, N bytes of fake CHNK
+                               headers one every 16 bytes (each claiming
+                               512 KiB: a CRC of each was ~8 s per MB), then
+                               a chunk of 5 samples
 
 The layout is perf's (tools/perf/Documentation/perf.data-file-format.txt):
 pipe mode (the 16-byte pipe header, a HEADER_ATTR record holding the attr
@@ -20,6 +29,7 @@ and its ids, then the records), file mode for ids (the 104-byte header, one
 attr with its ids' section, the data); sample_type IP|TID|PERIOD|ID."""
 import struct
 import sys
+import zlib
 
 
 def rec(t, body, misc=0):
@@ -44,7 +54,21 @@ def sample(ip, pid, sid):
 
 
 def main():
-    kind, n = sys.argv[1], int(sys.argv[2])
+    kind = sys.argv[1]
+    if kind == "funcs":
+        import os
+        import subprocess
+        syms = [s.split() for s in subprocess.check_output(["nm", sys.argv[2]]).decode().splitlines()]
+        addrs = sorted(int(a, 16) for a, t, _ in (s for s in syms if len(s) == 3) if t in "Tt")
+        base, path = 0x555555554000, os.path.abspath(sys.argv[2]).encode()
+        path += b"\0" * (8 - len(path) % 8)
+        out = [struct.pack("<8sQ", b"PERFILE2", 16), attr_rec([7])]
+        out.append(rec(10, struct.pack("<IIQQQIIQQII", 1, 1, base, 1 << 30, 0, 0, 0, 0, 0, 5, 2)
+                       + path, misc=2))
+        out += [sample(base + a, 1, 7) for a in addrs]
+        sys.stdout.buffer.write(b"".join(out))
+        return
+    n = int(sys.argv[2])
     out = [struct.pack("<8sQ", b"PERFILE2", 16)]
     if kind == "forks":
         out.append(attr_rec([7]))
@@ -57,6 +81,20 @@ def main():
         out.append(attr_rec([7]))
         out += [mmap2(1, 0x400000 + 0x1000 * i, b"/p/%d" % i) for i in range(n)]
         out += [sample(0x400010 + 0x1000 * i, 1, 7) for i in range(n)]
+    elif kind == "chunks":  # pmon's own recording, version 1
+        st = 0x1 | 0x2 | 0x100  # IP | TID | PERIOD
+        hdr = struct.pack("<8sIIQIIQQQ", b"PMONDATA", 1, 408, st, 1, 0, 0, 1, 0)
+        hdr += b"cpu-clock".ljust(96, b"\0") + b"crafted".ljust(256, b"\0")
+
+        def chunk(k):
+            body = b"".join(rec(9, struct.pack("<QIIQ", 0x400010, 1, 1, 1), misc=2)
+                            for _ in range(k))
+            return struct.pack("<4sIII", b"CHNK", len(body), zlib.crc32(body), k) + body
+        fake = bytearray(n)
+        for at in range(0, n - 16, 16):
+            fake[at:at + 16] = struct.pack("<4sIII", b"CHNK", 512 * 1024 - 8, 1, 1)
+        sys.stdout.buffer.write(hdr + chunk(3) + bytes(fake) + chunk(5))
+        return
     elif kind == "ids":  # file mode: the attr's ids in a section of their own
         st = 0x1 | 0x2 | 0x100 | 0x40
         attr = struct.pack("<IIQQQQQ", 1, 128, 0, 1, st, 0, 0) + b"\0" * (128 - 48)
@@ -71,7 +109,7 @@ def main():
         sys.stdout.buffer.write(hdr + attr + struct.pack("<QQ", ids_at, len(ids)) + ids + data)
         return
     else:
-        sys.exit("craft-perfdata.py: forks, paths or ids")
+        sys.exit("craft-perfdata.py: forks, paths, ids, chunks or funcs")
     sys.stdout.buffer.write(b"".join(out))
 
 

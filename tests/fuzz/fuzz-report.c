@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: MIT
 /* libFuzzer harness: the recording reader (header, chunks, CRCs, perf
  * records of every kind) on arbitrary bytes written to a file, and every
- * export of what it read (folded, flame graph, speedscope, pprof). */
+ * export of what it read (folded, flame graph, speedscope, pprof); the flame
+ * graph must be well-formed XML and speedscope's file valid UTF-8 JSON
+ * whatever names the recording holds (fuzz-valid.h). */
+#define _GNU_SOURCE
+#include "fuzz-valid.h"
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,11 +31,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FILE *null = fopen("/dev/null", "we");
 		if (null) {
 			pmon_report_write_folded(&r, null);
-			pmon_report_write_flamegraph(&r, null, 800);
-			pmon_report_write_speedscope(&r, null);
 			pmon_report_write_pprof(&r, null);
 			fclose(null);
 		}
+		char *buf = NULL;
+		size_t n = 0;
+		FILE *m = open_memstream(&buf, &n);
+		if (m && !pmon_report_write_flamegraph(&r, m, 800) && !fflush(m))
+			fuzz_check_xml("flame graph SVG", buf, n);
+		if (m)
+			fclose(m);
+		free(buf);
+		buf = NULL, n = 0;
+		m = open_memstream(&buf, &n);
+		if (m && !pmon_report_write_speedscope(&r, m) && !fflush(m))
+			fuzz_check_json("speedscope JSON", buf, n);
+		if (m)
+			fclose(m);
+		free(buf);
 		pmon_report_release(&r);
 	}
 	close(fd);

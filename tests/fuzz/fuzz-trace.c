@@ -9,8 +9,12 @@
  * chunk payloads behind a valid header, each chunk given its right length
  * and CRC, so the fuzzer reaches the record decoder and the views instead
  * of stopping at the CRC check. Every input is also read as an ftrace
- * ring-buffer page (pmon__ftrace_page(): the kernel's wake-ups).
+ * ring-buffer page (pmon__ftrace_page(): the kernel's wake-ups). The
+ * Chrome JSON must parse as UTF-8 JSON and the SVG timeline be well-formed
+ * XML whatever the channel and thread names hold (fuzz-valid.h).
  */
+#define _GNU_SOURCE
+#include "fuzz-valid.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -37,16 +41,29 @@ static void views(const struct pmon_trace_reader *r, bool png)
 		pmon_trace_ticks_row(r, ch, 0, 1000000, row, 32);
 	FILE *f = fopen("/dev/null", "w");
 	if (f) {
-		(void)pmon_trace_write_chrome(r, f);
 		(void)pmon_trace_write_perfetto(r, f);
-		/* the smallest picture: drawing, not compressing, is under test */
-		struct pmon_plot_trace_opts o = { .sz = sizeof(o),
-						  .format = png ? PMON_PLOT_PNG : PMON_PLOT_SVG,
-						  .to_ns = 1000000000,
-						  .width = 380 };
-		(void)pmon_plot_trace(r, f, &o);
 		fclose(f);
 	}
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *m = open_memstream(&buf, &n);
+	if (m && !pmon_trace_write_chrome(r, m) && !fflush(m))
+		fuzz_check_json("Chrome trace JSON", buf, n);
+	if (m)
+		fclose(m);
+	free(buf);
+	/* the smallest picture: drawing, not compressing, is under test */
+	struct pmon_plot_trace_opts o = { .sz = sizeof(o),
+					  .format = png ? PMON_PLOT_PNG : PMON_PLOT_SVG,
+					  .to_ns = 1000000000,
+					  .width = 380 };
+	buf = NULL, n = 0;
+	m = open_memstream(&buf, &n);
+	if (m && !pmon_plot_trace(r, m, &o) && !fflush(m) && !png)
+		fuzz_check_xml("trace timeline SVG", buf, n);
+	if (m)
+		fclose(m);
+	free(buf);
 }
 
 static void ftrace_event(void *ctx, uint64_t ts, const uint8_t *data, size_t n)
