@@ -19,6 +19,26 @@ export PERF_BUILDID_DIR="$TMP/perf-buildid"
 # end (perf-record.sh says when and why); PERF_RECORD_SH for sh -c contexts.
 PERF_RECORD_SH="$(cd "$(dirname "$0")" && pwd)/perf-record.sh"
 perf_record() { sh "$PERF_RECORD_SH" "$@"; }
+# need_perf_record: skip the whole test, saying why, where perf is not
+# installed or cannot record cpu-clock here (perf_event_paranoid).
+need_perf_record() {
+	if ! command -v perf >/dev/null 2>&1; then
+		echo "1..0 # SKIP perf is not installed"
+		exit 77
+	fi
+	if ! perf_record -q -e cpu-clock -o "$TMP/probe.data" -- true >/dev/null 2>&1; then
+		echo "1..0 # SKIP perf record cannot record cpu-clock here (perf_event_paranoid?)"
+		exit 77
+	fi
+}
+# bounded KIB CMD...: CMD under 60 s of CPU and KIB of address space (no
+# address-space limit under a sanitizer: it reserves terabytes of shadow)
+bounded() {
+	as=$1
+	shift
+	ldd "$PMON" 2>/dev/null | grep -q 'libasan\|libtsan' && as=unlimited
+	(ulimit -t 60 && ulimit -v "$as" && exec "$@")
+}
 # perf_died STATUS WHAT: true, with a SKIP said, where perf was killed by
 # its own failure (abort, bus error, FPE, segfault: perf-record.sh): a
 # comparison with a dead peer compares nothing.

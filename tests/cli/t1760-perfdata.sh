@@ -10,14 +10,7 @@
 : "${PMON_WORKLOADS:?}"
 H=$PMON_WORKLOADS/wl-hotcold
 
-if ! command -v perf >/dev/null 2>&1; then
-	echo "1..0 # SKIP perf is not installed"
-	exit 77
-fi
-if ! perf_record -q -e cpu-clock -o "$TMP/probe.data" -- true >/dev/null 2>&1; then
-	echo "1..0 # SKIP perf record cannot record cpu-clock here (perf_event_paranoid?)"
-	exit 77
-fi
+need_perf_record
 
 # compare KIND PERF.TXT PMON.JSON: KIND is dso or sym.
 compare() {

@@ -16,14 +16,7 @@
 : "${PMON_WORKLOADS:?}"
 H=$PMON_WORKLOADS/wl-hotcold
 
-if ! command -v perf >/dev/null 2>&1; then
-	echo "1..0 # SKIP perf is not installed"
-	exit 77
-fi
-if ! perf_record -q -e cpu-clock -o "$TMP/probe.data" -- true >/dev/null 2>&1; then
-	echo "1..0 # SKIP perf record cannot record cpu-clock here (perf_event_paranoid?)"
-	exit 77
-fi
+need_perf_record
 
 # agree NAME: perf report/script and pmon report/script of $TMP/NAME.data
 # agree (see the top); prints what differs.

@@ -11,14 +11,7 @@
 H=$PMON_WORKLOADS/wl-hotcold
 V=$PMON_WORKLOADS/wl-vdso
 
-if ! command -v perf >/dev/null 2>&1; then
-	echo "1..0 # SKIP perf is not installed"
-	exit 77
-fi
-if ! perf_record -q -e cpu-clock -o "$TMP/probe.data" -- true >/dev/null 2>&1; then
-	echo "1..0 # SKIP perf record cannot record cpu-clock here (perf_event_paranoid?)"
-	exit 77
-fi
+need_perf_record
 # perf's cache is kept out of the user's ~/.debug: this test's own.
 export PERF_BUILDID_DIR="$TMP/cache"
 
