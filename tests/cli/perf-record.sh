@@ -7,11 +7,13 @@
 # command has ended (an assertion in util/build-id.c, then "stack smashing
 # detected"): every time with a workload that has samples on one 6.18 KVM
 # guest, now and then on others. The recording it leaves is torn, and a
-# comparison with it fails for perf's reason, not pmon's. Where perf is
-# killed by a signal, the recording is made again with --buildid-mmap (perf
-# >= 5.12: the kernel puts each build id in its MMAP2 record and perf skips
-# that pass; the file still names every binary's build id), and where that
-# fails too, with -B (no build ids). The retry is said on standard error.
+# comparison with it fails for perf's reason, not pmon's. The pass dies on
+# the build ids of the kernel's BPF programs (the records
+# --no-bpf-event leaves out: with it perf records whole, seen on that guest).
+# Where perf is killed by a signal, the recording is made again with
+# --no-bpf-event, then with --buildid-mmap (perf >= 5.12: the kernel puts
+# each build id in its MMAP2 record and perf skips that pass), then with -B
+# (no build ids). Each retry is said on standard error.
 #
 # With -o - (pipe mode) the first try's output is held in a file and given
 # out only once a try succeeded: a torn stream must not reach the reader.
@@ -34,14 +36,12 @@ rc=$?
 # caller tests for.
 case $rc in 134 | 135 | 136 | 139) crashed=1 ;; *) crashed= ;; esac
 if [ -n "$crashed" ]; then
-	echo "perf-record.sh: perf record died (exit $rc): again with --buildid-mmap" >&2
-	rec --buildid-mmap "$@"
-	rc=$?
-	if [ $rc -ne 0 ]; then
-		echo "perf-record.sh: perf record failed (exit $rc): again with -B" >&2
-		rec -B "$@"
+	for again in --no-bpf-event --buildid-mmap -B; do
+		echo "perf-record.sh: perf record failed (exit $rc): again with $again" >&2
+		rec $again "$@"
 		rc=$?
-	fi
+		[ $rc -eq 0 ] && break
+	done
 fi
 [ -n "$pipe" ] && [ $rc -eq 0 ] && cat "$held"
 exit $rc

@@ -154,7 +154,7 @@ if command -v perf >/dev/null 2>&1 &&
 	# had: such a header says 0 and perf selects nothing.
 	if perf report -i "$TMP/perf.data" --header-only 2>/dev/null |
 		grep -q '^# time of last sample : 0\.000000$'; then
-		ok "# SKIP perf.data --time 0%-40% beside perf: perf's header has no sample times (perf-record.sh made it again)"
+		ok "# SKIP perf.data --time 0%-40% beside perf: perf's header has no sample times (perf-record.sh made it again with --buildid-mmap or -B)"
 	else
 		perf report -i "$TMP/perf.data" --stdio --no-children -g none -n --sort comm --time 0%-40% 2>/dev/null |
 			awk '/^ +[0-9.]+%/ { print $2, $3 }' | sort >"$TMP/perf.time"
