@@ -288,12 +288,6 @@ static bool query_uint(struct MHD_Connection *conn, const char *key, unsigned lo
 }
 
 /*
- * Sample cpu-clock on every CPU (or the tasks of @cgroup) at @hz for @secs
- * seconds into a private recording, then turn it into pprof's format with
- * the report's reader and exporter. Return: 0 with the gzipped profile in
- * *@out; -errno with @why set.
- */
-/*
  * A profile's folder is $TMPDIR/pmon-serve-PID-XXXXXX: one whose pmon is
  * gone (killed mid-profile: SIGKILL removes nothing) is removed by the next
  * profile, if it is ours and holds nothing but the recording (as pmon
@@ -324,6 +318,12 @@ static void remove_stale_profiles(const char *tmp)
 	closedir(d);
 }
 
+/*
+ * Sample cpu-clock on every CPU (or the tasks of @cgroup) at @hz for @secs
+ * seconds into a private recording, then turn it into pprof's format with
+ * the report's reader and exporter. Return: 0 with the gzipped profile in
+ * *@out; -errno with @why set.
+ */
 static int profile(struct serve_server *s, unsigned long secs, unsigned long hz, const char *cgroup,
 		   char **out, size_t *outlen, char *why, size_t whylen)
 {
