@@ -774,6 +774,40 @@ static int check_magic(const char *path, const char *m)
 	return pmon__err(-PMON_ERRNO__PARSE, "%s: not a perf.data (no PERFILE2 header)", path);
 }
 
+/*
+ * A recording without HEADER_BUILD_ID's [kernel.kallsyms] (perf record
+ * --buildid-mmap writes no build-id table) may carry the kernel's build id
+ * in the MMAP2 record perf synthesizes for it first (pid -1, the name
+ * "[kernel.kallsyms]_text", PERF_RECORD_MISC_MMAP_BUILD_ID: build_id_size
+ * at byte 40, the id at 44; include/uapi/linux/perf_event.h). Looked for
+ * in the first 64 KiB of the data, as pmon__kernel_pick() decides before
+ * the records are read whether this machine's kallsyms names them.
+ */
+static void kernel_mmap_build_id(struct pmon__perf_reader *p, uint64_t data_at)
+{
+	size_t n = p->left < 65536 ? (size_t)p->left : 65536;
+	uint8_t *b = n ? malloc(n) : NULL;
+	ssize_t got = b ? pread(p->fd, b, n, (off_t)data_at) : -1;
+
+	for (size_t at = 0; got > 0 && (size_t)got - at >= sizeof(struct perf_event_header);) {
+		struct perf_event_header h;
+		uint32_t pid;
+		memcpy(&h, b + at, sizeof(h));
+		if (h.size < sizeof(h) || h.size > (size_t)got - at)
+			break;
+		if (h.type == PERF_RECORD_MMAP2 && h.size > 72 + 17 &&
+		    h.misc & PERF_RECORD_MISC_MMAP_BUILD_ID && b[at + 40] && b[at + 40] <= 20 &&
+		    (memcpy(&pid, b + at + 8, 4), pid == UINT32_MAX) &&
+		    !strncmp((const char *)b + at + 72, "[kernel.kallsyms]", 17)) {
+			memcpy(p->info.kernel_build_id, b + at + 44, b[at + 40]);
+			p->info.kernel_build_id_size = b[at + 40];
+			break;
+		}
+		at += h.size;
+	}
+	free(b);
+}
+
 static int open_file(struct pmon__perf_reader *p, const struct file_header *fh, uint64_t fsize)
 {
 	int err;
@@ -805,6 +839,8 @@ static int open_file(struct pmon__perf_reader *p, const struct file_header *fh, 
 	}
 	if (lseek(p->fd, (off_t)fh->data.offset, SEEK_SET) < 0)
 		return pmon__err(-errno, "%s: %s", p->path, strerror(errno));
+	if (!p->info.kernel_build_id_size)
+		kernel_mmap_build_id(p, fh->data.offset);
 	return 0;
 }
 

@@ -31,9 +31,10 @@ else
 import sys
 d = bytearray(open(sys.argv[1], "rb").read())
 kid = bytes.fromhex(sys.argv[3])
-i = d.find(kid)
-assert i >= 0, "the kernel's build id is not in the file"
-d[i] ^= 0xff
+assert d.find(kid) >= 0, "the kernel's build id is not in the file"
+# every copy: perf may write it in the header's build-id table and in the
+# kernel's MMAP record too (attr.build_id, --buildid-mmap)
+d = d.replace(kid, bytes([kid[0] ^ 0xff]) + kid[1:])
 open(sys.argv[2], "wb").write(d)
 PY
 	okid=$(perf buildid-list -i "$TMP/other.data" 2>/dev/null | awk '$2 == "[kernel.kallsyms]" { print $1 }')
@@ -120,7 +121,12 @@ if python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(not [e 
 	perf_record -q -e cpu-clock -o "$TMP/v.data" -- "$V" 3000000 >/dev/null 2>&1
 	perf report -i "$TMP/v.data" --stdio --no-children --sort dso,sym 2>/dev/null >"$TMP/perf.txt"
 	run_pmon 0 report -i "$TMP/v.data" --sort symbol --format json
-	if grep -q '\[vdso\] .*__vdso_' "$TMP/perf.txt"; then
+	if [ -z "$(ls "$HOME/.debug/[vdso]" 2>/dev/null)" ]; then
+		# perf-record.sh made it again with --buildid-mmap: no build-id
+		# pass, so nothing in perf's cache (perf report names the vDSO from
+		# its own process's copy; pmon reads the cache only)
+		ok "# SKIP perf.data's vDSO: perf's build-id cache holds no vDSO (its build-id pass died)"
+	elif grep -q '\[vdso\] .*__vdso_' "$TMP/perf.txt"; then
 		check "perf.data: the vDSO named from perf's build-id cache, as perf report names it" \
 			json_has "$TMP/out" "[e for e in d['entries'] if e['dso'] == '[vdso]' and e['symbol'].startswith('__vdso_')]"
 	else

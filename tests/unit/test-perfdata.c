@@ -838,6 +838,47 @@ static void test_perfdata__old_mmap(void **state)
 	free(o.b);
 }
 
+/* perf record --buildid-mmap writes no build-id table: the kernel's build id
+ * is in the MMAP2 record perf synthesizes for it (pid -1), which tells
+ * whether this machine's kallsyms names the recording's kernel. */
+static void kernel_mmap2_bid(struct buf *o)
+{
+	size_t r =
+		rec(o, PERF_RECORD_MMAP2, PERF_RECORD_MISC_KERNEL | PERF_RECORD_MISC_MMAP_BUILD_ID);
+	u32(o, UINT32_MAX), u32(o, 0);
+	u64(o, 0xffffffff81000000ULL), u64(o, 0x1000000), u64(o, 0);
+	uint8_t bid[24] = { 20, 0, 0, 0 };
+	for (int i = 0; i < 20; i++)
+		bid[4 + i] = (uint8_t)(0xa0 + i);
+	bytes(o, bid, sizeof(bid));
+	u32(o, 5), u32(o, 2);
+	bytes(o, "[kernel.kallsyms]_text\0\0", 24);
+	trailer(o, 11);
+	end_rec(o, r);
+	sample(o, 11, 0x400010, 100);
+}
+
+static void test_perfdata__kernel_mmap2_build_id(void **state)
+{
+	struct buf o = { 0 };
+	struct pmon__rec_header h;
+
+	(void)state;
+	file_data_with(&o, 128, kernel_mmap2_bid);
+	char *path = write_tmp(&o, o.n);
+	struct pmon__rec_reader *rd = pmon__rec_reader_open(path, &h);
+	assert_non_null(rd);
+	const struct pmon__perf_info *pi = pmon__rec_reader_perf_info(rd);
+	assert_non_null(pi);
+	assert_int_equal(pi->kernel_build_id_size, 20);
+	assert_int_equal(pi->kernel_build_id[0], 0xa0);
+	assert_int_equal(pi->kernel_build_id[19], 0xa0 + 19);
+	pmon__rec_reader_free(rd);
+	unlink(path);
+	free(path);
+	free(o.b);
+}
+
 /* LOST counts a file states add up without wrapping (issue #31: a report
  * said "18446744073665863616 LOST"): at most UINT64_MAX. */
 static void huge_lost(struct buf *o)
@@ -1129,6 +1170,7 @@ int main(void)
 		cmocka_unit_test(test_perfdata__garbage),
 		cmocka_unit_test(test_perfdata__sample_fields),
 		cmocka_unit_test(test_perfdata__old_mmap),
+		cmocka_unit_test(test_perfdata__kernel_mmap2_build_id),
 		cmocka_unit_test(test_perfdata__lost_saturates),
 		cmocka_unit_test(test_perfdata__lbr_chain),
 		cmocka_unit_test(test_perfdata__sample_read),
