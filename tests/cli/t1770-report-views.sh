@@ -134,8 +134,11 @@ one_line_error "-g 'sideways': caller, callee or none"
 # Side by side with perf on its own perf.data of the same workload.
 if command -v perf >/dev/null 2>&1 &&
 	perf_record -q -e task-clock -c 1000000 -g -o "$TMP/perf.data" -- "$W" 24 >/dev/null 2>&1; then
+	# -w: perf sizes the comm column by the names its rows had when they
+	# were made, and prints a row whose thread was renamed after its
+	# first sample cut to that width ("wl-thre"; seen under ASan and load)
 	for k in comm cpu; do
-		perf report -i "$TMP/perf.data" --stdio --no-children -g none -n --sort $k 2>/dev/null |
+		perf report -i "$TMP/perf.data" --stdio --no-children -g none -n --sort $k -w 10,10,32 2>/dev/null |
 			awk '/^ +[0-9.]+%/ { print $2, $3 }' | sort >"$TMP/perf.$k"
 		"$PMON" report -i "$TMP/perf.data" --sort $k |
 			awk '/%/ { printf "%s %s\n", $2, ($3 ~ /^-?[0-9]+$/ ? sprintf("%d", $3) : $3) }' |
@@ -156,7 +159,7 @@ if command -v perf >/dev/null 2>&1 &&
 		grep -q '^# time of last sample : 0\.000000$'; then
 		ok "# SKIP perf.data --time 0%-40% beside perf: perf's header has no sample times (perf-record.sh made it again with --buildid-mmap or -B)"
 	else
-		perf report -i "$TMP/perf.data" --stdio --no-children -g none -n --sort comm --time 0%-40% 2>/dev/null |
+		perf report -i "$TMP/perf.data" --stdio --no-children -g none -n --sort comm -w 10,10,32 --time 0%-40% 2>/dev/null |
 			awk '/^ +[0-9.]+%/ { print $2, $3 }' | sort >"$TMP/perf.time"
 		"$PMON" report -i "$TMP/perf.data" --sort comm --time 0%-40% | awk '/%/ { print $2, $3 }' | sort >"$TMP/pmon.time"
 		check "perf.data --time 0%-40%: the samples perf selects" cmp -s "$TMP/perf.time" "$TMP/pmon.time"
